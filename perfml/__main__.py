@@ -1,0 +1,5 @@
+import sys
+
+from perfml.cli import main
+
+sys.exit(main())

@@ -1,0 +1,35 @@
+"""Loaders of the measured data (the *data home*), checked against their schemas."""
+
+from perfml.datasets._home import ENV_VAR, resolve_data_home
+from perfml.datasets._schema import TableSchema, validate
+from perfml.datasets._tables import (
+    SCHEMAS,
+    load_board_specs_long,
+    load_boards_table,
+    load_bsp_inputs,
+    load_bsp_published_predictions,
+    load_profiles_nca,
+    load_profiles_rodinia,
+    load_published_accuracy,
+    load_runtime_samples,
+    load_runtimes,
+    load_table,
+)
+
+__all__ = [
+    "ENV_VAR",
+    "SCHEMAS",
+    "TableSchema",
+    "load_board_specs_long",
+    "load_boards_table",
+    "load_bsp_inputs",
+    "load_bsp_published_predictions",
+    "load_profiles_nca",
+    "load_profiles_rodinia",
+    "load_published_accuracy",
+    "load_runtime_samples",
+    "load_runtimes",
+    "load_table",
+    "resolve_data_home",
+    "validate",
+]

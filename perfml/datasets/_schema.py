@@ -1,0 +1,143 @@
+"""Schemas of the shared tables and their validation.
+
+A schema names the columns a table must have, their kind, which columns must be
+strictly positive (times, counts), and whether extra columns are allowed (the wide
+profile tables carry one column per profiler metric). Validation raises
+:class:`~perfml.errors.DatasetSchemaError` naming the file, the column and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from perfml.errors import DatasetSchemaError
+
+# Column kinds: "str" (text, may be empty), "int" (integral numbers), "float" (numbers, may be empty).
+_KINDS = ("str", "int", "float")
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Expected layout of one table of the data home.
+
+    Attributes
+    ----------
+    file : str
+        File name inside the data home.
+    columns : dict
+        Column name -> kind (``"str"``, ``"int"``, ``"float"``).
+    positive : tuple of str
+        Columns whose every value must be a finite number > 0 (times in ms, counts).
+    non_negative : tuple of str
+        Columns whose non-empty values must be >= 0 (a standard deviation, say).
+    required_non_empty : tuple of str
+        Columns that may not hold an empty cell.
+    extra_prefixes : tuple of str or None
+        ``None``: no column beyond ``columns`` is allowed. A tuple of prefixes: extra
+        columns are allowed if they start with one of them (``("",)`` allows any).
+    units : dict
+        Column -> unit, for messages and documentation.
+    """
+
+    file: str
+    columns: dict[str, str]
+    positive: tuple[str, ...] = ()
+    non_negative: tuple[str, ...] = ()
+    required_non_empty: tuple[str, ...] = ()
+    extra_prefixes: tuple[str, ...] | None = None
+    units: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        bad = {c: k for c, k in self.columns.items() if k not in _KINDS}
+        if bad:
+            raise ValueError(f"unknown column kinds in schema of {self.file}: {bad}")
+
+
+def validate(df: pd.DataFrame, schema: TableSchema, path: str) -> pd.DataFrame:
+    """Check ``df`` against ``schema`` and return it with numeric columns coerced.
+
+    Raises
+    ------
+    DatasetSchemaError
+        On a missing or unexpected column, a non-numeric value in a numeric column,
+        or a non-positive / NaN value in a column that must be positive.
+    """
+    missing = [c for c in schema.columns if c not in df.columns]
+    if missing:
+        raise DatasetSchemaError(
+            f"{path}: missing column(s) {', '.join(map(repr, missing))}; the table must have the "
+            f"columns of shared/datasets/{schema.file} (see its README); restore them or point "
+            "--data-home at an unmodified copy"
+        )
+    if schema.extra_prefixes is None:
+        extra = [c for c in df.columns if c not in schema.columns]
+    else:
+        extra = [
+            c
+            for c in df.columns
+            if c not in schema.columns and not any(str(c).startswith(p) for p in schema.extra_prefixes)
+        ]
+    if extra:
+        raise DatasetSchemaError(
+            f"{path}: unexpected column(s) {', '.join(map(repr, extra[:5]))}"
+            f"{' ...' if len(extra) > 5 else ''}; expected exactly the columns of "
+            f"shared/datasets/{schema.file}; remove them or rename them to the documented names"
+        )
+    out = df.copy()
+    for col, kind in schema.columns.items():
+        if kind in ("int", "float"):
+            out[col] = _numeric(out[col], col, kind, path)
+    for col in schema.required_non_empty:
+        empty = out[col].isna()
+        if empty.any():
+            row = int(np.flatnonzero(empty.to_numpy())[0])
+            raise DatasetSchemaError(
+                f"{path}: column {col!r} is empty in row {row + 2} (line of the CSV); "
+                "every row needs a value there: fill it or drop the row"
+            )
+    for col in schema.positive:
+        values = out[col].to_numpy(dtype=float)
+        bad = ~np.isfinite(values) | (values <= 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            unit = schema.units.get(col, "")
+            raise DatasetSchemaError(
+                f"{path}: column {col!r} must be a positive number{f' in {unit}' if unit else ''}, "
+                f"found {values[row]!r} in row {row + 2} (line of the CSV); drop the row or fix the "
+                "measurement (times are milliseconds, see shared/datasets/README.md)"
+            )
+    for col in schema.non_negative:
+        values = out[col].to_numpy(dtype=float)
+        bad = np.isfinite(values) & (values < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DatasetSchemaError(
+                f"{path}: column {col!r} must be >= 0, found {values[row]!r} in row {row + 2}; fix the row"
+            )
+    return out
+
+
+def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
+    converted = pd.to_numeric(series, errors="coerce")
+    bad = converted.isna() & series.notna() & (series.astype("string").str.strip() != "")
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DatasetSchemaError(
+            f"{path}: column {col!r} must be numeric, found {series.iloc[row]!r} in row {row + 2}; "
+            "fix the value (numbers only, empty for unknown)"
+        )
+    if kind == "int":
+        finite = converted.dropna()
+        if len(finite) and not np.all(np.equal(np.mod(finite.to_numpy(dtype=float), 1), 0)):
+            row = int(np.flatnonzero((converted.notna() & (converted % 1 != 0)).to_numpy())[0])
+            raise DatasetSchemaError(
+                f"{path}: column {col!r} must hold whole numbers, found {series.iloc[row]!r} in "
+                f"row {row + 2}; fix the value"
+            )
+        if converted.isna().any():
+            return converted.astype("Int64")
+        return converted.astype("int64")
+    return converted.astype(float)
