@@ -38,8 +38,12 @@ class DataHomeError(PerfmlError):
     """The data home directory is missing or does not hold the expected tables."""
 
 
-class DatasetSchemaError(PerfmlError):
-    """A table does not have the expected columns, types or units."""
+class DatasetSchemaError(PerfmlError, ValueError):
+    """A table (or an estimator's X / y) does not have the expected columns, types or units.
+
+    It is also a :class:`ValueError`, which is what scikit-learn's tools expect from an
+    estimator given bad input.
+    """
 
 
 class UnknownBoardError(PerfmlError, KeyError):

@@ -1,0 +1,223 @@
+"""The BSP-based model of seed 003 as a scikit-learn regressor; fitting it fits lambda.
+
+References
+----------
+M. Amaris, D. Cordeiro, A. Goldman, R. Y. de Camargo, "A simple BSP-based model to
+predict execution time in GPU applications", IEEE HiPC 2015, pp. 285-294
+(``shared/seeds/003_*.txt``), Section IV, equations 3-5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from perfml.apps import get_app
+from perfml.errors import DatasetSchemaError, PerfmlError
+from perfml.models._bsp_constants import DEFAULT_SOURCES, BSPConstants, ConstantsTable
+from perfml.models._inputs import LAUNCH_COLUMNS, check_frame, check_target
+
+_REQUIRED = ("board", "app_id", "input_size")
+
+
+def bsp_cycles_per_thread(counts: dict, constants: BSPConstants, n: np.ndarray) -> dict:
+    """Comp, Comm_GM and Comm_SM per thread in cycles (seed 003 eqs. 4 and 5).
+
+    ``Comm_SM = (ld_0 + st_0) g_SM`` (eq. 4) and
+    ``Comm_GM = (ld_1 + st_1 - L1 - L2) g_GM + L1 g_L1 + L2 g_L2`` (eq. 5), with the
+    cache hits ``L1 = f_L1 ld_1`` and ``L2 = f_L2 ld_1`` (fractions of the global reads,
+    as in the BSPGPU scripts). GTX-295 scripts divide the communication terms by
+    constants (``comm_gm_divisor`` / ``comm_sm_divisor``), kept for fidelity.
+    """
+    env = {"N": np.asarray(n, dtype=float), "threads": counts["threads"]}
+    comp = constants.comp(env)
+    if comp is None:
+        comp = counts["comp_cycles"]
+    ld1, st1 = counts["ld_global"], counts["st_global"]
+    l1 = constants.l1_fraction(n) * ld1
+    l2 = constants.l2_frac * ld1
+    comm_gm = (ld1 + st1 - l1 - l2) * constants.lat_global + l1 * constants.lat_l1 + l2 * constants.lat_l2
+    uses_shared = counts["uses_shared"] if constants.uses_shared is None else constants.uses_shared
+    comm_sm = (counts["ld_shared"] + counts["st_shared"]) * constants.lat_shared if uses_shared else 0.0 * comp
+    return {
+        "comp": np.broadcast_to(comp, np.shape(n)).astype(float),
+        "comm_gm": comm_gm / constants.comm_gm_divisor,
+        "comm_sm": np.asarray(comm_sm, dtype=float) / constants.comm_sm_divisor,
+    }
+
+
+def bsp_time_ms(threads, cycles: dict, constants: BSPConstants, lam=1.0) -> np.ndarray:
+    """Seed 003 eq. 3: ``T_k = t (Comp + Comm_GM + Comm_SM) / (R P lambda)``, in ms.
+
+    ``R`` is the clock rate (``clock_mhz * 1e6`` Hz) and ``P`` the number of cores.
+    """
+    total = cycles["comp"] + cycles["comm_gm"] + cycles["comm_sm"]
+    return 1e3 * np.asarray(threads, dtype=float) * total / (constants.clock_mhz * 1e6 * constants.cores * lam)
+
+
+class BSPModel(RegressorMixin, BaseEstimator):
+    """BSP model of GPU kernel time with lambda fitted from measured runtimes.
+
+    ``T_k = t (Comp + Comm_GM + Comm_SM) / (R P lambda)`` (seed 003, eqs. 3-5). The work
+    counts per thread (Comp, ld/st to global and shared memory) come from the kernel
+    description of the app (``perfml/data/apps.toml``); the constants (cores P, clock R,
+    latencies g, L1/L2 hit fractions) from ``bsp_inputs.csv`` of the data home for the
+    boards and apps the upstream scripts cover, else from the board registry. Fitting
+    estimates lambda = T_k(lambda=1) / T_measured per group, robustly over input sizes:
+    the ratios are first reduced per input size (median over repeated rows) and then
+    across sizes (``aggregate``).
+
+    Parameters
+    ----------
+    group_by : tuple of str, default=("board", "app_id")
+        Columns of X that index lambda. ``("app_id",)`` fits one lambda per app shared
+        by all boards (seed 003's "same lambda for all Kepler boards"), ``()`` a single
+        lambda.
+    aggregate : {"median", "geomean"}, default="median"
+        How per-size lambdas are combined into one.
+    constants_sources : tuple of str
+        ``model_source`` values of ``bsp_inputs.csv`` to take constants from, in order.
+    unseen : {"fallback", "error"}, default="fallback"
+        For a row whose group was not fitted: "fallback" uses the app's lambda
+        (geometric mean over the fitted groups of that app), then the overall one;
+        "error" raises.
+    data_home : path-like, optional
+        Where ``bsp_inputs.csv`` is read from (see :func:`perfml.datasets.resolve_data_home`).
+
+    Attributes
+    ----------
+    lambda_ : pandas.Series or float
+        Fitted lambda per group (a float when ``group_by`` is empty).
+    n_sizes_ : pandas.Series or int
+        Number of distinct input sizes behind each lambda.
+    app_lambda_ : pandas.Series
+        Geometric mean of the fitted lambdas of each app (used for unseen boards).
+    global_lambda_ : float
+        Geometric mean of all fitted lambdas.
+    constants_ : ConstantsTable
+        The constants lookup used.
+
+    References
+    ----------
+    Amaris et al., HiPC 2015 (seed 003), eqs. 3-5 and Table II.
+    """
+
+    def __init__(
+        self,
+        *,
+        group_by: Sequence[str] = ("board", "app_id"),
+        aggregate: str = "median",
+        constants_sources: Sequence[str] = DEFAULT_SOURCES,
+        unseen: str = "fallback",
+        data_home=None,
+    ):
+        self.group_by = group_by
+        self.aggregate = aggregate
+        self.constants_sources = constants_sources
+        self.unseen = unseen
+        self.data_home = data_home
+
+    # -- model time with lambda = 1 -------------------------------------------------
+    def _constants_table(self) -> ConstantsTable:
+        from perfml.datasets import load_bsp_inputs
+
+        return ConstantsTable(load_bsp_inputs(self.data_home), sources=tuple(self.constants_sources))
+
+    def model_terms(self, X) -> pd.DataFrame:
+        """Threads, Comp, Comm_GM, Comm_SM (cycles per thread) and T_k with lambda=1 (ms) per row."""
+        X = check_frame(X, _REQUIRED, "BSPModel")
+        table = getattr(self, "constants_", None) or self._constants_table()
+        out = pd.DataFrame(index=X.index, columns=["threads", "comp", "comm_gm", "comm_sm", "t1_ms"], dtype=float)
+        for (board, app_id), part in X.groupby(["board", "app_id"], sort=False):
+            app = get_app(app_id)
+            constants = table.get(board, app_id)
+            n = part["input_size"].to_numpy(dtype=float)
+            launch = {c: part[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in part}
+            counts = app.bsp_counts(n, **launch)
+            counts["uses_shared"] = bool(app.bsp["uses_shared"])
+            cycles = bsp_cycles_per_thread(counts, constants, n)
+            out.loc[part.index, "threads"] = counts["threads"]
+            for key in ("comp", "comm_gm", "comm_sm"):
+                out.loc[part.index, key] = cycles[key]
+            out.loc[part.index, "t1_ms"] = bsp_time_ms(counts["threads"], cycles, constants)
+        return out
+
+    # -- scikit-learn API -------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit lambda per group from measured times ``y`` (milliseconds)."""
+        if self.aggregate not in ("median", "geomean"):
+            raise DatasetSchemaError(f"aggregate must be 'median' or 'geomean', got {self.aggregate!r}")
+        if self.unseen not in ("fallback", "error"):
+            raise DatasetSchemaError(f"unseen must be 'fallback' or 'error', got {self.unseen!r}")
+        group_by = tuple(self.group_by)
+        X = check_frame(X, _REQUIRED + group_by, "BSPModel")
+        y = check_target(y, len(X), "BSPModel")
+        self.constants_ = self._constants_table()
+        t1 = self.model_terms(X)["t1_ms"].to_numpy(dtype=float)
+        ratios = pd.DataFrame({"ratio": t1 / y, "input_size": X["input_size"].to_numpy()}, index=X.index)
+        for col in group_by:
+            ratios[col] = X[col].to_numpy()
+        keys = list(group_by)
+        per_size = ratios.groupby(keys + ["input_size"], sort=True)["ratio"].median().reset_index()
+        if keys:
+            grouped = per_size.groupby(keys, sort=True)["ratio"]
+            self.lambda_ = grouped.agg(self._reduce)
+            self.n_sizes_ = grouped.size()
+        else:
+            self.lambda_ = float(self._reduce(per_size["ratio"]))
+            self.n_sizes_ = int(len(per_size))
+        lambdas = pd.Series(np.atleast_1d(self.lambda_), dtype=float)
+        self.global_lambda_ = float(np.exp(np.mean(np.log(lambdas))))
+        app_ratios = pd.DataFrame({"app_id": X["app_id"].to_numpy(), "ratio": t1 / y, "input_size": X["input_size"].to_numpy()})
+        if "app_id" in keys:
+            lam = self.lambda_.reset_index() if isinstance(self.lambda_, pd.Series) else None
+            self.app_lambda_ = lam.groupby("app_id")["ratio"].agg(lambda v: float(np.exp(np.mean(np.log(v)))))
+        else:
+            per = app_ratios.groupby(["app_id", "input_size"])["ratio"].median().reset_index()
+            self.app_lambda_ = per.groupby("app_id")["ratio"].agg(self._reduce)
+        self.n_features_in_ = X.shape[1]
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        return self
+
+    def _reduce(self, values) -> float:
+        values = np.asarray(values, dtype=float)
+        if self.aggregate == "median":
+            return float(np.median(values))
+        return float(np.exp(np.mean(np.log(values))))
+
+    def lambda_for(self, X) -> np.ndarray:
+        """The lambda each row of X is predicted with (fitted, or the fallback)."""
+        check_is_fitted(self, "lambda_")
+        X = check_frame(X, _REQUIRED, "BSPModel")
+        group_by = tuple(self.group_by)
+        if not group_by:
+            return np.full(len(X), float(self.lambda_))
+        missing = [c for c in group_by if c not in X.columns]
+        if missing:
+            raise DatasetSchemaError(f"BSPModel: X lacks column(s) {missing} that lambda is grouped by")
+        keys = list(zip(*[X[c].to_numpy() for c in group_by])) if len(group_by) > 1 else list(X[group_by[0]].to_numpy())
+        lam = np.empty(len(X))
+        for i, (key, app_id) in enumerate(zip(keys, X["app_id"].to_numpy())):
+            if key in self.lambda_.index:
+                lam[i] = self.lambda_.loc[key]
+            elif self.unseen == "error":
+                raise PerfmlError(
+                    f"BSPModel has no lambda for {dict(zip(group_by, np.atleast_1d(key)))}; fit it on runtimes of "
+                    "that group or use unseen='fallback'"
+                )
+            elif app_id in self.app_lambda_.index:
+                lam[i] = self.app_lambda_.loc[app_id]
+            else:
+                lam[i] = self.global_lambda_
+        return lam
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted kernel time in milliseconds."""
+        check_is_fitted(self, "lambda_")
+        X = check_frame(X, _REQUIRED, "BSPModel")
+        t1 = self.model_terms(X)["t1_ms"].to_numpy(dtype=float)
+        return t1 / self.lambda_for(X)
