@@ -258,3 +258,18 @@ _BOARDS_COLUMNS: dict[str, str] = {
     'cuda_runtime_version_src': 'str',
     'upstream_conflicts': 'str',
 }
+
+_BSPGPU_SCRIPT_INPUTS_COLUMNS: dict[str, str] = {
+    'board': 'str',
+    'app_id': 'str',
+    'app_short': 'str',
+    'upstream_path': 'str',
+    'row_index': 'int',
+    'input_size': 'int',
+    'col_index': 'int',
+    'time_text': 'float',
+    'time_ms': 'float',
+    'column_raw_rep': 'str',
+    'used_by_r_script': 'int',
+    'file_id': 'int',
+}

@@ -67,6 +67,13 @@ SCHEMAS: dict[str, TableSchema] = {
         positive=("measured_ms", "predicted_ms", "input_size"),
         units={"measured_ms": "ms", "predicted_ms": "ms"},
     ),
+    "bspgpu_script_inputs": TableSchema(
+        file="bspgpu_script_inputs.csv",
+        columns=C._BSPGPU_SCRIPT_INPUTS_COLUMNS,
+        positive=("time_ms", "input_size"),
+        required_non_empty=("board", "app_id"),
+        units={"time_ms": "ms"},
+    ),
     "published_accuracy_summary": TableSchema(
         file="published_accuracy_summary.csv",
         columns=C._PUBLISHED_ACCURACY_COLUMNS,
@@ -160,6 +167,11 @@ def load_board_specs_long(data_home=None) -> pd.DataFrame:
 def load_bsp_published_predictions(data_home=None) -> pd.DataFrame:
     """Upstream BSP predictions vs measurements (NCA apps, 2018 lambda table); ms."""
     return load_table("bsp_published_predictions", data_home)
+
+
+def load_bspgpu_script_inputs(data_home=None) -> pd.DataFrame:
+    """The BSPGPU per-board repetition matrices exactly as the upstream R scripts read them; ms."""
+    return load_table("bspgpu_script_inputs", data_home)
 
 
 def load_published_accuracy(data_home=None) -> pd.DataFrame:
