@@ -51,24 +51,19 @@ _register_topics()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``perfml`` console script."""
+    """Entry point of the ``perfml`` console script; returns the exit status.
+
+    Usage errors are reported by Typer (exit 2); a :class:`PerfmlError` becomes one
+    line on stderr and its ``exit_code`` (2), never a traceback.
+    """
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="perfml")
     except PerfmlError as exc:
         typer.echo(f"error: {exc}", err=True)
         return exc.exit_code
-    except typer.Exit as exc:  # pragma: no cover - raised by typer for --help etc.
-        return exc.exit_code
-    except typer.Abort:  # pragma: no cover
-        typer.echo("aborted", err=True)
-        return 1
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
-        raise
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     return 0
 
 

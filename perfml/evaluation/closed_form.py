@@ -1,0 +1,98 @@
+"""Score the closed-form models on the measured runtimes they can describe.
+
+A closed-form model describes a runtime row when the app has a kernel description
+(``perfml/data/apps.toml``) and the board has the constants the model needs. The BSP
+model must be fitted (lambda), so it is scored out of sample by default: lambda is
+fitted on the other input sizes of the same (board, app) (``protocol="size-cv"``, a
+scikit-learn ``GroupKFold`` over input sizes); ``"reference-board"`` fits one lambda
+per app on GTX-680 and predicts every board (seed 003's scenario); ``"in-sample"``
+fits and scores on the same rows (what seed 003's Figure 7 reports).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import GroupKFold, cross_val_predict
+
+from perfml.apps import list_apps
+from perfml.errors import PerfmlError
+from perfml.evaluation.metrics import score_table
+
+MODELS = ("bsp", "hongkim", "roofline")
+PROTOCOLS = ("size-cv", "reference-board", "in-sample")
+
+
+def describable_runtimes(data_home=None, source: str | None = None, board: str | None = None, app_id: str | None = None) -> pd.DataFrame:
+    """Runtime rows of the described apps (default GPU configuration), measured time in ``measured_ms``.
+
+    The measured time is ``time_ms_mean`` (seed 003 reports means of repeated runs).
+    """
+    from perfml.datasets import load_runtimes
+
+    rt = load_runtimes(data_home, source=source)
+    rt = rt[rt["app_id"].isin(list_apps()) & (rt["gpu_config"].fillna("default") == "default")]
+    if board is not None:
+        from perfml.boards import resolve_board_name
+
+        name = resolve_board_name(board)
+        if name not in set(rt["board"]):
+            raise PerfmlError(f"no runtimes for board {name!r} in the selection; boards there: {', '.join(sorted(rt['board'].unique()))}")
+        rt = rt[rt["board"] == name]
+    if app_id is not None:
+        from perfml.apps import get_app
+
+        get_app(app_id)  # raises UnknownAppError with close names
+        if app_id not in set(rt["app_id"]):
+            raise PerfmlError(f"no runtimes for app {app_id!r} in the selection; apps there: {', '.join(sorted(rt['app_id'].unique()))}")
+        rt = rt[rt["app_id"] == app_id]
+    rt = rt.assign(measured_ms=rt["time_ms_mean"]).reset_index(drop=True)
+    if rt.empty:
+        raise PerfmlError("no runtimes match the selection; widen --source/--board/--app")
+    return rt
+
+
+def predict_closed_form(model: str, runtimes: pd.DataFrame, protocol: str = "size-cv", data_home=None, reference_board: str = "GTX-680") -> np.ndarray:
+    """Predictions (ms) of one closed-form model for the rows of ``runtimes``."""
+    if model not in MODELS:
+        raise PerfmlError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+    if protocol not in PROTOCOLS:
+        raise PerfmlError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    y = runtimes["measured_ms"].to_numpy(dtype=float)
+    if model == "roofline":
+        from perfml.models.roofline import RooflineModel
+
+        return RooflineModel().fit(runtimes, y).predict(runtimes)
+    if model == "hongkim":
+        from perfml.models.hongkim_inputs import predict_hongkim_for_runtimes
+
+        return predict_hongkim_for_runtimes(runtimes, data_home=data_home)
+    from perfml.models.bsp import BSPModel
+
+    if protocol == "in-sample":
+        return BSPModel(data_home=data_home).fit(runtimes, y).predict(runtimes)
+    if protocol == "reference-board":
+        ref = runtimes[runtimes["board"] == reference_board]
+        if ref.empty:
+            raise PerfmlError(f"no runtimes of the reference board {reference_board!r} in the selection")
+        model_ = BSPModel(group_by=("app_id",), data_home=data_home).fit(ref, ref["measured_ms"])
+        return model_.predict(runtimes)
+    sizes = runtimes["input_size"].to_numpy()
+    n_splits = min(5, len(np.unique(sizes)))
+    if n_splits < 2:
+        raise PerfmlError("size-cv needs at least two distinct input sizes; use --protocol in-sample")
+    return cross_val_predict(BSPModel(data_home=data_home), runtimes, y, groups=sizes, cv=GroupKFold(n_splits=n_splits))
+
+
+def evaluate_closed_form(model: str, data_home=None, source=None, protocol="size-cv", board=None, app_id=None) -> dict[str, pd.DataFrame]:
+    """Overall, per-board and per-app scores (MAPE, median APE, within 0.8-1.2, Spearman)."""
+    rt = describable_runtimes(data_home, source=source, board=board, app_id=app_id)
+    pred = predict_closed_form(model, rt, protocol=protocol, data_home=data_home)
+    frame = rt.assign(predicted_ms=pred)
+    frame = frame[np.isfinite(frame["predicted_ms"])]
+    return {
+        "predictions": frame,
+        "overall": score_table(frame),
+        "per_board": score_table(frame, by=["board"]),
+        "per_app": score_table(frame, by=["app_id"]),
+    }

@@ -1,0 +1,119 @@
+"""The roofline model as a scikit-learn regressor.
+
+``time = max(work / peak compute, bytes / peak bandwidth)`` per board and precision.
+
+References
+----------
+S. Williams, A. Waterman, D. Patterson, "Roofline: an insightful visual performance
+model for multicore architectures", Communications of the ACM 52(4), 2009, eq. of
+Section 2 (attainable performance = min(peak FLOP/s, intensity x peak bandwidth)),
+written here as a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from perfml.apps import get_app
+from perfml.errors import DatasetSchemaError
+from perfml.models._inputs import LAUNCH_COLUMNS, check_frame, check_target
+
+_REQUIRED = ("board", "app_id", "input_size")
+TRAFFIC = ("compulsory", "requested")
+
+
+def roofline_time_ms(work_ops, bytes_moved, peak_ops_per_s, peak_bytes_per_s) -> np.ndarray:
+    """Roofline time in ms: ``1e3 * max(work / peak_ops, bytes / peak_bandwidth)``."""
+    compute = np.asarray(work_ops, dtype=float) / peak_ops_per_s
+    memory = np.asarray(bytes_moved, dtype=float) / peak_bytes_per_s
+    return 1e3 * np.maximum(compute, memory)
+
+
+class RooflineModel(RegressorMixin, BaseEstimator):
+    """Roofline time of a kernel from its description and the board's peaks.
+
+    Work is the kernel description's ``flops + int_ops`` per thread times the threads
+    (integer operations are charged at the FP32 issue rate, one per core per cycle
+    counted as one op); bytes are either the compulsory DRAM traffic of the whole
+    kernel (``traffic="compulsory"``: every input read once, every output written
+    once) or all requested global loads and stores (``"requested"``: no cache reuse).
+    Peaks come from the board registry (:func:`perfml.boards.peak_flops`,
+    :func:`perfml.boards.peak_bandwidth`).
+
+    Parameters
+    ----------
+    traffic : {"compulsory", "requested"}
+    precision : {"fp32", "fp64", "fp16"}
+    clock : {"boost", "base"}
+    calibrate : bool, default=False
+        If True, ``fit`` learns one efficiency per app (median of roofline / measured
+        time) and predictions are divided by it; otherwise the model is the pure
+        roofline bound and ``fit`` only validates.
+
+    Attributes
+    ----------
+    efficiency_ : pandas.Series
+        Per-app efficiency (all ones when ``calibrate=False``).
+    """
+
+    def __init__(self, *, traffic: str = "compulsory", precision: str = "fp32", clock: str = "boost", calibrate: bool = False):
+        self.traffic = traffic
+        self.precision = precision
+        self.clock = clock
+        self.calibrate = calibrate
+
+    def roofline_terms(self, X) -> pd.DataFrame:
+        """Work (ops), bytes, compute time, memory time and roofline time (ms) per row."""
+        from perfml.boards import get_board, peak_bandwidth, peak_flops
+
+        if self.traffic not in TRAFFIC:
+            raise DatasetSchemaError(f"traffic must be one of {TRAFFIC}, got {self.traffic!r}")
+        X = check_frame(X, _REQUIRED, "RooflineModel")
+        out = pd.DataFrame(index=X.index, columns=["ops", "bytes", "compute_ms", "memory_ms", "roofline_ms"], dtype=float)
+        for (board_name, app_id), part in X.groupby(["board", "app_id"], sort=False):
+            board = get_board(board_name)
+            app = get_app(app_id)
+            n = part["input_size"].to_numpy(dtype=float)
+            launch = {c: part[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in part}
+            w = app.work_per_thread(n, **launch)
+            ops = (w["flops"] + w["int_ops"]) * w["threads"]
+            if self.traffic == "compulsory":
+                moved = w["dram_bytes_total"]
+            else:
+                moved = (w["gld"] + w["gst"]) * w["elem_bytes"] * w["threads"]
+            peak_ops = peak_flops(board, self.precision, clock=self.clock)
+            peak_bw = peak_bandwidth(board)
+            out.loc[part.index, "ops"] = ops
+            out.loc[part.index, "bytes"] = moved
+            out.loc[part.index, "compute_ms"] = 1e3 * ops / peak_ops
+            out.loc[part.index, "memory_ms"] = 1e3 * moved / peak_bw
+            out.loc[part.index, "roofline_ms"] = roofline_time_ms(ops, moved, peak_ops, peak_bw)
+        return out
+
+    def fit(self, X, y):
+        """Validate X and y; with ``calibrate=True`` learn one efficiency per app."""
+        X = check_frame(X, _REQUIRED, "RooflineModel")
+        y = check_target(y, len(X), "RooflineModel")
+        roof = self.roofline_terms(X)["roofline_ms"].to_numpy(dtype=float)
+        apps = X["app_id"].to_numpy()
+        if self.calibrate:
+            self.efficiency_ = pd.Series(roof / y).groupby(apps).median()
+        else:
+            self.efficiency_ = pd.Series(1.0, index=pd.unique(apps))
+        self.n_features_in_ = X.shape[1]
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted kernel time in ms (the roofline bound, divided by the efficiency if calibrated)."""
+        check_is_fitted(self, "efficiency_")
+        X = check_frame(X, _REQUIRED, "RooflineModel")
+        roof = self.roofline_terms(X)["roofline_ms"].to_numpy(dtype=float)
+        if not self.calibrate:
+            return roof
+        eff = X["app_id"].map(self.efficiency_).to_numpy(dtype=float)
+        eff = np.where(np.isfinite(eff), eff, float(np.exp(np.mean(np.log(self.efficiency_)))))
+        return roof / eff
