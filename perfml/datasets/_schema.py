@@ -130,9 +130,11 @@ def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
             "fix the value (numbers only, empty for unknown)"
         )
     if kind == "int":
-        finite = converted.dropna()
-        if len(finite) and not np.all(np.equal(np.mod(finite.to_numpy(dtype=float), 1), 0)):
-            row = int(np.flatnonzero((converted.notna() & (converted % 1 != 0)).to_numpy())[0])
+        values = converted.dropna().to_numpy(dtype=float)
+        finite = values[np.isfinite(values)]
+        if len(finite) and not np.all(np.equal(np.mod(finite, 1), 0)):
+            fractional = converted.notna() & np.isfinite(converted.astype(float)) & (converted.astype(float) % 1 != 0)
+            row = int(np.flatnonzero(fractional.to_numpy())[0])
             raise DatasetSchemaError(
                 f"{path}: column {col!r} must hold whole numbers, found {series.iloc[row]!r} in "
                 f"row {row + 2}; fix the value"

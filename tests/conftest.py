@@ -1,0 +1,304 @@
+"""Shared fixtures: GPU skipping, a synthetic kernel catalog, a synthetic backend.
+
+Everything generated here is synthetic and says so: the catalog's families are named
+``syn_*`` (or the dynamic family names the characterization expects) and described as
+synthetic, the backend's device is "Synthetic GPU (synthetic data)", its rows carry
+``synthetic=True`` and the recordings live in directories named ``*synthetic*``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfml.backends import Backend, DeviceInfo, Launch, Measurement
+
+
+# -- GPU tests -----------------------------------------------------------------------------
+@functools.cache
+def _gpu_available() -> bool:
+    from perfml.backends import cupy_device_available
+
+    return cupy_device_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked ``gpu`` when CuPy is missing or sees no device."""
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items or _gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU visible to CuPy (marked `gpu`)")
+    for item in gpu_items:
+        item.add_marker(skip)
+
+
+# -- a synthetic kernel catalog ------------------------------------------------------------
+_CU = 'extern "C" __global__ void {name}(float* out, int zero) {{ /* synthetic test kernel */ }}\n'
+
+_COMMON = """
+schema_version = 1
+name = "{name}"
+kind = "{kind}"
+source = "{name}.cu"
+entry = "{name}"
+component = "{component}"
+target = "{target}"
+description = "SYNTHETIC test family: never compiled, served by the synthetic backend"
+archs = ["sm_90"]
+
+[[args]]
+name = "out"
+kind = "buffer"
+dtype = "float32"
+elements = "threads"
+init = "zeros"
+output = true
+
+[[args]]
+name = "zero"
+kind = "scalar"
+dtype = "int32"
+value = 0
+
+[validation]
+kind = "untouched"
+buffer = "out"
+"""
+
+SYNTHETIC_FAMILIES = {
+    "syn_fp32": ("static", "FPU", "FFMA", """
+[params]
+OP = 2
+ITERS = 256
+
+[variants.add]
+params = { OP = 0 }
+target = "FADD"
+
+[variants.fma]
+params = { OP = 2 }
+target = "FFMA"
+
+[work]
+target_instructions = "ITERS"
+flops = "ITERS * (1 + (OP == 2))"
+bytes = 0
+
+[launch]
+threads_per_block = 256
+blocks_per_sm = 4
+"""),
+    "syn_dram": ("static", "DRAM", "LDG", """
+[params]
+ITERS = 64
+
+[work]
+target_instructions = "ITERS"
+flops = 0
+bytes = "ITERS * 16"
+
+[launch]
+threads_per_block = 256
+blocks_per_sm = 8
+"""),
+    "divergence": ("dynamic", "SM scheduler", "FFMA", """
+[params]
+GROUP_SIZE = 32
+ITERS = 128
+
+[sweep]
+parameter = "GROUP_SIZE"
+values = [1, 2, 4, 8, 16, 32]
+
+[work]
+target_instructions = "ITERS"
+flops = "2 * ITERS"
+bytes = 0
+
+[launch]
+threads_per_block = 128
+blocks_per_sm = 4
+"""),
+    "bank_conflicts": ("dynamic", "Shared memory", "LDS", """
+[params]
+WAYS = 1
+ITERS = 128
+
+[sweep]
+parameter = "WAYS"
+values = [1, 2, 4, 8, 16, 32]
+
+[work]
+target_instructions = "ITERS"
+flops = 0
+bytes = "ITERS * 4"
+
+[launch]
+threads_per_block = 128
+blocks_per_sm = 4
+"""),
+    "syn_noisy": ("static", "ALU", "IADD3", """
+[params]
+ITERS = 16
+
+[work]
+target_instructions = "ITERS"
+flops = 0
+bytes = 0
+
+[launch]
+threads_per_block = 64
+blocks_per_sm = 1
+"""),
+}
+
+
+def write_synthetic_catalog(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, (kind, component, target, body) in SYNTHETIC_FAMILIES.items():
+        (root / f"{name}.cu").write_text(_CU.format(name=name))
+        header = _COMMON.format(name=name, kind=kind, component=component, target=target)
+        (root / f"{name}.toml").write_text(textwrap.dedent(header) + textwrap.dedent(body))
+    return root
+
+
+@pytest.fixture(scope="session")
+def synthetic_catalog(tmp_path_factory):
+    from perfml.kernels.catalog import load_catalog
+
+    return load_catalog(write_synthetic_catalog(tmp_path_factory.mktemp("synthetic_kernels")))
+
+
+SYNTHETIC_SPEC = {
+    "version": 1,
+    "name": "synthetic-suite",
+    "description": "SYNTHETIC spec for tests",
+    "repetitions": 8,
+    "warmup": 1,
+    "time_budget_s": 60,
+    "cv_threshold": 0.05,
+    "families": [
+        {"name": "syn_fp32"},
+        {"name": "syn_dram", "params": {"ITERS": [32, 64]}},
+        {"name": "divergence"},
+        {"name": "bank_conflicts"},
+        {"name": "syn_noisy"},
+    ],
+}
+
+
+@pytest.fixture
+def synthetic_spec():
+    from perfml.sweeps.spec import parse_spec
+
+    return parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")
+
+
+# -- a synthetic backend -------------------------------------------------------------------
+SYNTHETIC_DEVICE = DeviceInfo(
+    name="Synthetic GPU (synthetic data)",
+    compute_capability="9.0",
+    sms=4,
+    total_memory_bytes=8 << 30,
+    max_sm_clock_mhz=1000.0,
+    max_mem_clock_mhz=2000.0,
+    driver_version="0.0-synthetic",
+    cuda_runtime_version="0.0",
+    cupy_version="synthetic",
+    uuid="synthetic-0",
+    backend="synthetic",
+)
+
+
+class SyntheticBackend(Backend):
+    """Deterministic made-up timings with a simple model; ``synthetic = True``.
+
+    Time of a launch = work / rate, where divergence costs 32 / GROUP_SIZE, bank
+    conflicts cost WAYS, and ``syn_noisy`` gets a 30 % spread (to trip the noise flag);
+    every other point gets a 0.5 % deterministic spread.
+    """
+
+    name = "synthetic"
+    synthetic = True
+
+    def __init__(self, device: DeviceInfo = SYNTHETIC_DEVICE) -> None:
+        self._device = device
+        self.calls = 0
+
+    def device_info(self) -> DeviceInfo:
+        return self._device
+
+    def run(self, launch: Launch) -> Measurement:
+        from perfml.errors import PerfmlError
+
+        if launch.family not in SYNTHETIC_FAMILIES:
+            raise PerfmlError(f"synthetic backend has no family {launch.family!r}")
+        self.calls += 1
+        p = launch.params
+        ops = launch.threads * p.get("ITERS", 1)
+        base = ops / 1e12 + 2e-6
+        if launch.family == "divergence":
+            base *= 32 / p["GROUP_SIZE"]
+        if launch.family == "bank_conflicts":
+            base *= p["WAYS"]
+        seed = int(hashlib.sha256(launch.key.encode()).hexdigest()[:8], 16)
+        rng = np.random.default_rng(seed)
+        spread = 0.3 if launch.family == "syn_noisy" else 0.005
+        times = base * (1 + spread * rng.standard_normal(launch.repetitions))
+        times = np.clip(times, base * 0.1, None)
+        return Measurement(
+            launch=launch,
+            times_s=tuple(times),
+            cycles=int(base * 1e9),
+            sm_clock_mhz=1000.0,
+            mem_clock_mhz=2000.0,
+            energy_j=None if launch.family == "syn_noisy" else 50.0 * float(times.sum()),
+            kernel_attributes={"num_regs": 32, "shared_size_bytes": 0, "local_size_bytes": 0,
+                               "const_size_bytes": 0, "max_threads_per_block": 1024},
+            validated=True,
+        )
+
+
+class CrashAfter(Backend):
+    """Wraps a backend and raises ``RuntimeError`` on the (k+1)-th run: a simulated crash."""
+
+    def __init__(self, inner: Backend, k: int) -> None:
+        self.inner, self.k, self.calls = inner, k, 0
+        self.name = inner.name
+        self.synthetic = getattr(inner, "synthetic", False)
+
+    def device_info(self) -> DeviceInfo:
+        return self.inner.device_info()
+
+    def run(self, launch: Launch) -> Measurement:
+        if self.calls >= self.k:
+            raise RuntimeError(f"simulated crash after {self.k} points")
+        self.calls += 1
+        return self.inner.run(launch)
+
+
+@pytest.fixture
+def synthetic_backend():
+    return SyntheticBackend()
+
+
+@pytest.fixture(scope="session")
+def synthetic_recording(tmp_path_factory, synthetic_catalog):
+    """A result set recorded from the synthetic backend: ``synthetic-recording/``."""
+    from perfml.sweeps.runner import run_sweeps
+    from perfml.sweeps.spec import parse_spec
+
+    out = tmp_path_factory.mktemp("rec") / "synthetic-recording"
+    spec = parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")
+    run_sweeps([spec], SyntheticBackend(), out, catalog=synthetic_catalog, flush_every=5)
+    return out
+
+
+def finite(value) -> bool:
+    return value is not None and math.isfinite(value)
