@@ -1,0 +1,48 @@
+"""GPU boards: a registry of specifications with sources, and figures derived from them.
+
+The registry (``perfml/data/boards.toml``) holds every board of the seed papers and of
+the shared datasets plus current boards; each value carries its source, conflicting
+statements are kept as alternatives, and unknown values stay ``None``.
+
+Examples
+--------
+>>> from perfml.boards import get_board, peak_flops, occupancy
+>>> board = get_board("GeForce GTX 680")
+>>> round(peak_flops(board) / 1e9, 3)
+3250.176
+>>> occupancy(board, threads_per_block=256, registers_per_thread=32).occupancy
+1.0
+"""
+
+from perfml.boards._board import FIELD_UNITS, SPEC_FIELDS, Alternative, Board
+from perfml.boards._derived import (
+    Occupancy,
+    max_resident_warps,
+    occupancy,
+    peak_bandwidth,
+    peak_flops,
+)
+from perfml.boards._registry import (
+    Registry,
+    get_board,
+    list_boards,
+    load_registry,
+    resolve_board_name,
+)
+
+__all__ = [
+    "Alternative",
+    "Board",
+    "FIELD_UNITS",
+    "Occupancy",
+    "Registry",
+    "SPEC_FIELDS",
+    "get_board",
+    "list_boards",
+    "load_registry",
+    "max_resident_warps",
+    "occupancy",
+    "peak_bandwidth",
+    "peak_flops",
+    "resolve_board_name",
+]

@@ -1,0 +1,190 @@
+"""``perfml diagnose``: criteria, potential speedups and hints of one measured kernel.
+
+``perfml diagnose --board B --app APP_ID [--size N] [--json]`` diagnoses one profiled
+kernel (seed 000 Sections IV-VI); ``perfml diagnose twins`` prints the check on kernel
+twins that differ by one optimization (:mod:`perfml.diagnosis.twins`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any, Optional
+
+import typer
+
+__all__ = ["diagnose_app", "register"]
+
+diagnose_app = typer.Typer(
+    name="diagnose",
+    help="Fine-grained criteria model (seed 000): criteria, potential speedups, hints.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+DataHome = Annotated[
+    Optional[str],
+    typer.Option("--data-home", help="Directory with the dataset tables (default: $PERFML_DATA_HOME, ../shared/datasets)."),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``diagnose`` command group to the perfml CLI."""
+    app.add_typer(diagnose_app, name="diagnose")
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "-"
+        if math.isinf(x):
+            return "inf"
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _load_characterization(path: str | None) -> Any:
+    if path is None:
+        return None
+    from perfml.characterize import load_characterization
+
+    return load_characterization(path)
+
+
+@diagnose_app.callback()
+def diagnose_command(
+    ctx: typer.Context,
+    board: Annotated[Optional[str], typer.Option("--board", help="Board name, e.g. Tesla-K40.")] = None,
+    app_id: Annotated[Optional[str], typer.Option("--app", help="App id, e.g. matMul_gpu_uncoalesced.")] = None,
+    size: Annotated[Optional[int], typer.Option("--size", help="Input size N (default: largest profiled).")] = None,
+    block_dir: Annotated[str, typer.Option("--block-dir", help="Profiled launch directory.")] = "block_16",
+    data_home: DataHome = None,
+    characterization: Annotated[
+        Optional[str],
+        typer.Option("--characterization", help="Characterization JSON (perfml characterize); default F = 1."),
+    ] = None,
+    allow_missing: Annotated[
+        bool,
+        typer.Option("--allow-missing", help="Report criteria whose metrics are empty as 'missing' instead of failing."),
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Diagnose one measured kernel: criteria, potential speedups and hints."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if board is None or app_id is None:
+        raise typer.BadParameter("--board and --app are required (or use `perfml diagnose twins`)")
+    from perfml.diagnosis import diagnose
+
+    d = diagnose(
+        board,
+        app_id,
+        size,
+        data_home=data_home,
+        block_dir=block_dir,
+        characterization=_load_characterization(characterization),
+        strict=not allow_missing,
+    )
+    if as_json:
+        typer.echo(json.dumps(d.to_dict(), indent=2))
+        return
+    _print_diagnosis(d)
+
+
+def _print_diagnosis(d: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=160)
+    info = d.to_dict()
+    console.print(
+        f"[bold]{d.app_id}[/bold] on [bold]{d.board}[/bold] (CC {info['compute_capability']}), "
+        f"N = {d.input_size}, {d.block_dir}, kernel {d.kernel}"
+    )
+    console.print(f"characterization: {info['characterization']}")
+    table = Table(title="criteria (seed 000 Sec. IV) and potential speedups (Sec. V)")
+    for col in ("criterion", "value", "status", "potential speedup", "note"):
+        table.add_column(col, justify="right" if col in ("value", "potential speedup") else "left")
+    for name, c in info["criteria"].items():
+        table.add_row(name, _fmt(c["value"]), c["status"] + (" (approx.)" if c["approximate"] else ""),
+                      _fmt(c["potential_speedup"], 2), c["note"])
+    console.print(table)
+    pot = info["potential_speedup"]
+    if pot["value"] is None:
+        console.print("overall PotentialSpeedup: not computable (MEMTHR or ARITHTHR missing)")
+    else:
+        console.print(
+            f"overall PotentialSpeedup (Sec. V): [bold]{_fmt(pot['value'], 2)}x[/bold] ({pot['bound']}-bound; "
+            f"MEMTHR {_fmt(pot['memthr'])}, ARITHTHR {_fmt(pot['ariththr'])})"
+        )
+    if d.hints:
+        console.print("hints, by potential gain:")
+        for i, h in enumerate(d.hints, 1):
+            console.print(f"  {i}. {h.text}")
+    else:
+        console.print("hints: no criterion promises more than 5 %")
+    if d.unsupported:
+        console.print(f"unsupported on this profile: {', '.join(d.unsupported)}")
+
+
+@diagnose_app.command("twins")
+def twins_command(
+    data_home: DataHome = None,
+    as_json: AsJson = False,
+    cases_csv: Annotated[
+        Optional[str], typer.Option("--cases-csv", help="Also write the per-size cases to this CSV file (must not exist).")
+    ] = None,
+) -> None:
+    """Kernel twins (uncoalesced -> coalesced): criterion improvement and predicted vs measured speedup."""
+    from pathlib import Path
+
+    from perfml.diagnosis.twins import twin_check, twin_summary
+    from perfml.errors import ResultFileExistsError
+
+    if cases_csv is not None and Path(cases_csv).exists():
+        raise ResultFileExistsError(f"{cases_csv} exists; perfml never overwrites a result file: pass a new path")
+    cases, table = twin_check(data_home)
+    summary = twin_summary(table)
+    if cases_csv is not None:
+        cases.to_csv(cases_csv, index=False)
+    if as_json:
+        from perfml.cli._output import frame_records
+
+        typer.echo(json.dumps({"table": frame_records(table), "summary": summary}, indent=2, default=str))
+        return
+    _print_twins(table, summary)
+
+
+def _print_twins(table: Any, summary: dict[str, float]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=220)
+    t = Table(title="twin check: unoptimized -> optimized, block_16, medians over sizes")
+    cols = [
+        ("pair", "pair"), ("board", "board"), ("cc", "CC"), ("n_sizes", "sizes"),
+        ("criterion", "criterion"), ("crit_unopt", "unopt"), ("crit_opt", "opt"),
+        ("a_L2_GRANULARITY", "(a) L2"), ("a_L1_GRANULARITY", "(a) L1"), ("a_SHMEMEFFICIENCY", "(a) SHMEM"),
+        ("n_predicted", "n pred"), ("predicted_potential", "pred. potential"),
+        ("predicted_targeted", "pred. L2 SP"), ("inverse_targeted", "1/L2"),
+        ("measured_speedup", "measured"), ("ratio", "pred/meas"), ("bound", "bound"),
+        ("kernel_matched", "same code"),
+    ]
+    for key, header in cols:
+        t.add_column(header)
+    for row in table.to_dict(orient="records"):
+        cells = []
+        for key, _ in cols:
+            v = row.get(key)
+            cells.append(_fmt(v, 2) if isinstance(v, float) else ("" if v is None else str(v)))
+        t.add_row(*cells)
+    console.print(t)
+    console.print(
+        f"(a) holds for {summary['a_holds_share']:.0%} of {summary['cases']} (pair, board) cases; "
+        f"predicted potential >= measured speedup in {summary['potential_ge_measured_share']:.0%}; "
+        f"median predicted/measured {summary['median_ratio']:.2f}; the targeted criterion's own "
+        f"potential speedup >= measured in {summary['targeted_ge_measured_share']:.0%}"
+    )
