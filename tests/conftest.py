@@ -143,6 +143,47 @@ bytes = "ITERS * 4"
 threads_per_block = 128
 blocks_per_sm = 4
 """),
+    "occupancy": ("dynamic", "Streaming Multi-processor", "FFMA", """
+[params]
+OP = 0
+WARPS = 8
+SM_PCT = 100
+ITERS = 64
+
+[variants.alu]
+params = { OP = 0 }
+target = "FFMA"
+
+[variants.mem]
+params = { OP = 1 }
+target = "LDG"
+
+[sweep.grid]
+WARPS = [1, 2, 4, 8]
+SM_PCT = [50, 100]
+
+[work]
+target_instructions = "ITERS"
+flops = "ITERS * 2 * (OP == 0)"
+bytes = "ITERS * 4 * (OP == 1)"
+
+[launch]
+threads_per_block = "WARPS * 32"
+blocks = "max(1, sms * SM_PCT // 100)"
+"""),
+    "syn_latency": ("latency", "Memory latency", "LDG", """
+[params]
+HOPS = 64
+REPS = 4
+
+[work]
+target_instructions = "HOPS * REPS"
+hops = "HOPS * REPS"
+
+[launch]
+threads_per_block = 1
+blocks = 1
+"""),
     "syn_noisy": ("static", "ALU", "IADD3", """
 [params]
 ITERS = 16
@@ -188,6 +229,8 @@ SYNTHETIC_SPEC = {
         {"name": "syn_dram", "params": {"ITERS": [32, 64]}},
         {"name": "divergence"},
         {"name": "bank_conflicts"},
+        {"name": "occupancy"},
+        {"name": "syn_latency"},
         {"name": "syn_noisy"},
     ],
 }
@@ -220,8 +263,10 @@ class SyntheticBackend(Backend):
     """Deterministic made-up timings with a simple model; ``synthetic = True``.
 
     Time of a launch = work / rate, where divergence costs 32 / GROUP_SIZE, bank
-    conflicts cost WAYS, and ``syn_noisy`` gets a 30 % spread (to trip the noise flag);
-    every other point gets a 0.5 % deterministic spread.
+    conflicts cost WAYS, ``occupancy`` reaches full rate from a quarter of its largest
+    load (WARPS x SM_PCT) on, ``syn_latency`` reports 500 cycles per hop, and ``syn_noisy``
+    gets a 30 % spread (to trip the noise flag); every other point gets a 0.5 %
+    deterministic spread.
     """
 
     name = "synthetic"
@@ -247,15 +292,21 @@ class SyntheticBackend(Backend):
             base *= 32 / p["GROUP_SIZE"]
         if launch.family == "bank_conflicts":
             base *= p["WAYS"]
+        if launch.family == "occupancy":  # throughput saturates at a quarter of the largest load
+            x = p["WARPS"] * p["SM_PCT"] / 800
+            base = ops / (1e12 * min(1.0, 4 * x))
         seed = int(hashlib.sha256(launch.key.encode()).hexdigest()[:8], 16)
         rng = np.random.default_rng(seed)
         spread = 0.3 if launch.family == "syn_noisy" else 0.005
         times = base * (1 + spread * rng.standard_normal(launch.repetitions))
         times = np.clip(times, base * 0.1, None)
+        cycles = int(base * 1e9)
+        if launch.family == "syn_latency":
+            cycles = 500 * p["HOPS"] * p["REPS"]
         return Measurement(
             launch=launch,
             times_s=tuple(times),
-            cycles=int(base * 1e9),
+            cycles=cycles,
             sm_clock_mhz=1000.0,
             mem_clock_mhz=2000.0,
             energy_j=None if launch.family == "syn_noisy" else 50.0 * float(times.sum()),

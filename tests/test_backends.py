@@ -155,3 +155,172 @@ def test_cupy_records_kernel_attributes():
     m = backend.run(_cupy_launches(backend)[0])
     assert m.kernel_attributes["num_regs"] > 0
     assert m.validated
+
+
+# -- the CuPy backend's plumbing, against a stand-in for CuPy --------------------------------
+class _FakeKernel:
+    """Stands in for cupy.RawKernel: records launches, leaves outputs untouched."""
+
+    attributes = {"num_regs": 40, "shared_size_bytes": 0, "local_size_bytes": 0,
+                  "const_size_bytes": 0, "max_threads_per_block": 1024, "ptx_version": 90}
+
+    def __init__(self):
+        self.launches = []
+
+    def __call__(self, grid, block, args, *, shared_mem=0):
+        self.launches.append((grid, block, len(args), shared_mem))
+
+
+def _fake_cupy(monkeypatch):
+    """A minimal module with the CuPy API the backend uses (no GPU involved)."""
+    import sys
+    import types
+
+    import numpy as np
+
+    kernel = _FakeKernel()
+    compiled = []
+    cupy = types.ModuleType("cupy")
+    cupy.__version__ = "0.0-fake"
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda i: {
+            "name": b"Fake GPU (synthetic)", "major": 9, "minor": 0, "multiProcessorCount": 4,
+            "totalGlobalMem": 1 << 30, "clockRate": 1_500_000, "memoryClockRate": 2_000_000,
+            "uuid": b"\x01\x02",
+        },
+        driverGetVersion=lambda: 12040,
+        runtimeGetVersion=lambda: 12030,
+    )
+
+    class Device:
+        pci_bus_id = "0000:00:00.0"
+
+        def __init__(self, i=0):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return None
+
+        def synchronize(self):
+            pass
+
+    class RawModule:
+        def __init__(self, code, options=()):
+            compiled.append(tuple(options))
+
+        def get_function(self, name):
+            return kernel
+
+    cupy.cuda = types.SimpleNamespace(runtime=runtime, Device=Device)
+    cupy.RawModule = RawModule
+    cupy.asarray = np.asarray
+    cupy.asnumpy = np.asarray
+    cupyx = types.ModuleType("cupyx")
+    profiler = types.ModuleType("cupyx.profiler")
+
+    def benchmark(func, args=(), kwargs={}, n_repeat=10, *, n_warmup=1, max_duration=None,
+                  devices=None, name=None):
+        for _ in range(n_warmup + n_repeat):
+            func(*args, **kwargs)
+        return types.SimpleNamespace(gpu_times=np.full((1, n_repeat), 1e-3))
+
+    profiler.benchmark = benchmark
+    cupyx.profiler = profiler
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    monkeypatch.setitem(sys.modules, "cupyx.profiler", profiler)
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: clocks and energy unknown
+    return kernel, compiled
+
+
+def _reference_or_stub(monkeypatch):
+    """The kernels' shared argument builder and validator, or a stub while it is missing."""
+    import importlib.util
+    import sys
+    import types
+
+    import numpy as np
+
+    if importlib.util.find_spec("perfml.kernels.reference") is not None:
+        return
+    stub = types.ModuleType("perfml.kernels.reference")
+    stub.build_arguments = lambda fam, params, launch, random_state=0: {
+        "out": np.zeros(fam.buffer_elements("out", params, launch), np.float32),
+        "zero": np.int32(0)}
+
+    def validate(fam, params, launch, inputs, outputs):
+        from perfml.errors import PerfmlError
+
+        if not (outputs["out"] == inputs["out"]).all():
+            raise PerfmlError("the never-true store fired")
+
+    stub.validate = validate
+    monkeypatch.setitem(sys.modules, "perfml.kernels.reference", stub)
+
+
+def test_cupy_backend_plumbing_with_a_stand_in(monkeypatch, synthetic_catalog):
+    """Compile once per option set, validate before timing, record what CuPy returns."""
+    kernel, compiled = _fake_cupy(monkeypatch)
+    _reference_or_stub(monkeypatch)
+    from perfml.sweeps.spec import parse_spec, plan_spec
+
+    backend = CupyBackend(catalog=synthetic_catalog)
+    info = backend.device_info()
+    assert (info.name, info.compute_capability, info.sms) == ("Fake GPU (synthetic)", "9.0", 4)
+    assert info.driver_version == "12.4" and info.cuda_runtime_version == "12.3"
+    assert info.max_sm_clock_mhz == 1500.0 and info.uuid == "0102"
+    spec = parse_spec({"name": "fake", "repetitions": 5, "warmup": 2,
+                       "families": [{"name": "syn_fp32"}, {"name": "divergence"}]})
+    launches = [p.launch for p in plan_spec(spec, synthetic_catalog, sms=4).points]
+    m = backend.run(launches[0])
+    assert m.validated and m.n == 5 and m.times_s == (1e-3,) * 5
+    assert m.kernel_attributes["num_regs"] == 40 and "ptx_version" not in m.kernel_attributes
+    assert m.energy_j is None and m.sm_clock_mhz is None and m.cycles is None
+    assert len(kernel.launches) == 1 + 2 + 5  # validation launch, warm-up, timed
+    assert kernel.launches[0] == ((16, 1, 1), (256, 1, 1), 2, 0)
+    backend.run(launches[0])
+    assert len(compiled) == 1  # compiled once, cached by its options
+    assert any(o.startswith("-DOP=0") for o in compiled[0])
+    for launch in launches[1:]:
+        backend.run(launch)
+    assert len(compiled) == len(launches)
+
+
+def test_cupy_backend_refuses_to_time_a_wrong_output(monkeypatch, synthetic_catalog):
+    import sys
+
+    import numpy as np
+
+    from perfml.backends import KernelValidationError
+
+    kernel, _ = _fake_cupy(monkeypatch)
+    _reference_or_stub(monkeypatch)
+    # the never-true store "fired": every output element changed
+    monkeypatch.setattr(sys.modules["cupy"], "asnumpy", lambda a: np.asarray(a) + 1)
+    backend = CupyBackend(catalog=synthetic_catalog)
+    launch = Launch("syn_dram", {"ITERS": 64}, grid=32, block=256)
+    with pytest.raises(KernelValidationError, match="not timed"):
+        backend.run(launch)
+    assert len(kernel.launches) == 1  # only the validation launch ran
+
+
+def test_cupy_backend_compile_errors_are_typed(monkeypatch, synthetic_catalog):
+    import sys
+
+    from perfml.errors import KernelCompileError
+
+    _fake_cupy(monkeypatch)
+    _reference_or_stub(monkeypatch)
+
+    class Broken:
+        def __init__(self, code, options=()):
+            raise RuntimeError("nvrtc: error: identifier 'x' is undefined")
+
+    monkeypatch.setattr(sys.modules["cupy"], "RawModule", Broken)
+    backend = CupyBackend(catalog=synthetic_catalog)
+    with pytest.raises(KernelCompileError, match="identifier 'x' is undefined"):
+        backend.run(Launch("syn_dram", {"ITERS": 64}, grid=32, block=256))

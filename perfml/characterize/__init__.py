@@ -1,0 +1,45 @@
+"""Device characterization: seed 000's characterization functions and per-board peaks.
+
+The API the fine-grained criteria model (:mod:`perfml.diagnosis`) uses:
+
+* :func:`load_characterization` ``(path) -> Characterization`` (a JSON file written by
+  ``perfml characterize RESULTS --out FILE``, or a result set directory);
+* :meth:`Characterization.f_divergence`, :meth:`~Characterization.f_shmem`,
+  :meth:`~Characterization.f_dram_thr`, :meth:`~Characterization.f_arith_thr`: intensity
+  in [0, 1] (1 = the criterion's best value) to relative performance in [0, 1];
+* :meth:`Characterization.identity` (1 everywhere) and
+  :func:`reference_characterization` ``("GTX-980")`` (seed 001 Tables 3 and 4).
+"""
+
+from __future__ import annotations
+
+from perfml.characterize.build import (
+    DEFAULT_SOURCES,
+    FunctionSource,
+    characterize_frame,
+    characterize_results,
+)
+from perfml.characterize.characterization import Characterization, load_characterization
+from perfml.characterize.functions import (
+    FUNCTION_NAMES,
+    CharacterizationFunction,
+    sample_quantize_interpolate,
+)
+from perfml.characterize.reference import reference_boards, reference_characterization
+from perfml.characterize.summary import ClassSummary, summarize_results
+
+__all__ = [
+    "DEFAULT_SOURCES",
+    "FUNCTION_NAMES",
+    "Characterization",
+    "CharacterizationFunction",
+    "ClassSummary",
+    "FunctionSource",
+    "characterize_frame",
+    "characterize_results",
+    "load_characterization",
+    "reference_boards",
+    "reference_characterization",
+    "sample_quantize_interpolate",
+    "summarize_results",
+]

@@ -1,0 +1,191 @@
+"""Build a :class:`~perfml.characterize.Characterization` from sweep results.
+
+Each characterization function comes from one dynamic microbenchmark family
+(:data:`DEFAULT_SOURCES`): its swept parameter is turned into the criterion's intensity
+by an expression, its performance is read from the result rows, and the samples go
+through :func:`~perfml.characterize.functions.sample_quantize_interpolate`. The per-class
+summaries come from the static families (:func:`~perfml.characterize.summary.summarize_results`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfml.characterize.characterization import Characterization
+from perfml.characterize.functions import CharacterizationFunction, sample_quantize_interpolate
+from perfml.characterize.summary import summarize_results
+from perfml.errors import PerfmlError
+
+__all__ = ["DEFAULT_SOURCES", "FunctionSource", "characterize_frame", "characterize_results"]
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    """Which microbenchmark feeds a characterization function, and how.
+
+    Parameters
+    ----------
+    function : str
+        ``divergence``, ``shmem``, ``dram_thr`` or ``arith_thr``.
+    family : str
+        Dynamic kernel family whose sweep gives the samples.
+    intensity : str
+        Sidecar-style expression (``perfml.kernels._expr``) of the criterion intensity
+        over the point's parameters.
+    normalize : bool
+        Divide the intensity by its largest value over the family's rows (so the largest
+        swept point is intensity 1).
+    where : str
+        Optional expression over the parameters selecting rows (e.g. a variant).
+    performance : str
+        ``"inv_time"`` (1 / median time: the same work at every point) or a throughput
+        column of the result rows (``bytes_per_s``, ``instructions_per_s``, ``flops_per_s``).
+    """
+
+    function: str
+    family: str
+    intensity: str
+    normalize: bool = False
+    where: str = ""
+    performance: str = "inv_time"
+
+
+#: where each function of seed 000 Section III-B comes from (families of seed 001 Table 2,
+#: ``kernels/<family>.toml``)
+DEFAULT_SOURCES: tuple[FunctionSource, ...] = (
+    # lanes split into groups of GROUP_SIZE taking their own path, same per-thread work:
+    # 32 / GROUP_SIZE paths per warp, #ExeInstructions / #PotExeInstructions = GROUP_SIZE / 32
+    FunctionSource("divergence", "divergence", "GROUP_SIZE / 32"),
+    # WAYS-way bank conflicts, same accesses: transactions per access = 1 / WAYS
+    FunctionSource("shmem", "bank_conflicts", "1 / WAYS"),
+    # DRAM stream with WARPS warps per SM on SM_PCT % of the SMs: data in flight
+    FunctionSource("dram_thr", "occupancy", "WARPS * SM_PCT", normalize=True,
+                   where="OP == 1", performance="bytes_per_s"),
+    # FFMA chains with WARPS warps per SM on SM_PCT % of the SMs: arithmetic parallelism
+    FunctionSource("arith_thr", "occupancy", "WARPS * SM_PCT", normalize=True,
+                   where="OP == 0", performance="instructions_per_s"),
+)
+
+
+def _samples(frame, source: FunctionSource):
+    """(intensity, performance) arrays of one source's rows, or ``None`` without rows."""
+    import numpy as np
+
+    from perfml.kernels._expr import evaluate
+
+    rows = frame[frame["family"] == source.family]
+    params = [json.loads(p) for p in rows["params_json"]]
+    if source.where:
+        keep = [bool(evaluate(source.where, p)) for p in params]
+        rows = rows[keep]
+        params = [p for p, k in zip(params, keep) if k]
+    if len(rows) == 0:
+        return None
+    x = np.array([float(evaluate(source.intensity, p)) for p in params])
+    if source.normalize:
+        x = x / x.max()
+    if source.performance == "inv_time":
+        y = 1.0 / rows["time_median_s"].to_numpy(dtype=float)
+    else:
+        y = rows[source.performance].to_numpy(dtype=float)
+    return x, y
+
+
+def characterize_frame(
+    frame,
+    *,
+    board: Any = None,
+    board_name: str = "",
+    sources: Sequence[FunctionSource] = DEFAULT_SOURCES,
+    source: str = "",
+    device: Mapping[str, Any] | None = None,
+    synthetic: bool = False,
+) -> Characterization:
+    """Characterize from result rows (a DataFrame of :mod:`perfml.sweeps.results` rows).
+
+    Noisy rows take part in the functions (the per-level median absorbs them) but are
+    excluded from the summaries unless a class has nothing else.
+    """
+    functions: dict[str, CharacterizationFunction] = {}
+    for src in sources:
+        got = _samples(frame, src)
+        if got is None:
+            continue
+        try:
+            functions[src.function] = sample_quantize_interpolate(
+                src.function,
+                *got,
+                source=f"family {src.family}, intensity {src.intensity}, performance {src.performance}",
+            )
+        except ValueError as exc:
+            raise PerfmlError(
+                f"cannot build F_{src.function} from family {src.family!r}: {exc}"
+            ) from None
+    if device is None and len(frame):
+        first = frame.iloc[0]
+        device = {
+            k: (first[k].item() if hasattr(first[k], "item") else first[k])
+            for k in ("device_name", "compute_capability", "sms", "driver_version")
+            if k in frame.columns
+        }
+    name = board_name or (str((device or {}).get("device_name", "")) or "unknown")
+    return Characterization(
+        board=name,
+        functions=functions,
+        summary=summarize_results(frame, board=board),
+        source=source,
+        synthetic=synthetic,
+        device=device or {},
+    )
+
+
+def _lookup_board(name: str | None, device_name: str) -> tuple[Any, str]:
+    """The registry board (or ``None``) and its name."""
+    try:
+        from perfml import boards
+    except ImportError:
+        return None, name or device_name
+    for candidate in ([name] if name else [device_name]):
+        try:
+            return boards.get_board(candidate), candidate
+        except PerfmlError:
+            if name:
+                raise
+    return None, device_name
+
+
+def characterize_results(
+    path: str | os.PathLike[str],
+    *,
+    board: str | None = None,
+    sources: Sequence[FunctionSource] = DEFAULT_SOURCES,
+) -> Characterization:
+    """Characterize the result set at ``path``.
+
+    Parameters
+    ----------
+    path : path-like
+        A result set directory written by ``perfml sweep run``.
+    board : str, optional
+        Registry name of the measured board, for the fraction of the specification
+        achieved; by default the device name is tried in the registry.
+    """
+    from perfml.sweeps.results import ResultSet
+
+    rs = ResultSet.open(path)
+    frame = rs.read()
+    reg_board, name = _lookup_board(board, rs.device.name)
+    return characterize_frame(
+        frame,
+        board=reg_board,
+        board_name=name,
+        sources=sources,
+        source=str(Path(path)),
+        device=rs.device.to_dict(),
+        synthetic=rs.synthetic,
+    )

@@ -1,0 +1,212 @@
+"""Per-board summaries: achieved peak per instruction class and memory level.
+
+From the *static* microbenchmarks of a sweep (seed 001 Table 1: one family per
+instruction class or memory level, run at full load) the summary keeps, per family, the
+best throughput achieved over its sweep points and, where the board registry gives the
+matching specification, the fraction of it achieved, as seed 001 Tables 3 and 4 compare
+"Real" with "Spec." throughput (../shared/seeds/001_37d900892b579193.txt lines 164-187).
+
+Units: instruction classes in instructions per cycle per SM (and instructions/s); memory
+levels in bytes per cycle per SM (and bytes/s). Seed 001 Table 4 counts transactions,
+not bytes, so the GTX 980 reference summary keeps its own unit in :attr:`ClassSummary.unit`.
+
+Specifications come from the registry fields, per seed 001 Table 1 component:
+``FPU`` -> ``fp32_cores_per_sm``, ``DFU`` -> ``fp64_units_per_sm``, ``SFU`` ->
+``sfu_per_sm`` (instructions per cycle per SM); ``DRAM`` -> :func:`perfml.boards.peak_bandwidth`;
+shared memory -> ``shared_banks`` x 4 bytes per cycle per SM. Integer (``ALU``) classes,
+L2 and constant memory have no registry figure, so no fraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["ClassSummary", "is_memory_component", "summarize_results"]
+
+_INSTRUCTION_SPEC_FIELD = {"FPU": "fp32_cores_per_sm", "DFU": "fp64_units_per_sm", "SFU": "sfu_per_sm"}
+_MEMORY_WORDS = ("dram", "l2", "l1", "shared", "constant", "texture", "global", "memory", "mem.")
+#: bytes one shared-memory bank serves per cycle
+_BANK_WIDTH_BYTES = 4
+
+
+def is_memory_component(component: str) -> bool:
+    """Whether a seed 001 component name (``DRAM``, ``L2``, ``L1/Shared mem.``, ...) is a memory level."""
+    lowered = component.lower()
+    return any(word in lowered for word in _MEMORY_WORDS)
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    """Achieved peak of one instruction class or memory level on one board.
+
+    ``fraction_of_spec`` is achieved over the specification (registry figure, or the
+    paper's "Spec." row); ``None`` where no specification exists (e.g. integer
+    remainder, which has no hardware unit: seed 001 line 160).
+    """
+
+    name: str
+    kind: str  # "instruction", "memory" or "latency"
+    unit: str
+    component: str = ""
+    achieved_per_cycle_per_sm: float | None = None
+    achieved_per_s: float | None = None
+    spec_per_cycle_per_sm: float | None = None
+    spec_per_s: float | None = None
+    fraction_of_spec: float | None = None
+    avg_power_w: float | None = None
+    max_power_w: float | None = None
+    energy_j: float | None = None
+    nj_per_op: float | None = None
+    latency_cycles: float | None = None
+    n_points: int = 0
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClassSummary:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _numbers(values):
+    import pandas as pd
+
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    return values[values > 0]
+
+
+def _best(values) -> float | None:
+    values = _numbers(values)
+    return float(values.max()) if len(values) else None
+
+
+def _median(values) -> float | None:
+    values = _numbers(values)
+    return float(values.median()) if len(values) else None
+
+
+def _spec(board: Any, component: str, memory: bool) -> tuple[float | None, float | None]:
+    """(per cycle per SM, per second) specification of a component, where the registry has one."""
+    if board is None:
+        return None, None
+    from perfml import boards
+
+    sms, clock = getattr(board, "sms", None), getattr(board, "boost_clock_mhz", None)
+    per_cycle: float | None = None
+    per_s: float | None = None
+    try:
+        if memory:
+            lowered = component.lower()
+            if "dram" in lowered or "global" in lowered:
+                per_s = float(boards.peak_bandwidth(board))
+                if sms and clock:
+                    per_cycle = per_s / (sms * clock * 1e6)
+            elif "shared" in lowered and getattr(board, "shared_banks", None):
+                per_cycle = float(board.shared_banks * _BANK_WIDTH_BYTES)
+        else:
+            field = _INSTRUCTION_SPEC_FIELD.get(component.upper())
+            if field and getattr(board, field, None):
+                per_cycle = float(getattr(board, field))
+        if per_cycle is not None and per_s is None and sms and clock:
+            per_s = per_cycle * sms * clock * 1e6
+    except Exception:  # the registry leaves a needed number empty
+        return None, None
+    return per_cycle, per_s
+
+
+def summarize_results(frame, board: Any = None) -> tuple[ClassSummary, ...]:
+    """Summaries of the static families in a result frame, one per family.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows of a result set (:meth:`perfml.sweeps.results.ResultSet.read`).
+    board : Board, optional
+        Registry entry of the measured board, for the specification and
+        ``fraction_of_spec``; without it only achieved values are reported.
+
+    Noisy points are left out of a class unless every point of it is noisy. The fraction
+    compares per-cycle figures (measured SM clock) for instruction classes and shared
+    memory, and bytes/s for DRAM.
+    """
+    if frame is None or len(frame) == 0:
+        return ()
+    static = frame[frame["kind"].astype(str).str.lower() == "static"]
+    out: list[ClassSummary] = []
+    for family, group in static.groupby("family", sort=True):
+        quiet = group[~group["noisy"].astype(bool)]
+        group = quiet if len(quiet) else group
+        component = str(group["component"].iloc[0])
+        memory = is_memory_component(component)
+        clock_mhz = group["sm_clock_mhz"].fillna(group["max_sm_clock_mhz"]).astype(float)
+        cycles_sms = group["time_median_s"] * clock_mhz * 1e6 * group["sms"].astype(float)
+        if memory:
+            per_s = _best(group["bytes_per_s"])
+            per_cycle = _best(group["bytes"] / cycles_sms)
+            count = group["bytes"]
+            unit = "bytes per cycle per SM"
+        else:
+            per_s = _best(group["instructions_per_s"])
+            per_cycle = _best(group["instructions_per_cycle_per_sm"])
+            count = group["instructions"]
+            unit = "instructions per cycle per SM"
+        spec_cycle, spec_s = _spec(board, component, memory)
+        if memory and spec_s is not None and "shared" not in component.lower():
+            fraction = per_s / spec_s if per_s is not None else None
+        else:
+            fraction = per_cycle / spec_cycle if (per_cycle is not None and spec_cycle) else None
+        energy = group["energy_j"]
+        out.append(
+            ClassSummary(
+                name=str(family),
+                kind="memory" if memory else "instruction",
+                unit=unit,
+                component=component,
+                achieved_per_cycle_per_sm=per_cycle,
+                achieved_per_s=per_s,
+                spec_per_cycle_per_sm=spec_cycle,
+                spec_per_s=spec_s,
+                fraction_of_spec=fraction,
+                avg_power_w=_median(group["power_w"]),
+                max_power_w=_best(group["power_w"]),
+                energy_j=_median(energy),
+                nj_per_op=_median(energy / (count * group["n"]) * 1e9),
+                n_points=len(group),
+                source="kernels " + ", ".join(sorted(map(str, group["kernel"].unique()))),
+            )
+        )
+    out.extend(_latencies(frame))
+    return tuple(out)
+
+
+def _latencies(frame) -> list[ClassSummary]:
+    """Load-to-use latency per latency kernel: ``clock64`` cycles over dependent hops.
+
+    A latency kernel (one thread chasing a pointer ring) writes the cycles of its timed
+    chase to its ``cycles`` buffer; its ``[work]`` section gives the hops per thread.
+    """
+    import json
+
+    import pandas as pd
+
+    rows = frame[frame["kind"].astype(str).str.lower() == "latency"]
+    out = []
+    for kernel, group in rows.groupby("kernel", sort=True):
+        hops = group["work_json"].map(lambda w: json.loads(w or "{}").get("hops"))
+        per_hop = pd.to_numeric(group["cycles"], errors="coerce") / pd.to_numeric(hops, errors="coerce")
+        out.append(
+            ClassSummary(
+                name=str(kernel),
+                kind="latency",
+                unit="cycles per dependent access",
+                component=str(group["component"].iloc[0]),
+                latency_cycles=_median(per_hop),
+                n_points=len(group),
+                source=f"kernel {kernel}: clock64 cycles / hops",
+            )
+        )
+    return out

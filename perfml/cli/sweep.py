@@ -1,0 +1,198 @@
+"""``perfml sweep plan|run``: microbenchmark sweeps from ``sweeps/*.toml`` specs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from perfml.errors import PerfmlError
+
+sweep_app = typer.Typer(
+    help="Plan and run microbenchmark sweeps (specs in sweeps/*.toml).",
+    no_args_is_help=True,
+)
+
+_SPECS_HELP = "Sweep spec files or directories (default: the shipped sweeps/*.toml)."
+
+
+def _specs(paths: list[Path] | None):
+    from perfml.sweeps.spec import default_spec_paths, load_specs
+
+    chosen = list(paths or default_spec_paths())
+    if not chosen:
+        raise PerfmlError("no sweep specs given and none found in sweeps/; pass SPEC files")
+    return load_specs(chosen)
+
+
+def _board(name: str | None) -> Any:
+    if name is None:
+        return None
+    from perfml import boards
+
+    return boards.get_board(name)
+
+
+@sweep_app.command("plan")
+def plan(
+    specs: Annotated[list[Path] | None, typer.Argument(help=_SPECS_HELP)] = None,
+    board: Annotated[
+        str, typer.Option("--board", help="Registry board to plan for (SMs, peaks).")
+    ] = "H100-SXM",
+    sms: Annotated[
+        int | None, typer.Option("--sms", help="SM count; overrides the board's, no peaks then.")
+    ] = None,
+    points: Annotated[bool, typer.Option("--points", help="List every planned point.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Print the planned points and the estimated time of each spec."""
+    from perfml.kernels.catalog import load_catalog
+    from perfml.sweeps.spec import plan_specs
+
+    reg = None if sms else _board(board)
+    n_sms = sms or int(reg.sms)
+    plans = plan_specs(_specs(specs), load_catalog(), sms=n_sms, board=reg)
+    total = sum(p.estimated_s for p in plans)
+    if json_:
+        doc = {
+            "board": None if sms else board,
+            "sms": n_sms,
+            "estimated_s": total,
+            "specs": [
+                {
+                    "name": p.spec.name,
+                    "path": str(p.spec.path) if p.spec.path else None,
+                    "points": len(p.points),
+                    "estimated_s": p.estimated_s,
+                    "worst_case_s": p.worst_case_s,
+                    "time_budget_s": p.spec.time_budget_s,
+                    "over_budget": p.over_budget,
+                    "launches": [
+                        {
+                            "kernel": pt.kernel,
+                            "params": dict(pt.launch.params),
+                            "grid": list(pt.launch.grid),
+                            "block": list(pt.launch.block),
+                            "shared_bytes": pt.launch.shared_mem,
+                            "estimated_s": pt.estimated_s,
+                        }
+                        for pt in p.points
+                    ]
+                    if points
+                    else None,
+                }
+                for p in plans
+            ],
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    where = f"{board}, {n_sms} SMs" if reg is not None else f"{n_sms} SMs, no peaks: 1 ms per launch"
+    table = Table("spec", "points", "estimated", "worst case", "budget", "", title=f"sweep plan ({where})")
+    for p in plans:
+        flag = "[red]over budget[/]" if p.over_budget else ""
+        table.add_row(
+            p.spec.name, str(len(p.points)), f"{p.estimated_s:.1f} s", f"{p.worst_case_s:.0f} s",
+            f"{p.spec.time_budget_s:.0f} s", flag,
+        )
+    budget = sum(p.spec.time_budget_s for p in plans)
+    worst = sum(p.worst_case_s for p in plans)
+    table.add_row("total", str(sum(len(p.points) for p in plans)), f"{total:.1f} s", f"{worst:.0f} s",
+                  f"{budget:.0f} s", "")
+    console.print(table)
+    if points:
+        for p in plans:
+            for pt in p.points:
+                console.print(
+                    f"{p.spec.name}  {pt.kernel}  {pt.launch.params_json}  grid={pt.launch.grid} "
+                    f"block={pt.launch.block}  ~{pt.estimated_s * 1e3:.1f} ms"
+                )
+
+
+def _default_out(device_name: str) -> Path:
+    slug = re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-") or "device"
+    return Path("results") / slug
+
+
+@sweep_app.command("run")
+def run(
+    specs: Annotated[list[Path] | None, typer.Argument(help=_SPECS_HELP)] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Result set directory (default results/<device>)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the result set in --out, skipping stored points.")
+    ] = False,
+    backend: Annotated[
+        str, typer.Option("--backend", help="cupy (a GPU) or replay (recorded results).")
+    ] = "cupy",
+    replay: Annotated[
+        Path | None, typer.Option("--replay", help="Result set to serve with --backend replay.")
+    ] = None,
+    device: Annotated[int, typer.Option("--device", help="CUDA device ordinal.")] = 0,
+    board: Annotated[
+        str | None, typer.Option("--board", help="Registry board, for time estimates only.")
+    ] = None,
+    flush_every: Annotated[
+        int, typer.Option("--flush-every", help="Points per appended Parquet part.")
+    ] = 16,
+) -> None:
+    """Measure the specs' points into an append-only result set."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from perfml.backends import make_backend
+    from perfml.sweeps.runner import run_sweeps
+
+    loaded = _specs(specs)
+    reg = _board(board)
+    console = Console(stderr=True)
+    with make_backend(backend, replay=str(replay) if replay else None, device=device) as be:
+        target = out or _default_out(be.device_info().name)
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(spec: str, done: int, total: int) -> None:
+                if spec not in tasks:
+                    tasks[spec] = bar.add_task(spec, total=total)
+                bar.update(tasks[spec], completed=done)
+
+            result_set, reports = run_sweeps(
+                loaded, be, target, resume=resume, board=reg, flush_every=flush_every, progress=progress
+            )
+    thresholds = {s.name: s.cv_threshold for s in loaded}
+    for r in reports:
+        console.print(
+            f"{r.spec}: {r.measured} measured, {r.already_done} already stored, "
+            f"{r.skipped_budget} left (budget), {r.noisy} noisy, {len(r.failed)} failed "
+            f"in {r.elapsed_s:.1f} s"
+        )
+        for line in r.advice(thresholds[r.spec]):
+            console.print(f"[yellow]{line}[/]")
+    console.print(f"results in {result_set.path}")
+    failed = sum(len(r.failed) for r in reports)
+    if failed:
+        from perfml.sweeps.runner import SweepFailedPointsError
+
+        raise SweepFailedPointsError(
+            f"{failed} point(s) failed to compile or validate and were not recorded; fix them "
+            f"and re-run with --resume --out {result_set.path}"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sweep_app, name="sweep")

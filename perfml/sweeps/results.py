@@ -1,0 +1,449 @@
+"""Sweep result sets: one directory, append-only Parquet parts, a versioned manifest.
+
+Layout of a result set directory::
+
+    RESULTS/
+      manifest.json             format, schema_version, device fingerprint, synthetic flag
+      part-00000-1a2b3c4d.parquet
+      part-00001-5e6f7a8b.parquet
+      ...
+
+* **Append-only.** Each flush of measured rows becomes a new part file, written to a
+  temporary name and hard-linked into place, so a part is either complete or absent and
+  no existing file is ever rewritten (``os.link`` fails rather than overwrite).
+* **Versioned.** ``manifest.json`` and every part (Parquet key-value metadata
+  ``perfml.schema_version``) carry :data:`SCHEMA_VERSION`; a reader meeting any other
+  version raises :class:`~perfml.errors.ResultSchemaError` instead of guessing.
+* **One device per set.** The manifest records the device fingerprint
+  (:attr:`DeviceInfo.fingerprint`); appending measurements from another device raises
+  :class:`~perfml.errors.MixedDeviceError`, as pyperf refuses to merge runs from
+  different machines.
+* **Self-describing rows.** Every row repeats the device metadata, versions and schema
+  version, so a row copied out of its set still says where it came from.
+* **Resumable.** Rows are keyed by ``point_id`` (spec name + launch key); a resumed
+  sweep skips the points already present, so rows are neither lost nor duplicated.
+* **One writer.** A sweep holds an ``flock`` on the manifest while appending
+  (:meth:`ResultSet.writing`); it dies with the process, so no stale lock survives a crash.
+
+A manifest rather than metadata in the first part keeps the device check cheap and
+makes an empty (just created, nothing measured yet) set well-defined.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfml.backends._base import DeviceInfo, Measurement, canonical_json
+from perfml.errors import MixedDeviceError, ResultFileExistsError, ResultSchemaError
+
+__all__ = [
+    "FORMAT",
+    "MANIFEST_NAME",
+    "SCHEMA_VERSION",
+    "ResultSet",
+    "make_row",
+    "point_id",
+    "result_schema",
+]
+
+#: the version of the row schema and directory layout written by this perfml
+SCHEMA_VERSION = 1
+FORMAT = "perfml-sweep-results"
+MANIFEST_NAME = "manifest.json"
+_SCHEMA_KEY = b"perfml.schema_version"
+
+
+def result_schema():  # -> pyarrow.Schema
+    """The Arrow schema of a result row (imported lazily: pyarrow is heavy)."""
+    import pyarrow as pa
+
+    f64, i64 = pa.float64(), pa.int64()
+    return pa.schema(
+        [
+            ("schema_version", pa.int32()),
+            ("point_id", pa.string()),
+            ("spec", pa.string()),
+            ("family", pa.string()),
+            ("kernel", pa.string()),
+            ("target", pa.string()),
+            ("kind", pa.string()),
+            ("component", pa.string()),
+            ("backend", pa.string()),
+            ("synthetic", pa.bool_()),
+            ("measured_at", pa.timestamp("us", tz="UTC")),
+            ("params_json", pa.string()),
+            ("launch_key", pa.string()),
+            ("grid_x", i64),
+            ("grid_y", i64),
+            ("grid_z", i64),
+            ("block_x", i64),
+            ("block_y", i64),
+            ("block_z", i64),
+            ("shared_mem_bytes", i64),
+            ("threads", i64),
+            # repetition statistics (seconds)
+            ("n", pa.int32()),
+            ("warmup", pa.int32()),
+            ("time_min_s", f64),
+            ("time_median_s", f64),
+            ("time_mean_s", f64),
+            ("time_std_s", f64),
+            ("time_cv", f64),
+            ("times_s", pa.list_(f64)),
+            ("cv_threshold", f64),
+            ("noisy", pa.bool_()),
+            ("validated", pa.bool_()),
+            # in-kernel cycles, clocks and energy (null where unavailable)
+            ("cycles", i64),
+            ("sm_clock_mhz", f64),
+            ("mem_clock_mhz", f64),
+            ("energy_j", f64),
+            ("power_w", f64),
+            # work per launch (from the sidecar's `work` section) and derived throughput
+            ("work_json", pa.string()),
+            ("instructions", f64),
+            ("flops", f64),
+            ("bytes", f64),
+            ("instructions_per_s", f64),
+            ("flops_per_s", f64),
+            ("bytes_per_s", f64),
+            ("instructions_per_cycle_per_sm", f64),
+            # kernel attributes (cupy RawKernel.attributes)
+            ("num_regs", i64),
+            ("shared_size_bytes", i64),
+            ("local_size_bytes", i64),
+            ("const_size_bytes", i64),
+            ("max_threads_per_block", i64),
+            # device and software metadata
+            ("device_name", pa.string()),
+            ("compute_capability", pa.string()),
+            ("sms", pa.int32()),
+            ("total_memory_bytes", i64),
+            ("max_sm_clock_mhz", f64),
+            ("max_mem_clock_mhz", f64),
+            ("driver_version", pa.string()),
+            ("cuda_runtime_version", pa.string()),
+            ("cupy_version", pa.string()),
+            ("perfml_version", pa.string()),
+        ]
+    )
+
+
+def point_id(spec: str, launch_key: str) -> str:
+    """Row identity within a result set: which spec measured which launch."""
+    return hashlib.sha256(f"{spec}\n{launch_key}".encode()).hexdigest()[:24]
+
+
+def _per_second(count: float | None, seconds: float) -> float | None:
+    return None if count is None else count / seconds
+
+
+def make_row(
+    measurement: Measurement,
+    device: DeviceInfo,
+    *,
+    spec: str,
+    kernel: str = "",
+    target: str = "",
+    kind: str = "",
+    component: str = "",
+    work: Mapping[str, float | None] | None = None,
+    work_per_thread: Mapping[str, float] | None = None,
+    cv_threshold: float = 0.05,
+    synthetic: bool = False,
+    measured_at: _dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Flatten one measurement into a result row (a dict matching :func:`result_schema`).
+
+    ``work`` holds totals per launch: ``instructions``, ``flops``, ``bytes`` (any may be
+    missing); ``work_per_thread`` is the sidecar's whole ``[work]`` section, stored as JSON
+    (``work_json``) for quantities without a column of their own (``hops``, ...). Throughputs are computed from the median time; instructions per cycle per
+    SM uses the NVML SM clock where measured, else the device's maximum SM clock.
+    """
+    from perfml import __version__
+
+    launch = measurement.launch
+    work = dict(work or {})
+    median = measurement.median_s
+    clock = measurement.sm_clock_mhz or device.max_sm_clock_mhz
+    instructions = work.get("instructions")
+    ipc_sm = None
+    if instructions is not None and clock and device.sms:
+        ipc_sm = instructions / (median * clock * 1e6 * device.sms)
+    attrs = measurement.kernel_attributes
+    cv = measurement.cv
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "point_id": point_id(spec, launch.key),
+        "spec": spec,
+        "family": launch.family,
+        "kernel": kernel or launch.family,
+        "target": target,
+        "kind": kind,
+        "component": component,
+        "backend": device.backend,
+        "synthetic": bool(synthetic),
+        "measured_at": measured_at or _dt.datetime.now(_dt.UTC),
+        "params_json": launch.params_json,
+        "launch_key": launch.key,
+        "grid_x": launch.grid[0],
+        "grid_y": launch.grid[1],
+        "grid_z": launch.grid[2],
+        "block_x": launch.block[0],
+        "block_y": launch.block[1],
+        "block_z": launch.block[2],
+        "shared_mem_bytes": launch.shared_mem,
+        "threads": launch.threads,
+        "n": measurement.n,
+        "warmup": launch.warmup,
+        "time_min_s": measurement.min_s,
+        "time_median_s": median,
+        "time_mean_s": measurement.mean_s,
+        "time_std_s": measurement.std_s,
+        "time_cv": cv,
+        "times_s": list(measurement.times_s),
+        "cv_threshold": cv_threshold,
+        "noisy": bool(cv > cv_threshold),
+        "validated": measurement.validated,
+        "cycles": measurement.cycles,
+        "sm_clock_mhz": measurement.sm_clock_mhz,
+        "mem_clock_mhz": measurement.mem_clock_mhz,
+        "energy_j": measurement.energy_j,
+        "power_w": measurement.power_w,
+        "work_json": canonical_json(dict(work_per_thread or {})),
+        "instructions": instructions,
+        "flops": work.get("flops"),
+        "bytes": work.get("bytes"),
+        "instructions_per_s": _per_second(instructions, median),
+        "flops_per_s": _per_second(work.get("flops"), median),
+        "bytes_per_s": _per_second(work.get("bytes"), median),
+        "instructions_per_cycle_per_sm": ipc_sm,
+        "num_regs": attrs.get("num_regs"),
+        "shared_size_bytes": attrs.get("shared_size_bytes"),
+        "local_size_bytes": attrs.get("local_size_bytes"),
+        "const_size_bytes": attrs.get("const_size_bytes"),
+        "max_threads_per_block": attrs.get("max_threads_per_block"),
+        "device_name": device.name,
+        "compute_capability": device.compute_capability,
+        "sms": device.sms,
+        "total_memory_bytes": device.total_memory_bytes,
+        "max_sm_clock_mhz": device.max_sm_clock_mhz,
+        "max_mem_clock_mhz": device.max_mem_clock_mhz,
+        "driver_version": device.driver_version,
+        "cuda_runtime_version": device.cuda_runtime_version,
+        "cupy_version": device.cupy_version,
+        "perfml_version": __version__,
+    }
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """A result set directory (see the module docstring for the layout).
+
+    Use :meth:`create` for a new set and :meth:`open` for an existing one; the
+    constructor does no I/O.
+    """
+
+    path: Path
+    device: DeviceInfo
+    synthetic: bool = False
+    created: str = ""
+
+    # -- construction -------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], device: DeviceInfo, *, synthetic: bool = False) -> ResultSet:
+        """Start a new result set; refuses to reuse a directory that already holds one."""
+        path = Path(path)
+        manifest = path / MANIFEST_NAME
+        if manifest.exists() or (path.exists() and any(path.glob("part-*.parquet"))):
+            raise ResultFileExistsError(
+                f"{path} already holds a result set; pass --resume to continue it, "
+                "or choose another --out directory (perfml never overwrites results)"
+            )
+        path.mkdir(parents=True, exist_ok=True)
+        created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        data = {
+            "format": FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "created": created,
+            "synthetic": bool(synthetic),
+            "device": device.to_dict(),
+            "fingerprint": device.fingerprint,
+        }
+        tmp = path / f".{MANIFEST_NAME}.{uuid.uuid4().hex[:8]}.tmp"
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        try:
+            os.link(tmp, manifest)
+        except FileExistsError:
+            raise ResultFileExistsError(
+                f"{manifest} appeared while creating the result set; choose another --out"
+            ) from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        return cls(path=path, device=device, synthetic=bool(synthetic), created=created)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> ResultSet:
+        """Open an existing result set, rejecting unknown formats and schema versions."""
+        path = Path(path)
+        manifest = path / MANIFEST_NAME
+        if not manifest.is_file():
+            raise ResultSchemaError(
+                f"{path} is not a perfml result set: expected {MANIFEST_NAME} in it; "
+                "create one with `perfml sweep run SPEC --out DIR`"
+            )
+        try:
+            data = json.loads(manifest.read_text())
+        except json.JSONDecodeError as exc:
+            raise ResultSchemaError(f"{manifest} is not valid JSON ({exc})") from None
+        if data.get("format") != FORMAT:
+            raise ResultSchemaError(
+                f"{manifest}: expected format {FORMAT!r}, found {data.get('format')!r}"
+            )
+        _check_version(data.get("schema_version"), str(manifest))
+        return cls(
+            path=path,
+            device=DeviceInfo.from_dict(data.get("device", {})),
+            synthetic=bool(data.get("synthetic", False)),
+            created=str(data.get("created", "")),
+        )
+
+    @classmethod
+    def open_or_create(
+        cls, path: str | os.PathLike[str], device: DeviceInfo, *, resume: bool, synthetic: bool = False
+    ) -> ResultSet:
+        """What ``perfml sweep run --out PATH [--resume]`` does with PATH.
+
+        Without ``resume`` an existing set is an error (never overwrite); with ``resume``
+        an existing set must have been measured on the same device.
+        """
+        path = Path(path)
+        if resume and (path / MANIFEST_NAME).exists():
+            rs = cls.open(path)
+            rs.check_device(device)
+            return rs
+        return cls.create(path, device, synthetic=synthetic)
+
+    # -- checks -----------------------------------------------------------------
+    def check_device(self, device: DeviceInfo) -> None:
+        """Raise :class:`MixedDeviceError` unless ``device`` matches this set's fingerprint."""
+        mine, theirs = self.device.fingerprint, device.fingerprint
+        if mine != theirs:
+            diff = ", ".join(
+                f"{k}: {mine.get(k)!r} here vs {theirs.get(k)!r} now"
+                for k in sorted(set(mine) | set(theirs))
+                if mine.get(k) != theirs.get(k)
+            )
+            raise MixedDeviceError(
+                f"{self.path} holds results from another device ({diff}); "
+                "write this device's results to a new --out directory"
+            )
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[ResultSet]:
+        """Hold the set's writer lock (``flock`` on the manifest) while appending.
+
+        Two sweeps appending to one set at once are refused; the lock dies with its
+        process, so a crashed sweep never leaves a stale lock behind for ``--resume``.
+        """
+        import fcntl
+
+        with open(self.path / MANIFEST_NAME, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultFileExistsError(
+                    f"another perfml sweep is writing to {self.path}; wait for it to finish "
+                    "or choose another --out directory"
+                ) from None
+            try:
+                yield self
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    # -- parts ------------------------------------------------------------------
+    def parts(self) -> list[Path]:
+        return sorted(self.path.glob("part-*.parquet"))
+
+    def append(self, rows: Iterable[Mapping[str, Any]]) -> Path | None:
+        """Write ``rows`` as a new part file; returns its path (``None`` for no rows)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = list(rows)
+        if not rows:
+            return None
+        for row in rows:
+            if row.get("synthetic", False) != self.synthetic:
+                raise ResultSchemaError(
+                    f"row synthetic={row.get('synthetic')} does not match the result set "
+                    f"(synthetic={self.synthetic}); keep synthetic and measured data apart"
+                )
+            self.check_device(
+                DeviceInfo(
+                    name=row["device_name"],
+                    compute_capability=row["compute_capability"],
+                    sms=row["sms"],
+                    total_memory_bytes=row["total_memory_bytes"],
+                )
+            )
+        schema = result_schema().with_metadata({_SCHEMA_KEY: str(SCHEMA_VERSION).encode()})
+        table = pa.Table.from_pylist(rows, schema=schema)
+        index = len(self.parts())
+        while True:
+            final = self.path / f"part-{index:05d}-{uuid.uuid4().hex[:8]}.parquet"
+            tmp = self.path / f".{final.name}.tmp"
+            pq.write_table(table, tmp)
+            try:
+                os.link(tmp, final)  # fails instead of overwriting
+                break
+            except FileExistsError:  # pragma: no cover - uuid collision
+                index += 1
+            finally:
+                tmp.unlink(missing_ok=True)
+        return final
+
+    def read(self):  # -> pandas.DataFrame
+        """All rows of all parts, checked against the schema version."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        tables = []
+        for part in self.parts():
+            meta = pq.read_schema(part).metadata or {}
+            found = meta.get(_SCHEMA_KEY)
+            _check_version(int(found) if found is not None else None, str(part))
+            tables.append(pq.read_table(part))
+        if not tables:
+            return result_schema().empty_table().to_pandas()
+        table = pa.concat_tables(tables, promote_options="default")
+        versions = set(table.column("schema_version").to_pylist())
+        for v in versions:
+            _check_version(v, str(self.path))
+        return table.to_pandas()
+
+    def completed_point_ids(self) -> set[str]:
+        """``point_id`` of every row already stored (what a resumed sweep skips)."""
+        import pyarrow.parquet as pq
+
+        done: set[str] = set()
+        for part in self.parts():
+            done.update(pq.read_table(part, columns=["point_id"]).column(0).to_pylist())
+        return done
+
+
+def _check_version(found: Any, where: str) -> None:
+    if found != SCHEMA_VERSION:
+        raise ResultSchemaError(
+            f"{where}: unknown result schema version {found!r}; this perfml reads version "
+            f"{SCHEMA_VERSION}. Upgrade perfml, or re-run the sweep to a new --out directory"
+        )

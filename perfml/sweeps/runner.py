@@ -1,0 +1,225 @@
+"""Run planned sweeps through a backend into a result set.
+
+The runner is backend-agnostic: the same loop measures on a GPU
+(:class:`~perfml.backends.CupyBackend`) or serves recorded results
+(:class:`~perfml.backends.ReplayBackend`). It
+
+* opens or creates the result set (refusing to overwrite, or to mix devices),
+* skips the points already stored when resuming,
+* writes measured rows in append-only batches, flushing what was measured even when a
+  point fails or the run is interrupted, so a later ``--resume`` neither loses nor
+  repeats a row,
+* stops a spec when its time budget is spent (``--resume`` continues it),
+* counts noisy points (coefficient of variation above the spec's threshold) and says
+  what to do about them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from perfml.backends._base import Backend, KernelValidationError
+from perfml.errors import KernelCompileError, PerfmlError
+from perfml.sweeps.results import ResultSet, make_row, point_id
+from perfml.sweeps.spec import PlannedPoint, SweepPlan, SweepSpec, plan_specs
+
+__all__ = ["SweepFailedPointsError", "SweepReport", "run_plans", "run_sweeps"]
+
+
+class SweepFailedPointsError(PerfmlError):
+    """Some points failed to compile or validate; the others were recorded."""
+
+    exit_code = 1
+
+#: called after every point: (spec name, points done in this spec, points in the spec)
+ProgressCallback = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What one spec's run did."""
+
+    spec: str
+    planned: int
+    measured: int = 0
+    already_done: int = 0
+    skipped_budget: int = 0
+    noisy: int = 0
+    failed: tuple[tuple[str, str], ...] = ()  # (launch key, error)
+    elapsed_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return self.measured + self.already_done == self.planned
+
+    def advice(self, cv_threshold: float) -> list[str]:
+        """Actionable lines for the user (pyperf-style)."""
+        lines = []
+        if self.noisy:
+            lines.append(
+                f"{self.spec}: {self.noisy} point(s) have a coefficient of variation above "
+                f"{cv_threshold:.0%}; lock the clocks (`nvidia-smi -lgc <MHz>`), close other "
+                "GPU work, raise `repetitions`, and re-run those points to a new --out"
+            )
+        if self.skipped_budget:
+            lines.append(
+                f"{self.spec}: time budget spent with {self.skipped_budget} point(s) left; "
+                "re-run with --resume to continue, or raise time_budget_s"
+            )
+        if self.failed:
+            lines.append(
+                f"{self.spec}: {len(self.failed)} point(s) failed (first: {self.failed[0][1]}); "
+                "they were not recorded and a --resume run retries them"
+            )
+        return lines
+
+
+@dataclass
+class _Buffer:
+    result_set: ResultSet
+    flush_every: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.result_set.append(self.rows)
+            self.rows = []
+
+
+def run_plans(
+    plans: Sequence[SweepPlan],
+    backend: Backend,
+    result_set: ResultSet,
+    *,
+    flush_every: int = 16,
+    progress: ProgressCallback | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[SweepReport]:
+    """Measure every planned point not yet in ``result_set``.
+
+    Rows are written in batches of ``flush_every``; whatever was measured is written
+    before an exception (including ``KeyboardInterrupt``) propagates. The set's writer
+    lock is held throughout, so two sweeps never append to one set at once.
+    """
+    device = backend.device_info()
+    result_set.check_device(device)
+    synthetic = bool(getattr(backend, "synthetic", False))
+    done = result_set.completed_point_ids()
+    buffer = _Buffer(result_set, max(1, flush_every))
+    reports: list[SweepReport] = []
+    with result_set.writing():
+        try:
+            for plan in plans:
+                reports.append(
+                    _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock)
+                )
+        finally:
+            buffer.flush()
+    return reports
+
+
+def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock) -> SweepReport:
+    spec: SweepSpec = plan.spec
+    start = clock()
+    measured = already = skipped = noisy = 0
+    failed: list[tuple[str, str]] = []
+    total = len(plan.points)
+    for i, point in enumerate(plan.points):
+        pid = point_id(spec.name, point.launch.key)
+        if pid in done:
+            already += 1
+        elif clock() - start > spec.time_budget_s:
+            skipped += 1
+        else:
+            try:
+                measurement = backend.run(point.launch)
+            except (KernelValidationError, KernelCompileError) as exc:
+                failed.append((point.launch.key, str(exc)))
+            else:
+                row = _row(point, measurement, device, spec, synthetic)
+                buffer.add(row)
+                done.add(pid)
+                measured += 1
+                noisy += int(row["noisy"])
+        if progress is not None:
+            progress(spec.name, i + 1, total)
+    return SweepReport(
+        spec=spec.name,
+        planned=total,
+        measured=measured,
+        already_done=already,
+        skipped_budget=skipped,
+        noisy=noisy,
+        failed=tuple(failed),
+        elapsed_s=clock() - start,
+    )
+
+
+def _row(point: PlannedPoint, measurement, device, spec: SweepSpec, synthetic: bool) -> dict[str, Any]:
+    return make_row(
+        measurement,
+        device,
+        spec=spec.name,
+        kernel=point.kernel,
+        target=point.target,
+        kind=point.kind,
+        component=point.component,
+        work=point.work,
+        work_per_thread=point.work_per_thread,
+        cv_threshold=spec.cv_threshold,
+        synthetic=synthetic,
+    )
+
+
+def run_sweeps(
+    specs: Sequence[SweepSpec],
+    backend: Backend,
+    out: str | os.PathLike[str],
+    *,
+    resume: bool = False,
+    catalog: Mapping[str, Any] | None = None,
+    board: Any = None,
+    flush_every: int = 16,
+    progress: ProgressCallback | None = None,
+) -> tuple[ResultSet, list[SweepReport]]:
+    """Plan ``specs`` for the backend's device and run them into ``out``.
+
+    Parameters
+    ----------
+    specs : sequence of SweepSpec
+    backend : Backend
+    out : path-like
+        Result set directory. Must not hold a result set unless ``resume``.
+    resume : bool
+        Continue an existing result set: points already stored are skipped.
+    catalog : mapping, optional
+        Kernel families by name; defaults to :func:`perfml.kernels.catalog.load_catalog`.
+    board : Board, optional
+        Registry entry, only used for time estimates.
+
+    Raises
+    ------
+    ResultFileExistsError
+        ``out`` holds a result set and ``resume`` is false.
+    MixedDeviceError
+        ``out`` holds results of another device.
+    """
+    if catalog is None:
+        from perfml.kernels.catalog import load_catalog
+
+        catalog = load_catalog()
+    device = backend.device_info()
+    plans = plan_specs(specs, catalog, sms=device.sms, board=board)
+    synthetic = bool(getattr(backend, "synthetic", False))
+    result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
+    reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress)
+    return result_set, reports

@@ -1,0 +1,500 @@
+"""Sweep specifications (``sweeps/*.toml``) and their plans.
+
+A spec names kernel families of the catalog (``kernels/*.toml``, see
+``kernels/SIDECAR.md``), the parameter grid and launch configs to run each with, how
+often to repeat a point, and a time budget::
+
+    version = 1
+    name = "static-arith"
+    description = "peak throughput per instruction class (seed 001 Table 1)"
+    repetitions = 20         # timed repetitions per point
+    warmup = 3               # untimed launches first (discarded)
+    time_budget_s = 60       # wall time the whole spec may take on one board
+    cv_threshold = 0.05      # a point whose coefficient of variation exceeds this is noisy
+    max_point_s = 2.0        # cap on the time spent timing one point (optional)
+
+    [[families]]
+    name = "fp32_simple"                 # a family of the catalog
+    variants = ["fma"]                   # optional: some of its variants (default: all)
+    params = { ITERS = [128, 256] }      # optional grid of -D constants; lists are
+                                         # crossed. Omitted: the family's own [sweep]
+                                         # (dynamic families) or its defaults
+    launch = [{ blocks_per_sm = 4 }, { blocks_per_sm = 8, block = 128 }]
+                                         # optional launch configs: explicit `block`,
+                                         # `grid`, `blocks_per_sm`, `shared_bytes`;
+                                         # any other key is a parameter override
+
+A point is (kernel variant, parameter values, launch config); the family's sidecar turns
+it into CUDA dimensions (``KernelFamily.launch(params, sms)``) unless the config gives
+them. Parameters are resolved against the sidecar (defaults filled in, unknown names
+refused), so a point's :attr:`Launch.key` is canonical.
+
+:func:`plan_spec` expands a spec into :class:`PlannedPoint` s with an estimated time:
+per point, (warm-up + repetitions) launches, each a roofline lower bound of the family's
+work (flops, bytes, target instructions) against the board registry's peaks, plus host
+costs (compilation once per compiled variant, buffer set-up and validation per point).
+:attr:`SweepPlan.worst_case_s` bounds it with every point hitting ``max_point_s``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from perfml.backends._base import Launch
+from perfml.errors import SweepSpecError
+
+__all__ = [
+    "FamilyRun",
+    "PlannedPoint",
+    "SweepPlan",
+    "SweepSpec",
+    "default_spec_paths",
+    "load_spec",
+    "load_specs",
+    "plan_spec",
+    "plan_specs",
+    "work_per_thread",
+    "work_totals",
+]
+
+SPEC_VERSION = 1
+
+# Host-side costs used by the time estimate (software overheads, not hardware specs):
+#: NVRTC compilation of one compiled variant (CuPy caches it afterwards)
+COMPILE_S = 0.5
+#: allocation, initialisation and validation of one point's buffers, benchmark set-up
+POINT_OVERHEAD_S = 0.03
+#: the shortest a launch takes end to end (launch latency, event records)
+MIN_LAUNCH_S = 5e-6
+#: host-side handling of argument buffers (initialise, copy in, read back, validate)
+HOST_BYTES_PER_S = 1e9
+#: planning guess for one dependent global load (pointer chase), in SM cycles
+DEPENDENT_ACCESS_CYCLES = 800
+
+_TOP_KEYS = {
+    "version",
+    "name",
+    "description",
+    "repetitions",
+    "warmup",
+    "time_budget_s",
+    "cv_threshold",
+    "max_point_s",
+    "families",
+}
+_FAMILY_KEYS = {"name", "params", "launch", "variants"}
+_DIM_KEYS = {"block", "grid", "blocks_per_sm", "shared_bytes"}
+
+
+@dataclass(frozen=True)
+class FamilyRun:
+    """One ``[[families]]`` entry: a family, its parameter grid and launch configs."""
+
+    name: str
+    params: Mapping[str, tuple[Any, ...]] | None = None
+    launch: tuple[Mapping[str, Any], ...] = ()
+    variants: tuple[str, ...] | None = None
+
+    def points(self, family: Any) -> list[tuple[Any, dict[str, Any], dict[str, Any]]]:
+        """``(kernel, parameter point, launch config)`` triples of this entry.
+
+        Each of the family's kernels (variants; restricted to :attr:`variants` when given)
+        is crossed with the spec's parameter grid, or else with the family's own
+        ``[sweep]``, and with each launch config.
+        """
+        kernels = list(family.kernels())
+        if self.variants is not None:
+            by_variant = {k.variant: k for k in kernels}
+            missing = [v for v in self.variants if v not in by_variant]
+            if missing:
+                raise SweepSpecError(
+                    f"family {self.name!r} has no variant(s) {missing}; it has "
+                    f"{sorted(v for v in by_variant if v)}"
+                )
+            kernels = [by_variant[v] for v in self.variants]
+        if self.params is not None:
+            keys = sorted(self.params)
+            grid = [dict(zip(keys, c)) for c in itertools.product(*(self.params[k] for k in keys))]
+        elif getattr(family, "sweep", None) is not None:
+            swept = list(family.sweep.grid)
+            grid = [{k: p[k] for k in swept} for p in family.sweep_points()]
+        else:
+            grid = [{}]
+        configs = [dict(c) for c in self.launch] or [{}]
+        return [
+            (kernel, {**dict(kernel.params), **point}, cfg)
+            for kernel in kernels
+            for point in grid
+            for cfg in configs
+        ]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A parsed, validated sweep specification (see the module docstring)."""
+
+    name: str
+    families: tuple[FamilyRun, ...]
+    repetitions: int = 10
+    warmup: int = 2
+    time_budget_s: float = 60.0
+    cv_threshold: float = 0.05
+    max_point_s: float = math.inf
+    description: str = ""
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """One launch a sweep will measure, with its estimated wall time."""
+
+    spec: str
+    launch: Launch
+    kernel: str = ""
+    target: str = ""
+    kind: str = ""
+    component: str = ""
+    work: Mapping[str, float | None] = field(default_factory=dict)
+    work_per_thread: Mapping[str, float] = field(default_factory=dict)
+    estimated_s: float = 0.0
+    host_s: float = POINT_OVERHEAD_S
+    compile_key: str = ""
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The points of one spec and the estimate of its wall time."""
+
+    spec: SweepSpec
+    points: tuple[PlannedPoint, ...]
+    estimated_s: float
+
+    @property
+    def over_budget(self) -> bool:
+        return self.estimated_s > self.spec.time_budget_s
+
+    @property
+    def worst_case_s(self) -> float:
+        """Upper bound when every point runs into ``max_point_s`` (inf without a cap).
+
+        The estimate is a roofline lower bound from registry peaks; instruction classes
+        far below the FP32 rate (integer remainder, FP64 on consumer boards) take longer,
+        and ``max_point_s`` and the runner's time budget are what bound them.
+        """
+        compiles = len({p.compile_key for p in self.points})
+        return compiles * COMPILE_S + sum(p.host_s + self.spec.max_point_s for p in self.points)
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def _err(path: str, msg: str) -> SweepSpecError:
+    return SweepSpecError(f"{path}: {msg}")
+
+
+def _as_grid(where: str, value: Any) -> Mapping[str, tuple[Any, ...]]:
+    if not isinstance(value, Mapping):
+        raise _err(where, f"expected a table of parameter values, found {value!r}")
+    grid: dict[str, tuple[Any, ...]] = {}
+    for key, values in value.items():
+        seq = tuple(values) if isinstance(values, list) else (values,)
+        if not seq:
+            raise _err(where, f"parameter {key!r} has an empty list of values")
+        grid[str(key)] = seq
+    return MappingProxyType(grid)
+
+
+def _number(where: str, data: Mapping[str, Any], key: str, default: float, kind: type,
+            *, allow_zero: bool = False) -> Any:
+    """``data[key]`` (or ``default``) checked to be a positive number of type ``kind``."""
+    value = data.get(key, default)
+    ok_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type or value < 0 or (value == 0 and not allow_zero):
+        need = "an integer" if kind is int else "a number"
+        bound = ">= 0" if allow_zero else "> 0"
+        raise _err(where, f"{key} must be {need} {bound}, found {value!r}")
+    return kind(value)
+
+
+def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | None = None) -> SweepSpec:
+    """Validate a spec given as a mapping (the parsed TOML)."""
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise _err(where, f"unknown key(s) {sorted(unknown)}; expected some of {sorted(_TOP_KEYS)}")
+    version = data.get("version", SPEC_VERSION)
+    if version != SPEC_VERSION:
+        raise _err(where, f"unknown spec version {version!r}; this perfml reads version {SPEC_VERSION}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise _err(where, "expected a non-empty `name`")
+    families_raw = data.get("families")
+    if not isinstance(families_raw, list) or not families_raw:
+        raise _err(where, "expected at least one [[families]] entry")
+    families = []
+    for i, entry in enumerate(families_raw):
+        here = f"{where} [[families]] #{i + 1}"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            raise _err(here, "expected a table with a string `name`")
+        bad = set(entry) - _FAMILY_KEYS
+        if bad:
+            raise _err(here, f"unknown key(s) {sorted(bad)}; expected some of {sorted(_FAMILY_KEYS)}")
+        params = _as_grid(here, entry["params"]) if "params" in entry else None
+        launch_raw = entry.get("launch", [])
+        if isinstance(launch_raw, Mapping):
+            launch_raw = [launch_raw]
+        if not isinstance(launch_raw, list) or not all(isinstance(c, Mapping) for c in launch_raw):
+            raise _err(here, "`launch` must be a list of tables")
+        launch = tuple(MappingProxyType(dict(c)) for c in launch_raw)
+        variants = entry.get("variants")
+        if variants is not None and (
+            not isinstance(variants, list) or not all(isinstance(v, str) for v in variants)
+        ):
+            raise _err(here, "`variants` must be a list of variant names")
+        families.append(
+            FamilyRun(
+                name=entry["name"],
+                params=params,
+                launch=launch,
+                variants=None if variants is None else tuple(variants),
+            )
+        )
+    budget = _number(where, data, "time_budget_s", 60.0, float)
+    cv = _number(where, data, "cv_threshold", 0.05, float)
+    max_point = _number(where, data, "max_point_s", math.inf, float)
+    return SweepSpec(
+        name=name,
+        families=tuple(families),
+        repetitions=_number(where, data, "repetitions", 10, int),
+        warmup=_number(where, data, "warmup", 2, int, allow_zero=True),
+        time_budget_s=budget,
+        cv_threshold=cv,
+        max_point_s=max_point,
+        description=str(data.get("description", "")),
+        path=path,
+    )
+
+
+def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
+    """Read and validate one spec file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SweepSpecError(f"{path}: no such sweep spec; the shipped specs are in sweeps/") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepSpecError(f"{path}: not valid TOML ({exc})") from None
+    return parse_spec(data, where=str(path), path=path)
+
+
+def load_specs(paths: Iterable[str | os.PathLike[str]]) -> list[SweepSpec]:
+    """Read specs; a directory stands for every ``*.toml`` in it. Names must be unique."""
+    specs: list[SweepSpec] = []
+    for p in paths:
+        p = Path(p)
+        files = sorted(p.glob("*.toml")) if p.is_dir() else [p]
+        specs.extend(load_spec(f) for f in files)
+    seen: dict[str, Path | None] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise SweepSpecError(
+                f"two specs are named {spec.name!r} ({seen[spec.name]} and {spec.path}); "
+                "spec names identify rows in a result set and must be unique"
+            )
+        seen[spec.name] = spec.path
+    return specs
+
+
+def default_spec_paths() -> list[Path]:
+    """The shipped specs: ``sweeps/*.toml`` next to the package."""
+    root = Path(__file__).resolve().parents[2] / "sweeps"
+    return sorted(root.glob("*.toml"))
+
+
+# -- planning ------------------------------------------------------------------------------
+
+
+def _dims(value: Any) -> tuple[int, ...]:
+    return (int(value),) if isinstance(value, (int, float)) else tuple(int(v) for v in value)
+
+
+def _launch_config(family: Any, params: Mapping[str, Any], cfg: Mapping[str, Any], sms: int):
+    """The family's launch for ``params`` on ``sms`` SMs, with explicit dims of ``cfg`` applied."""
+    from perfml.kernels.catalog import LaunchConfig
+
+    base = family.launch(params, sms=sms)
+    if not (set(cfg) & _DIM_KEYS):
+        return base
+    block = _dims(cfg["block"]) if "block" in cfg else base.block
+    block = tuple(block) + (1,) * (3 - len(block))
+    if "grid" in cfg:
+        grid = _dims(cfg["grid"])
+    elif "blocks_per_sm" in cfg:
+        grid = (int(cfg["blocks_per_sm"]) * int(sms),)
+    else:
+        grid = base.grid
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    shared = int(cfg.get("shared_bytes", base.shared_bytes))
+    return LaunchConfig(grid, block, shared)
+
+
+def work_per_thread(family: Any, launch: Launch) -> dict[str, float]:
+    """The sidecar's ``[work]`` section evaluated for one launch (per thread, every key)."""
+    from perfml.kernels.catalog import LaunchConfig
+
+    cfg = LaunchConfig(launch.grid, launch.block, launch.shared_mem)
+    return {k: float(v) for k, v in family.work(dict(launch.params), cfg).items()}
+
+
+def work_totals(per_thread: Mapping[str, float], threads: int) -> dict[str, float | None]:
+    """Instructions, flops and bytes of one whole launch from the per-thread work.
+
+    ``instructions`` is the sidecar's ``target_instructions``. ``bytes`` is its ``bytes``,
+    or else the sum of its level-specific ``*_bytes`` keys (``constant_bytes``, ...).
+    """
+    level_bytes = [v for k, v in per_thread.items() if k.endswith("_bytes")]
+    nbytes = per_thread.get("bytes")
+    if nbytes is None and level_bytes:
+        nbytes = sum(level_bytes)
+    per = {
+        "instructions": per_thread.get("target_instructions"),
+        "flops": per_thread.get("flops"),
+        "bytes": nbytes,
+    }
+    return {k: (None if v is None else float(v) * threads) for k, v in per.items()}
+
+
+def buffer_bytes(family: Any, launch: Launch) -> int:
+    """Bytes of all buffer arguments of one launch (what the host allocates and copies)."""
+    import numpy as np
+
+    from perfml.kernels.catalog import LaunchConfig
+
+    cfg = LaunchConfig(launch.grid, launch.block, launch.shared_mem)
+    params = dict(launch.params)
+    return sum(
+        family.buffer_elements(arg, params, cfg) * np.dtype(arg.dtype).itemsize
+        for arg in family.args
+        if arg.kind == "buffer"
+    )
+
+
+def _kernel_seconds(
+    work: Mapping[str, float | None], per_thread: Mapping[str, float], board: Any
+) -> float:
+    """Estimated time of one launch on ``board``: the largest of a few lower bounds.
+
+    Whole-device throughput bounds from the registry peaks (flops, target instructions at
+    one per FP32 lane per cycle, bytes at the DRAM bandwidth), a per-thread issue bound
+    (one instruction per cycle at the boost clock) and, for latency kernels, a dependent
+    access bound (``hops`` x :data:`DEPENDENT_ACCESS_CYCLES`).
+    """
+    if board is None:
+        return 1e-3
+    from perfml import boards
+
+    t = MIN_LAUNCH_S
+    try:
+        peak_fp32 = float(boards.peak_flops(board, "fp32"))
+    except Exception:
+        peak_fp32 = None
+    try:
+        peak_bw = float(boards.peak_bandwidth(board))
+    except Exception:
+        peak_bw = None
+    clock_hz = (getattr(board, "boost_clock_mhz", None) or 0) * 1e6
+    if work.get("flops") and peak_fp32:
+        t = max(t, work["flops"] / peak_fp32)
+    if work.get("instructions") and peak_fp32:
+        # one thread instruction per FP32 lane per cycle; an FMA counts two flops
+        t = max(t, work["instructions"] / (peak_fp32 / 2))
+    if work.get("bytes") and peak_bw:
+        t = max(t, work["bytes"] / peak_bw)
+    if clock_hz:
+        t = max(t, per_thread.get("target_instructions", 0.0) / clock_hz)
+        t = max(t, per_thread.get("hops", 0.0) * DEPENDENT_ACCESS_CYCLES / clock_hz)
+    return t
+
+
+def plan_spec(
+    spec: SweepSpec,
+    catalog: Mapping[str, Any],
+    *,
+    sms: int,
+    board: Any = None,
+) -> SweepPlan:
+    """Expand a spec into launches on a device with ``sms`` SMs and estimate its time."""
+    points: list[PlannedPoint] = []
+    compiled: set[str] = set()
+    total = 0.0
+    for run in spec.families:
+        family = catalog.get(run.name)
+        if family is None:
+            known = ", ".join(sorted(catalog)) or "none"
+            raise SweepSpecError(
+                f"{spec.path or spec.name}: unknown kernel family {run.name!r}; known: {known}"
+            )
+        for kernel, point, cfg in run.points(family):
+            overrides = {k: v for k, v in cfg.items() if k not in _DIM_KEYS}
+            try:
+                params = family.resolve_params({**point, **overrides})
+                lc = _launch_config(family, params, cfg, sms)
+                launch = Launch(
+                    family=run.name,
+                    params=params,
+                    grid=lc.grid,
+                    block=lc.block,
+                    shared_mem=lc.shared_bytes,
+                    repetitions=spec.repetitions,
+                    warmup=spec.warmup,
+                    max_duration_s=spec.max_point_s,
+                )
+                per_thread = work_per_thread(family, launch)
+                work = work_totals(per_thread, launch.threads)
+                options = tuple(family.compile_options(params))
+            except Exception as exc:  # bad parameter values for this family
+                raise SweepSpecError(
+                    f"{spec.path or spec.name}: family {run.name!r} cannot be launched with "
+                    f"params {dict(point, **overrides)} and launch {dict(cfg)}: {exc}"
+                ) from exc
+            compile_key = f"{run.name}|{options}"
+            overhead = POINT_OVERHEAD_S + buffer_bytes(family, launch) / HOST_BYTES_PER_S
+            est = (spec.warmup + spec.repetitions) * _kernel_seconds(work, per_thread, board)
+            est = overhead + min(est, spec.max_point_s)
+            if compile_key not in compiled:
+                compiled.add(compile_key)
+                est += COMPILE_S
+            total += est
+            points.append(
+                PlannedPoint(
+                    spec=spec.name,
+                    launch=launch,
+                    kernel=kernel.name,
+                    target=str(kernel.target),
+                    kind=str(family.kind),
+                    component=str(family.component),
+                    work=MappingProxyType(work),
+                    work_per_thread=MappingProxyType(per_thread),
+                    estimated_s=est,
+                    host_s=overhead,
+                    compile_key=compile_key,
+                )
+            )
+    keys = [p.launch.key for p in points]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise SweepSpecError(f"{spec.path or spec.name}: the same launch is planned twice: {dup}")
+    return SweepPlan(spec=spec, points=tuple(points), estimated_s=total)
+
+
+def plan_specs(
+    specs: Sequence[SweepSpec], catalog: Mapping[str, Any], *, sms: int, board: Any = None
+) -> list[SweepPlan]:
+    return [plan_spec(s, catalog, sms=sms, board=board) for s in specs]

@@ -1,0 +1,201 @@
+"""Characterization functions, summaries, reference data and the characterize command.
+
+Golden values of the GTX 980 reference come from seed 001 Tables 3 and 4
+(../shared/seeds/001_37d900892b579193.txt lines 164-187); the measured-data tests use
+the synthetic recording of tests/conftest.py, whose timing model is known exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from perfml.characterize import (
+    FUNCTION_NAMES,
+    Characterization,
+    CharacterizationFunction,
+    characterize_results,
+    load_characterization,
+    reference_characterization,
+    sample_quantize_interpolate,
+)
+from perfml.errors import ResultFileExistsError, ResultSchemaError, UnknownBoardError
+
+SEED001 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_37d900892b579193.txt"
+
+unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+# -- sampling, quantization, interpolation --------------------------------------------------
+def test_quantization_takes_the_median_per_level_and_normalizes():
+    x = [0.0, 0.001, 0.002, 0.5, 0.5, 0.5, 1.0]
+    y = [1.0, 2.0, 30.0, 5.0, 6.0, 7.0, 10.0]
+    f = sample_quantize_interpolate("shmem", x, y, levels=33)
+    assert f.x == (0.0, 0.5, 1.0)
+    assert f.y == (0.2, 0.6, 1.0)  # medians 2, 6, 10 over the best, 10
+    assert f(0.25) == pytest.approx(0.4)  # linear between levels
+    assert f(-1.0) == 0.2 and f(2.0) == 1.0  # clamped outside [0, 1]
+    assert f.n_samples == 7
+
+
+def test_drops_unusable_samples_and_needs_two_levels():
+    f = sample_quantize_interpolate("dram_thr", [0.1, 0.9, 0.5], [1.0, 2.0, float("nan")])
+    assert f.n_samples == 2
+    with pytest.raises(ValueError, match="at least two intensities"):
+        sample_quantize_interpolate("dram_thr", [0.5, 0.5], [1.0, 2.0])
+    with pytest.raises(ValueError):
+        CharacterizationFunction("x", x=(0.5, 0.2), y=(1, 1))
+    with pytest.raises(ValueError, match="NaN"):
+        CharacterizationFunction.identity("x")(float("nan"))
+
+
+@given(
+    st.lists(st.tuples(unit, st.floats(min_value=1e-3, max_value=1e3)), min_size=2, max_size=40),
+    unit,
+)
+def test_function_values_stay_within_the_normalized_samples(samples, probe):
+    xs, ys = zip(*samples)
+    try:
+        f = sample_quantize_interpolate("arith_thr", xs, ys)
+    except ValueError:  # all samples fell on one level
+        return
+    value = f(probe)
+    assert min(f.y) - 1e-12 <= value <= 1.0 + 1e-12
+    assert max(f.y) == pytest.approx(1.0)
+
+
+@given(unit)
+def test_identity_is_one_everywhere(x):
+    ch = Characterization.identity()
+    assert ch.f_divergence(x) == ch.f_shmem(x) == ch.f_dram_thr(x) == ch.f_arith_thr(x) == 1.0
+    assert not any(ch.has_function(n) for n in FUNCTION_NAMES)
+
+
+def test_vectorized_call():
+    f = CharacterizationFunction("divergence", x=(0.0, 1.0), y=(0.0, 1.0))
+    assert np.allclose(f([0.25, 0.75]), [0.25, 0.75])
+
+
+# -- files ----------------------------------------------------------------------------------
+def test_json_round_trip_and_refusals(tmp_path):
+    f = CharacterizationFunction("shmem", x=(0.0, 1.0), y=(0.5, 1.0), n_samples=4, source="s")
+    ch = Characterization(board="B", functions={"shmem": f}, source="t", synthetic=True)
+    path = ch.save(tmp_path / "synthetic.characterization.json")
+    back = load_characterization(path)
+    assert back == ch and back.synthetic and back.f_shmem(0.5) == pytest.approx(0.75)
+    with pytest.raises(ResultFileExistsError):
+        ch.save(path)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "version": 7}))
+    with pytest.raises(ResultSchemaError, match="unknown characterization version 7"):
+        load_characterization(path)
+    with pytest.raises(ResultSchemaError, match="does not exist"):
+        load_characterization(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="unknown characterization function"):
+        Characterization(functions={"bogus": f})
+
+
+# -- reference data: seed 001 Tables 3 and 4 ---------------------------------------------------
+def test_gtx980_reference_matches_seed001_tables():
+    ch = reference_characterization("GTX-980")
+    assert ch.board == "GTX-980" and not ch.synthetic
+    assert len([s for s in ch.summary if s.kind == "instruction"]) == 10  # Table 3 columns
+    assert [s.name for s in ch.summary if s.kind == "memory"] == ["dram", "l2", "shared", "constant"]
+    fp32 = ch.summary_for("fp32_simple")  # Table 3, lines 167-173
+    assert (fp32.spec_per_cycle_per_sm, fp32.achieved_per_cycle_per_sm) == (128, 116.3)
+    assert fp32.fraction_of_spec == pytest.approx(116.3 / 128)
+    assert (fp32.avg_power_w, fp32.max_power_w, fp32.energy_j, fp32.nj_per_op) == (72.2, 86, 0.6, 0.04)
+    assert ch.summary_for("int32_rem").fraction_of_spec is None  # "n.a." spec, line 167
+    dram = ch.summary_for("dram")  # Table 4, lines 180-185
+    assert (dram.achieved_per_cycle_per_sm, dram.nj_per_op) == (0.09, 62.9)
+    assert "Table 4" in dram.source and "line 187" in dram.source
+    assert all(not ch.has_function(n) for n in FUNCTION_NAMES)  # figures only in the paper
+    assert reference_characterization("gtx 980") == ch
+
+
+@pytest.mark.skipif(not SEED001.exists(), reason="seed papers not checked out next to the repo")
+def test_reference_file_agrees_with_the_seed_text():
+    """Re-read Table 3's and 4's rows from the seed file and compare every number."""
+    lines = SEED001.read_text().splitlines()
+
+    def row(lineno: int) -> list[float]:
+        cells = lines[lineno - 1].split("\t")[1:]
+        return [float(c.split()[0].replace(",", "")) if c.split()[0] != "n.a." else None for c in cells]
+
+    ch = reference_characterization("GTX-980")
+    t3 = [s for s in ch.summary if s.kind == "instruction"]
+    assert [s.achieved_per_cycle_per_sm for s in t3] == row(168)
+    assert [s.spec_per_cycle_per_sm for s in t3] == row(167)
+    assert [s.avg_power_w for s in t3] == row(169)
+    assert [s.nj_per_op for s in t3] == row(173)
+    t4 = [s for s in ch.summary if s.kind == "memory"]
+    assert [s.achieved_per_cycle_per_sm for s in t4] == row(180)
+    assert [s.energy_j for s in t4] == row(183)
+    assert [s.nj_per_op for s in t4] == row(185)
+
+
+def test_unknown_reference_board():
+    with pytest.raises(UnknownBoardError, match="GTX-980"):
+        reference_characterization("Voodoo 2")
+
+
+# -- characterization of recorded (synthetic) data -------------------------------------------
+def test_characterize_recorded_synthetic_sweep(synthetic_recording):
+    ch = characterize_results(synthetic_recording)
+    assert ch.synthetic and ch.device["name"].endswith("(synthetic data)")
+    # the synthetic model makes time proportional to 32 / GROUP_SIZE (intensity GROUP_SIZE/32)
+    # and to WAYS (intensity 1/WAYS): both functions are the identity line at sampled levels
+    assert ch.has_function("divergence") and ch.has_function("shmem")
+    for x in (1 / 32, 0.25, 0.5, 1.0):
+        assert ch.f_divergence(x) == pytest.approx(x, rel=0.03)
+    for ways in (1, 2, 4, 8):
+        assert ch.f_shmem(1 / ways) == pytest.approx(1 / ways, rel=0.03)
+    # occupancy: full throughput from a quarter of the largest load on, linear below it
+    for x in (1 / 8, 0.25, 0.5, 1.0):
+        assert ch.f_dram_thr(x) == pytest.approx(min(1.0, 4 * x), rel=0.03)
+        assert ch.f_arith_thr(x) == pytest.approx(min(1.0, 4 * x), rel=0.03)
+    names = {s.name: s for s in ch.summary}
+    assert set(names) == {"syn_fp32", "syn_dram", "syn_noisy", "syn_latency"}
+    assert names["syn_latency"].kind == "latency"
+    assert names["syn_latency"].latency_cycles == 500  # the synthetic model's cycles per hop
+    assert names["syn_dram"].kind == "memory" and names["syn_fp32"].kind == "instruction"
+    assert names["syn_fp32"].fraction_of_spec is None  # no registry board for a synthetic GPU
+    assert names["syn_noisy"].nj_per_op is None  # no energy recorded for it
+    assert names["syn_fp32"].nj_per_op > 0
+
+
+def test_characterize_with_a_registry_board(synthetic_recording):
+    ch = characterize_results(synthetic_recording, board="H100-SXM")
+    fp32 = next(s for s in ch.summary if s.name == "syn_fp32")
+    assert fp32.spec_per_cycle_per_sm == 128  # fp32_cores_per_sm of the H100 registry entry
+    assert fp32.fraction_of_spec == pytest.approx(fp32.achieved_per_cycle_per_sm / 128)
+    dram = next(s for s in ch.summary if s.name == "syn_dram")
+    assert dram.fraction_of_spec == pytest.approx(dram.achieved_per_s / dram.spec_per_s)
+
+
+def test_load_characterization_accepts_a_result_set(synthetic_recording):
+    assert load_characterization(synthetic_recording).has_function("shmem")
+
+
+# -- the command line ------------------------------------------------------------------------
+def test_cli_characterize(synthetic_recording, tmp_path, capsys, monkeypatch):
+    from perfml.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")  # rich tables: no truncated names
+
+    out = tmp_path / "synthetic.characterization.json"
+    assert main(["characterize", str(synthetic_recording), "--json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["synthetic"] is True
+    assert math.isclose(load_characterization(out).f_shmem(0.5), 0.5, rel_tol=0.03)
+    assert main(["characterize", str(synthetic_recording), "--out", str(out)]) == 2  # no overwrite
+    assert main(["characterize", "--reference", "GTX-980"]) == 0
+    assert "fp32_simple" in capsys.readouterr().out
+    assert main(["characterize"]) == 2

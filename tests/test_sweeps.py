@@ -1,0 +1,376 @@
+"""Sweep specs, plans, the runner and result sets, without a GPU.
+
+All measurements here come from the synthetic backend or a synthetic recording
+(tests/conftest.py); every row they produce carries ``synthetic=True``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import SYNTHETIC_DEVICE, SYNTHETIC_SPEC, CrashAfter, SyntheticBackend
+
+from perfml.backends import DeviceInfo, ReplayBackend
+from perfml.errors import (
+    MixedDeviceError,
+    ResultFileExistsError,
+    ResultSchemaError,
+    SweepSpecError,
+)
+from perfml.sweeps.results import SCHEMA_VERSION, ResultSet
+from perfml.sweeps.runner import run_sweeps
+from perfml.sweeps.spec import load_spec, load_specs, parse_spec, plan_spec
+
+# fp32 variants, dram grid, 2 sweeps, occupancy (2 variants x 4 x 2), latency, noisy
+N_SYNTHETIC_POINTS = 2 + 2 + 6 + 6 + 16 + 1 + 1
+
+
+# -- specs ---------------------------------------------------------------------------------
+def test_parse_spec_defaults(synthetic_spec):
+    assert synthetic_spec.name == "synthetic-suite"
+    assert synthetic_spec.repetitions == 8 and synthetic_spec.warmup == 1
+    assert synthetic_spec.families[1].params == {"ITERS": (32, 64)}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"colour": "red"}, "unknown key"),
+        ({"version": 2}, "unknown spec version"),
+        ({"families": []}, "at least one"),
+        ({"name": ""}, "name"),
+        ({"repetitions": 0}, "repetitions must be an integer > 0"),
+        ({"repetitions": 2.5}, "repetitions must be an integer"),
+        ({"warmup": -1}, "warmup must be an integer >= 0"),
+        ({"cv_threshold": True}, "cv_threshold"),
+        ({"time_budget_s": -1}, "time_budget_s"),
+        ({"families": [{"name": "x", "colour": 1}]}, "unknown key"),
+        ({"families": [{"name": "x", "launch": 3}]}, "list of tables"),
+    ],
+)
+def test_bad_specs_are_refused(change, message):
+    with pytest.raises(SweepSpecError, match=message):
+        parse_spec({**SYNTHETIC_SPEC, **change})
+
+
+def test_spec_file_errors(tmp_path):
+    with pytest.raises(SweepSpecError, match="no such sweep spec"):
+        load_spec(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = [")
+    with pytest.raises(SweepSpecError, match="not valid TOML"):
+        load_spec(bad)
+    one = tmp_path / "a.toml"
+    one.write_text('name = "same"\n[[families]]\nname = "x"\n')
+    (tmp_path / "b.toml").write_text('name = "same"\n[[families]]\nname = "y"\n')
+    with pytest.raises(SweepSpecError, match="must be unique"):
+        load_specs([tmp_path / "a.toml", tmp_path / "b.toml"])
+
+
+# -- planning ------------------------------------------------------------------------------
+def test_plan_points_and_launches(synthetic_spec, synthetic_catalog):
+    plan = plan_spec(synthetic_spec, synthetic_catalog, sms=4)
+    assert len(plan.points) == N_SYNTHETIC_POINTS
+    kernels = [p.kernel for p in plan.points]
+    assert kernels[:2] == ["syn_fp32.add", "syn_fp32.fma"]
+    groups = [p.launch.params["GROUP_SIZE"] for p in plan.points if p.launch.family == "divergence"]
+    assert groups == [1, 2, 4, 8, 16, 32]
+    fma = plan.points[1]
+    assert fma.launch.grid == (16, 1, 1) and fma.launch.block == (256, 1, 1)  # 4 blocks/SM x 4 SMs
+    assert fma.work["instructions"] == 256 * 16 * 256
+    assert fma.work["flops"] == 2 * fma.work["instructions"]
+    assert plan.estimated_s > 0 and not plan.over_budget
+    # one compilation per distinct compiled variant
+    assert len({p.compile_key for p in plan.points}) == N_SYNTHETIC_POINTS
+
+
+def test_plan_launch_configs_and_variants(synthetic_catalog):
+    spec = parse_spec(
+        {
+            "name": "cfg",
+            "families": [
+                {"name": "syn_fp32", "variants": ["fma"],
+                 "launch": [{"blocks_per_sm": 1}, {"blocks_per_sm": 2, "block": 128}]},
+            ],
+        }
+    )
+    points = plan_spec(spec, synthetic_catalog, sms=10).points
+    assert [(p.launch.grid[0], p.launch.block[0]) for p in points] == [(10, 256), (20, 128)]
+
+
+def test_plan_refuses_unknown_family_and_parameter(synthetic_catalog):
+    spec = parse_spec({"name": "u", "families": [{"name": "nope"}]})
+    with pytest.raises(SweepSpecError, match="unknown kernel family 'nope'"):
+        plan_spec(spec, synthetic_catalog, sms=4)
+    spec = parse_spec({"name": "u", "families": [{"name": "syn_dram", "params": {"BOGUS": [1]}}]})
+    with pytest.raises(SweepSpecError, match="cannot be launched"):
+        plan_spec(spec, synthetic_catalog, sms=4)
+    spec = parse_spec({"name": "u", "families": [{"name": "syn_fp32", "variants": ["div"]}]})
+    with pytest.raises(SweepSpecError, match="no variant"):
+        plan_spec(spec, synthetic_catalog, sms=4)
+
+
+def test_over_budget_plan_is_flagged(synthetic_catalog):
+    spec = parse_spec({**SYNTHETIC_SPEC, "time_budget_s": 0.01})
+    assert plan_spec(spec, synthetic_catalog, sms=4).over_budget
+
+
+# -- running -------------------------------------------------------------------------------
+def _run(out, catalog, spec=None, backend=None, **kw):
+    spec = spec or parse_spec(SYNTHETIC_SPEC)
+    return run_sweeps([spec], backend or SyntheticBackend(), out, catalog=catalog, **kw)
+
+
+def test_run_writes_rows_with_metadata(tmp_path, synthetic_catalog):
+    rs, (report,) = _run(tmp_path / "synthetic-run", synthetic_catalog, flush_every=4)
+    assert report.measured == N_SYNTHETIC_POINTS and report.complete
+    frame = rs.read()
+    assert len(frame) == N_SYNTHETIC_POINTS
+    assert frame["point_id"].is_unique
+    assert (frame["schema_version"] == SCHEMA_VERSION).all()
+    assert frame["synthetic"].all()  # synthetic data is labelled in the data itself
+    row = frame[frame["kernel"] == "syn_fp32.fma"].iloc[0]
+    assert json.loads(row["params_json"]) == {"ITERS": 256, "OP": 2}
+    assert row["device_name"] == SYNTHETIC_DEVICE.name and row["sms"] == 4
+    assert row["compute_capability"] == "9.0" and row["driver_version"] == "0.0-synthetic"
+    assert row["cupy_version"] == "synthetic" and row["num_regs"] == 32
+    assert row["target"] == "FFMA" and row["component"] == "FPU" and row["kind"] == "static"
+    assert row["time_min_s"] <= row["time_median_s"] and row["n"] == 8
+    assert row["instructions_per_s"] == pytest.approx(row["instructions"] / row["time_median_s"])
+    assert row["flops_per_s"] == pytest.approx(2 * row["instructions_per_s"])
+    assert row["instructions_per_cycle_per_sm"] == pytest.approx(
+        row["instructions"] / (row["time_median_s"] * 1000e6 * 4)
+    )
+    # 34 rows in batches of 4: nine append-only parts
+    assert len(rs.parts()) == 9
+    lat = frame[frame["family"] == "syn_latency"].iloc[0]
+    assert json.loads(lat["work_json"]) == {"hops": 256.0, "target_instructions": 256.0}
+    manifest = json.loads((rs.path / "manifest.json").read_text())
+    assert manifest["schema_version"] == SCHEMA_VERSION and manifest["synthetic"] is True
+    assert manifest["fingerprint"] == SYNTHETIC_DEVICE.fingerprint
+    assert pq.read_schema(rs.parts()[0]).metadata[b"perfml.schema_version"] == b"1"
+
+
+def test_noisy_points_are_flagged(tmp_path, synthetic_catalog):
+    rs, (report,) = _run(tmp_path / "synthetic-noise", synthetic_catalog)
+    frame = rs.read()
+    noisy = frame[frame["noisy"]]
+    assert list(noisy["family"]) == ["syn_noisy"]  # 30 % spread vs a 5 % threshold
+    assert (noisy["time_cv"] > 0.05).all() and (frame[~frame["noisy"]]["time_cv"] < 0.05).all()
+    assert report.noisy == 1
+    assert "nvidia-smi -lgc" in report.advice(0.05)[0]
+
+
+def test_resume_after_a_crash_loses_and_duplicates_nothing(tmp_path, synthetic_catalog):
+    out = tmp_path / "synthetic-crash"
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        _run(out, synthetic_catalog, backend=CrashAfter(SyntheticBackend(), k=7), flush_every=3)
+    rs = ResultSet.open(out)
+    before = rs.read()
+    assert len(before) == 7  # the measured rows were flushed before the crash propagated
+    parts_before = {p.name: p.read_bytes() for p in rs.parts()}
+
+    inner = SyntheticBackend()
+    rs, (report,) = _run(out, synthetic_catalog, backend=inner, resume=True)
+    assert report.already_done == 7 and report.measured == N_SYNTHETIC_POINTS - 7
+    assert inner.calls == N_SYNTHETIC_POINTS - 7  # nothing measured twice
+    after = rs.read()
+    assert len(after) == N_SYNTHETIC_POINTS and after["point_id"].is_unique
+    planned = {p.launch.key for p in plan_spec(parse_spec(SYNTHETIC_SPEC), synthetic_catalog, sms=4).points}
+    assert set(after["launch_key"]) == planned
+    # append-only: the parts written before the crash are untouched
+    assert all((rs.path / n).read_bytes() == b for n, b in parts_before.items())
+    # a second resume has nothing left to do
+    again = SyntheticBackend()
+    _, (report,) = _run(out, synthetic_catalog, backend=again, resume=True)
+    assert again.calls == 0 and report.already_done == N_SYNTHETIC_POINTS
+
+
+def test_time_budget_stops_a_spec_and_resume_continues(tmp_path, synthetic_catalog, monkeypatch):
+    from perfml.sweeps import runner
+
+    ticks = iter(range(10_000))
+    spec = parse_spec({**SYNTHETIC_SPEC, "time_budget_s": 4})
+    plans = runner.plan_specs([spec], synthetic_catalog, sms=4)
+    rs = ResultSet.create(tmp_path / "synthetic-budget", SYNTHETIC_DEVICE, synthetic=True)
+    (report,) = runner.run_plans(plans, SyntheticBackend(), rs, clock=lambda: next(ticks))
+    assert 0 < report.measured < N_SYNTHETIC_POINTS
+    assert report.skipped_budget == N_SYNTHETIC_POINTS - report.measured
+    assert "--resume" in report.advice(0.05)[0]
+    _, (report2,) = _run(rs.path, synthetic_catalog, resume=True)
+    assert report2.measured == report.skipped_budget
+    assert len(rs.read()) == N_SYNTHETIC_POINTS
+
+
+def test_refuses_to_overwrite(tmp_path, synthetic_catalog):
+    out = tmp_path / "synthetic-once"
+    _run(out, synthetic_catalog)
+    with pytest.raises(ResultFileExistsError, match="--resume"):
+        _run(out, synthetic_catalog)
+
+
+def test_refuses_to_mix_devices(tmp_path, synthetic_catalog):
+    out = tmp_path / "synthetic-mixed"
+    _run(out, synthetic_catalog)
+    other = DeviceInfo(**{**SYNTHETIC_DEVICE.to_dict(), "name": "Another Synthetic GPU", "sms": 8})
+    with pytest.raises(MixedDeviceError, match="sms: 4 here vs 8 now"):
+        _run(out, synthetic_catalog, backend=SyntheticBackend(other), resume=True)
+    rs = ResultSet.open(out)
+    row = rs.read().iloc[0].to_dict()
+    row.update(device_name="Another Synthetic GPU")
+    with pytest.raises(MixedDeviceError):
+        rs.append([row])
+    # same model, other driver, clocks and card: the same result set
+    same_model = DeviceInfo(**{**SYNTHETIC_DEVICE.to_dict(), "driver_version": "1.1", "uuid": "card-2"})
+    _run(out, synthetic_catalog, backend=SyntheticBackend(same_model), resume=True)
+
+
+def test_unknown_schema_versions_are_rejected(tmp_path, synthetic_catalog):
+    out = tmp_path / "synthetic-version"
+    rs, _ = _run(out, synthetic_catalog)
+    manifest = out / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "schema_version": 99}))
+    with pytest.raises(ResultSchemaError, match="unknown result schema version 99"):
+        ResultSet.open(out)
+    manifest.write_text(json.dumps({**data, "format": "something-else"}))
+    with pytest.raises(ResultSchemaError, match="expected format"):
+        ResultSet.open(out)
+    manifest.write_text(json.dumps(data))
+    part = rs.parts()[0]
+    table = pq.read_table(part)
+    pq.write_table(table.replace_schema_metadata({b"perfml.schema_version": b"99"}), part)
+    with pytest.raises(ResultSchemaError, match="99"):
+        ResultSet.open(out).read()
+
+
+def test_synthetic_and_measured_rows_never_mix(tmp_path, synthetic_catalog):
+    rs = ResultSet.create(tmp_path / "measured", SYNTHETIC_DEVICE, synthetic=False)
+    rec, _ = _run(tmp_path / "synthetic-src", synthetic_catalog)
+    with pytest.raises(ResultSchemaError, match="synthetic"):
+        rs.append([rec.read().iloc[0].to_dict()])
+
+
+# -- replay through the same runner ---------------------------------------------------------
+def test_replay_reproduces_a_recorded_sweep(tmp_path, synthetic_catalog, synthetic_recording):
+    rs, (report,) = _run(tmp_path / "synthetic-replayed", synthetic_catalog,
+                         backend=ReplayBackend(synthetic_recording))
+    assert report.measured == N_SYNTHETIC_POINTS
+    a = ResultSet.open(synthetic_recording).read().set_index("point_id")
+    b = rs.read().set_index("point_id")
+    assert set(a.index) == set(b.index)
+    for col in ("time_median_s", "time_cv", "noisy", "instructions_per_s", "num_regs"):
+        assert (a[col].sort_index() == b[col].sort_index()).all(), col
+    assert (b["backend"] == "replay").all() and b["synthetic"].all() and rs.synthetic
+
+
+# -- the command line ----------------------------------------------------------------------
+@pytest.fixture
+def cli(monkeypatch, synthetic_catalog):
+    from perfml.cli import main
+
+    root = next(iter(synthetic_catalog.values())).sidecar_path.parent
+    monkeypatch.setenv("PERFML_KERNELS_DIR", str(root))
+    return main
+
+
+@pytest.fixture
+def spec_file(tmp_path):
+    path = tmp_path / "synthetic_suite.toml"
+    lines = [f'name = "{SYNTHETIC_SPEC["name"]}"', "repetitions = 8", "warmup = 1",
+             "time_budget_s = 60", "cv_threshold = 0.05"]
+    for fam in SYNTHETIC_SPEC["families"]:
+        lines += ["", "[[families]]", f'name = "{fam["name"]}"']
+        if "params" in fam:
+            lines.append("params = { " + ", ".join(f"{k} = {v}" for k, v in fam["params"].items()) + " }")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_plan(cli, spec_file, capsys):
+    assert cli(["sweep", "plan", str(spec_file), "--sms", "4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["specs"][0]["points"] == N_SYNTHETIC_POINTS
+    assert doc["estimated_s"] > 0
+    assert cli(["sweep", "plan", str(spec_file), "--sms", "4", "--points"]) == 0
+    assert "divergence" in capsys.readouterr().out
+
+
+def test_cli_run_from_replay_and_resume(cli, spec_file, synthetic_recording, tmp_path, capsys):
+    out = tmp_path / "synthetic-cli"
+    args = ["sweep", "run", str(spec_file), "--backend", "replay", "--replay",
+            str(synthetic_recording), "--out", str(out)]
+    assert cli(args) == 0
+    assert len(ResultSet.open(out).read()) == N_SYNTHETIC_POINTS
+    assert cli(args) == 2  # refuses to overwrite
+    assert "--resume" in capsys.readouterr().err
+    assert cli(args + ["--resume"]) == 0
+    assert len(ResultSet.open(out).read()) == N_SYNTHETIC_POINTS
+
+
+def test_cli_run_without_gpu_says_what_to_do(cli, spec_file, tmp_path, capsys):
+    from perfml.backends import cupy_device_available
+
+    if cupy_device_available():
+        pytest.skip("a GPU is visible here")
+    assert cli(["sweep", "run", str(spec_file), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "--backend replay" in err and not (tmp_path / "x").exists()
+
+
+# -- the shipped specs ---------------------------------------------------------------------
+def test_shipped_specs_plan_within_ten_minutes():
+    """Every shipped spec plans against the real catalog; the suite fits 10 min on an H100.
+
+    The runner stops a spec once its budget is spent, so the budgets (plus at most one
+    point's ``max_point_s`` overrun per spec) bound the wall time whatever the estimates.
+    """
+    from perfml.kernels.catalog import load_catalog
+    from perfml.sweeps.spec import default_spec_paths, plan_specs
+
+    paths = default_spec_paths()
+    if not paths:
+        pytest.skip("no sweeps/*.toml yet")
+    specs = load_specs(paths)
+    assert sum(s.time_budget_s for s in specs) <= 600
+    from perfml import boards
+
+    board = boards.get_board("H100-SXM")
+    plans = plan_specs(specs, load_catalog(), sms=board.sms, board=board)
+    for plan in plans:
+        assert plan.points, plan.spec.name
+        assert not plan.over_budget, (plan.spec.name, plan.estimated_s, plan.spec.time_budget_s)
+    assert sum(p.estimated_s for p in plans) <= 600
+    overrun = sum(s.max_point_s + 1.0 for s in specs)  # one point past the budget, + set-up
+    assert sum(s.time_budget_s for s in specs) + overrun <= 600
+    # every kernel family of the catalog is swept by some spec
+    swept = {run.name for s in specs for run in s.families}
+    assert swept == set(load_catalog())
+
+
+def test_failed_points_are_reported_and_retried_on_resume(tmp_path, synthetic_catalog):
+    from perfml.backends import KernelValidationError
+
+    class RejectsDivergence(SyntheticBackend):
+        def run(self, launch):
+            if launch.family == "divergence":
+                raise KernelValidationError("synthetic: the never-true store fired")
+            return super().run(launch)
+
+    out = tmp_path / "synthetic-failing"
+    rs, (report,) = _run(out, synthetic_catalog, backend=RejectsDivergence())
+    assert len(report.failed) == 6 and "never-true" in report.failed[0][1]
+    assert report.measured == N_SYNTHETIC_POINTS - 6 and not report.complete
+    assert "--resume" in report.advice(0.05)[-1]
+    _, (report,) = _run(out, synthetic_catalog, resume=True)
+    assert report.measured == 6 and len(rs.read()) == N_SYNTHETIC_POINTS
+
+
+def test_two_writers_are_refused(tmp_path, synthetic_catalog):
+    rs = ResultSet.create(tmp_path / "synthetic-locked", SYNTHETIC_DEVICE, synthetic=True)
+    with rs.writing():
+        with pytest.raises(ResultFileExistsError, match="another perfml sweep"):
+            _run(rs.path, synthetic_catalog, resume=True)
+    _run(rs.path, synthetic_catalog, resume=True)  # released: the sweep runs
