@@ -1,0 +1,69 @@
+"""``perfml experiment run FILE``: run an experiment definition and print the side-by-side table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+experiment_app = typer.Typer(help="Run experiment definitions (experiments/*.toml).", no_args_is_help=True)
+
+_COLUMNS = ["model", "kind", "n", "mape", "median_ape", "within_band", "spearman", "n_unpredicted", "cv_seconds"]
+
+
+@experiment_app.command("run")
+def run(
+    file: Path = typer.Argument(..., help="Experiment TOML, e.g. experiments/unseen_boards.toml."),
+    data_home: Optional[Path] = typer.Option(None, "--data-home", help="Directory with the shared datasets tables."),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna storage URL for models with `tune` (default: in memory)."),
+    no_track: bool = typer.Option(False, "--no-track", help="Do not log to MLflow."),
+    model: Optional[list[str]] = typer.Option(None, "--model", help="Run only these models of the file (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print only JSON."),
+) -> None:
+    """Run one experiment; log it to MLflow (default local SQLite store, MLFLOW_TRACKING_URI overrides)."""
+    from perfml.experiments.spec import load_experiment
+
+    spec = load_experiment(file)
+    if spec.kind == "bsp_table2":
+        from perfml.experiments.runner import run_table2_experiment
+
+        tables = run_table2_experiment(spec, data_home=data_home, track=not no_track)
+        if as_json:
+            from perfml.cli._output import frame_records, print_json
+
+            print_json({k: frame_records(v) for k, v in tables.items()})
+            return
+        from perfml.cli._output import print_table
+
+        for name, table in tables.items():
+            if name.startswith("table2_"):
+                covered = table[table["covered"]]
+                print_table(table.drop(columns=["runs"]), title=f"Seed 003 Table II vs lambda fitted on {name[7:]} runs")
+                typer.echo(f"{int(covered['within_tolerance'].sum())}/{len(covered)} covered cells within 10% "
+                           f"(max |diff| {covered['rel_diff'].abs().max():.1%})")
+        print_table(tables["bands"], title="Share of T_k/T_m within [0.8, 1.2]")
+        return
+    from perfml.experiments.runner import run_experiment
+
+    def progress(message: str) -> None:
+        if not as_json:
+            typer.echo(f"[{spec.name}] {message}", err=True)
+
+    result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model, progress=progress)
+    if as_json:
+        from perfml.cli._output import frame_records, print_json
+
+        print_json({"experiment": spec.name, "protocol": spec.protocol, "summary": frame_records(result.summary),
+                    "per_board": frame_records(result.per_board), "per_app": frame_records(result.per_app)})
+        return
+    from perfml.cli._output import print_table
+
+    cols = [c for c in _COLUMNS if c in result.summary.columns]
+    print_table(result.summary[cols], title=f"{spec.name}: {spec.protocol} (MAPE and median APE in %, within_band = share in [0.8, 1.2])")
+    pivot = result.per_board.pivot(index="board", columns="model", values="mape").reset_index()
+    print_table(pivot, title=f"{spec.name}: MAPE (%) per board")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(experiment_app, name="experiment")

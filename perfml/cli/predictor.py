@@ -1,0 +1,86 @@
+"""``perfml train``, ``perfml predict`` and ``perfml tune``: the learned predictor for users."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+DataHome = typer.Option(None, "--data-home", help="Directory with the shared datasets tables (default: $PERFML_DATA_HOME or ../shared/datasets).")
+
+
+def train(
+    out: Path = typer.Option(..., "--out", help="Model directory to create."),
+    data_home: Optional[Path] = DataHome,
+    source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing model directory."),
+) -> None:
+    """Train the default predictor (hybrid xgboost on the BSP baseline) on every described runtime."""
+    import time
+
+    from perfml.evaluation.closed_form import describable_runtimes
+    from perfml.learn.persistence import save_model
+    from perfml.learn.regressors import RuntimeRegressor
+
+    rt = describable_runtimes(data_home, source=source)
+    t0 = time.perf_counter()
+    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home).fit(rt, rt["measured_ms"])
+    seconds = time.perf_counter() - t0
+    save_model(model, out, overwrite=overwrite, extra={"training_rows": len(rt), "training_source": source,
+                                                       "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
+    typer.echo(f"trained on {len(rt)} runtimes of {rt['board'].nunique()} boards and {rt['app_id'].nunique()} apps "
+               f"in {seconds:.1f} s; saved to {out}")
+
+
+def predict(
+    model: Path = typer.Option(..., "--model", help="Model directory written by `perfml train`."),
+    queries: Path = typer.Option(..., "--queries", help="CSV with board, app_id, input_size (+ launch columns)."),
+    output: Path = typer.Option(..., "--output", help="CSV to write: the queries plus predicted_ms."),
+    data_home: Optional[Path] = DataHome,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
+) -> None:
+    """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry)."""
+    from perfml.learn.persistence import load_model
+    from perfml.learn.queries import read_queries, write_predictions
+
+    q = read_queries(queries)
+    reg = load_model(model, data_home=data_home)
+    original = __import__("pandas").read_csv(queries, low_memory=False)
+    original["predicted_ms"] = reg.predict(q)
+    write_predictions(original, output, overwrite=overwrite)
+    typer.echo(f"wrote {len(original)} predictions to {output}")
+
+
+def tune_command(
+    learner: str = typer.Option("xgboost", "--learner", help="xgboost | hgb | random_forest | svr"),
+    target: str = typer.Option("residual", "--target", help="residual | log"),
+    data_home: Optional[Path] = DataHome,
+    source: Optional[str] = typer.Option("gpuperfpredict-nca", "--source"),
+    n_trials: int = typer.Option(20, "--n-trials"),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
+    study_name: str = typer.Option("perfml-tune", "--study-name"),
+    seed: int = typer.Option(0, "--seed"),
+    mlflow_track: bool = typer.Option(True, "--mlflow/--no-mlflow", help="Record trials in MLflow (optuna_integration.MLflowCallback)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Tune a learner with Optuna (TPE, median pruning, folds grouped by board); resumable through --storage."""
+    import json
+
+    from perfml.evaluation.closed_form import describable_runtimes
+    from perfml.learn.regressors import RuntimeRegressor
+    from perfml.learn.tuning import default_storage, tune
+
+    rt = describable_runtimes(data_home, source=source)
+    est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
+    study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=storage or default_storage("."),
+                 study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None)
+    result = {"study": study_name, "best_value_mape": study.best_value, "best_params": study.best_params,
+              "n_trials": len(study.trials)}
+    typer.echo(json.dumps(result, indent=2) if as_json else f"best inner-CV MAPE {study.best_value:.2f}% with {study.best_params}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
+    app.command("predict")(predict)
+    app.command("tune")(tune_command)

@@ -1,0 +1,298 @@
+"""Run an experiment definition: every model under one protocol, side by side, in MLflow.
+
+For each model the runner computes out-of-fold predictions under the experiment's
+protocol (:func:`perfml.learn.cross_val_predictions`), scores them overall, per board
+and per app, and logs to MLflow (its default local SQLite store unless
+``MLFLOW_TRACKING_URI`` says otherwise): parameters, metrics, the predictions, the
+seed 003 style T_k/T_m box plots, predicted vs measured, residuals, feature
+importances, and, for learned xgboost models, the model refitted on all rows with its
+signature. The best learned model is registered in the MLflow model registry.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from perfml.evaluation.metrics import score_table, summarize
+from perfml.experiments.spec import ExperimentSpec, ModelSpec
+
+REGISTERED_MODEL_PREFIX = "perfml"
+
+
+class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
+    """Hong & Kim (seed 002) on runtime rows: closed form, nothing learned from y."""
+
+    def __init__(self, *, data_home=None):
+        self.data_home = data_home
+
+    def fit(self, X, y=None):
+        self.fitted_ = True
+        return self
+
+    def predict(self, X):
+        from perfml.models.hongkim_inputs import predict_hongkim_for_runtimes
+
+        return predict_hongkim_for_runtimes(X, data_home=self.data_home)
+
+
+def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0):
+    """The scikit-learn estimator an experiment's model entry describes."""
+    if model.kind == "closed_form":
+        if model.model == "bsp":
+            from perfml.models.bsp import BSPModel
+
+            return BSPModel(data_home=data_home)
+        if model.model == "roofline":
+            from perfml.models.roofline import RooflineModel
+
+            return RooflineModel()
+        return HongKimRuntimeModel(data_home=data_home)
+    from perfml.learn.regressors import RuntimeRegressor
+
+    feats = dict(model.features)
+    subset = feats.pop("subset", None)
+    est = RuntimeRegressor(
+        learner=model.learner,
+        target=model.target,
+        learner_params=dict(model.params) or None,
+        feature_subset=tuple(subset) if subset else None,
+        baseline=model.baseline,
+        random_state=random_state,
+        data_home=data_home,
+        **feats,
+    )
+    if model.tune:
+        from perfml.learn.tuned import TunedRegressor
+
+        return TunedRegressor(
+            est,
+            n_trials=int(model.tune.get("n_trials", 10)),
+            n_splits=int(model.tune.get("n_splits", 3)),
+            storage=storage,
+            study_prefix=f"{model.name}",
+            random_state=random_state,
+        )
+    return est
+
+
+def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
+    """The runtime rows an experiment uses (described apps, default GPU configuration)."""
+    from perfml.evaluation.closed_form import describable_runtimes
+
+    data = spec.data
+    rt = describable_runtimes(data_home, source=data.get("source"))
+    if data.get("boards"):
+        rt = rt[rt["board"].isin(data["boards"])]
+    if data.get("apps"):
+        rt = rt[rt["app_id"].isin(data["apps"])]
+    if data.get("block_sizes"):
+        rt = rt[(rt["block_x"] * rt["block_y"].fillna(1)).isin(data["block_sizes"])]
+    return rt.reset_index(drop=True)
+
+
+@dataclass
+class ExperimentResult:
+    """Side-by-side scores of an experiment's models."""
+
+    name: str
+    summary: pd.DataFrame
+    per_board: pd.DataFrame
+    per_app: pd.DataFrame
+    predictions: pd.DataFrame
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    *,
+    data_home=None,
+    track: bool = True,
+    storage: str | None = None,
+    random_state: int = 0,
+    models: list[str] | None = None,
+    progress=None,
+) -> ExperimentResult:
+    """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow)."""
+    from perfml.learn.protocols import cross_val_predictions
+
+    rt = experiment_data(spec, data_home)
+    y = rt["measured_ms"].to_numpy(dtype=float)
+    selected = [m for m in spec.models if models is None or m.name in models]
+    rows, per_board, per_app, preds = [], [], [], []
+    mlflow, parent = _start_parent(spec, rt, track)
+    try:
+        for model in selected:
+            if progress:
+                progress(f"{model.name}: {spec.protocol} over {len(rt)} rows")
+            est = build_estimator(model, data_home, storage, random_state)
+            t0 = time.perf_counter()
+            pred = cross_val_predictions(est, rt, y, spec.protocol)
+            seconds = time.perf_counter() - t0
+            pred["model"] = model.name
+            scored = pred[np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)]
+            summary = {"model": model.name, "kind": model.kind, **summarize(scored["predicted_ms"], scored["measured_ms"]),
+                       "n_unpredicted": int(len(pred) - len(scored)), "cv_seconds": seconds}
+            rows.append(summary)
+            pb = score_table(scored, by=["board"]).assign(model=model.name)
+            pa = score_table(scored, by=["app_id"]).assign(model=model.name)
+            per_board.append(pb)
+            per_app.append(pa)
+            preds.append(pred)
+            if mlflow is not None:
+                _log_model_run(mlflow, spec, model, est, rt, y, summary, pb, pa, scored)
+        summary_frame = pd.DataFrame(rows)
+        if spec.published:
+            from perfml.experiments.published import published_summary
+
+            pub = published_summary(spec.published.get("suite", "NCA"), spec.published.get("methods"), data_home)
+            summary_frame = pd.concat([summary_frame, pub], ignore_index=True)
+        result = ExperimentResult(
+            spec.name,
+            summary_frame,
+            pd.concat(per_board, ignore_index=True),
+            pd.concat(per_app, ignore_index=True),
+            pd.concat(preds),
+        )
+        if mlflow is not None:
+            _log_summary(mlflow, spec, result)
+        return result
+    finally:
+        if mlflow is not None:
+            mlflow.end_run()
+
+
+def _start_parent(spec: ExperimentSpec, rt: pd.DataFrame, track: bool):
+    if not track:
+        return None, None
+    import mlflow
+
+    mlflow.set_experiment(spec.name)
+    parent = mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "experiment", "perfml.spec": spec.path})
+    mlflow.log_params({
+        "protocol": spec.protocol,
+        "data": json.dumps(spec.data, sort_keys=True),
+        "n_rows": len(rt),
+        "boards": ",".join(sorted(rt["board"].unique())),
+        "apps": ",".join(sorted(rt["app_id"].unique())),
+    })
+    mlflow.log_text(Path(spec.path).read_text(), "experiment.toml")
+    return mlflow, parent
+
+
+def _metric_key(*parts: str) -> str:
+    return "/".join(str(p).replace("=", "_") for p in parts)
+
+
+def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, scored):
+    from perfml.experiments import plots
+
+    with mlflow.start_run(run_name=model.name, nested=True):
+        mlflow.set_tags({"perfml.experiment": spec.name, "perfml.model": model.name, "perfml.kind": model.kind})
+        params = {"kind": model.kind, "learner": model.learner or "", "target": model.target if model.kind == "learned" else "",
+                  "closed_form": model.model or "", "protocol": spec.protocol, "features": json.dumps(model.features),
+                  "tune": json.dumps(model.tune)}
+        params.update({f"param.{k}": v for k, v in (est.get_params(deep=False) if model.kind == "closed_form" else {}).items()
+                       if isinstance(v, (int, float, str, bool, tuple))})
+        params.update({f"learner.{k}": v for k, v in (model.params or {}).items()})
+        mlflow.log_params(params)
+        mlflow.log_metrics({k: float(summary[k]) for k in ("mape", "median_ape", "within_band", "spearman", "cv_seconds")
+                            if np.isfinite(summary[k])} | {"n": summary["n"]})
+        for frame, key in ((pb, "board"), (pa, "app_id")):
+            for rec in frame.to_dict("records"):
+                for metric in ("mape", "median_ape", "within_band"):
+                    if np.isfinite(rec[metric]):
+                        mlflow.log_metric(_metric_key(metric, key, rec[key]), float(rec[metric]))
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            scored.to_csv(tmp / "predictions.csv", index=False)
+            plots.ratio_boxplots(scored, tmp / "tk_over_tm_per_board.png", f"{model.name}: T_k/T_m per board ({spec.protocol})")
+            plots.predicted_vs_measured(scored, tmp / "predicted_vs_measured.png", model.name)
+            plots.residual_histogram(scored, tmp / "residuals.png", model.name)
+            if model.kind == "learned":
+                final = est.fit(rt, y)
+                reg = getattr(final, "estimator_", final)
+                imp = reg.feature_importances()
+                if len(imp):
+                    imp.to_csv(tmp / "feature_importances.csv", header=["importance"])
+                    plots.feature_importances(imp, tmp / "feature_importances.png", f"{model.name}: feature importances")
+                if reg.learner == "xgboost":
+                    _log_xgboost_model(mlflow, reg, rt, tmp)
+            mlflow.log_artifacts(str(tmp))
+
+
+def _log_xgboost_model(mlflow, reg, rt, tmp: Path):
+    """Log the fitted booster (xgboost JSON) with its signature, plus perfml's model directory."""
+    import mlflow.xgboost
+    from mlflow.models import infer_signature
+
+    from perfml.learn.persistence import save_model
+
+    features = reg.features_.transform(rt.head(200)).reindex(columns=reg.feature_names_)
+    signature = infer_signature(features, reg.model_.predict(features.to_numpy(dtype=float)))
+    mlflow.xgboost.log_model(reg.model_, name="booster", signature=signature, model_format="json",
+                             input_example=features.head(3))
+    save_model(reg, tmp / "perfml_model")
+
+
+def _log_summary(mlflow, spec: ExperimentSpec, result: ExperimentResult):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        result.summary.to_csv(tmp / "summary.csv", index=False)
+        result.per_board.to_csv(tmp / "per_board.csv", index=False)
+        result.per_app.to_csv(tmp / "per_app.csv", index=False)
+        mlflow.log_artifacts(str(tmp))
+    for rec in result.summary[result.summary["kind"] != "published"].to_dict("records"):
+        if np.isfinite(rec["mape"]):
+            mlflow.log_metric(_metric_key("mape", rec["model"]), float(rec["mape"]))
+            mlflow.log_metric(_metric_key("within_band", rec["model"]), float(rec["within_band"]))
+    learned = result.summary[result.summary["kind"] == "learned"]
+    xgb = [m.name for m in spec.models if m.kind == "learned" and m.learner == "xgboost" and m.register]
+    learned = learned[learned["model"].isin(xgb)]
+    if learned.empty:
+        return
+    best = learned.sort_values("mape").iloc[0]["model"]
+    client = mlflow.tracking.MlflowClient()
+    runs = client.search_runs(
+        [mlflow.active_run().info.experiment_id],
+        filter_string=f"tags.perfml.model = '{best}' and tags.`mlflow.parentRunId` = '{mlflow.active_run().info.run_id}'",
+    )
+    if runs:
+        mlflow.set_tag("perfml.best_model", best)
+        mlflow.register_model(f"runs:/{runs[0].info.run_id}/booster", f"{REGISTERED_MODEL_PREFIX}-{spec.name}")
+
+
+def run_table2_experiment(spec: ExperimentSpec, *, data_home=None, track: bool = True) -> dict[str, pd.DataFrame]:
+    """The ``bsp_table2`` kind: seed 003 Table II per set of runs, and the band shares."""
+    from perfml.experiments.bsp_table2 import band_shares, reproduce_table2
+
+    runs = spec.table2.get("runs", ["script"])
+    tables = {f"table2_{r}": reproduce_table2(r, data_home) for r in runs}
+    tables["bands"] = band_shares(data_home, reference_board=spec.table2.get("reference_board", "GTX-680"))
+    if track:
+        import mlflow
+
+        mlflow.set_experiment(spec.name)
+        with mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"):
+            mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "bsp_table2"})
+            mlflow.log_params({"runs": ",".join(runs), "reference_board": spec.table2.get("reference_board", "GTX-680")})
+            for name, table in tables.items():
+                if name.startswith("table2_"):
+                    covered = table[table["covered"]]
+                    mlflow.log_metric(f"{name}/cells_within_10pct", float(covered["within_tolerance"].sum()))
+                    mlflow.log_metric(f"{name}/cells_covered", float(len(covered)))
+                    mlflow.log_metric(f"{name}/max_abs_rel_diff", float(covered["rel_diff"].abs().max()))
+            mlflow.log_metric("bands/per_board_mean", float(tables["bands"]["within_band_per_board"].mean()))
+            mlflow.log_metric("bands/reference_mean", float(tables["bands"]["within_band_reference"].mean()))
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, table in tables.items():
+                    table.to_csv(Path(tmp) / f"{name}.csv", index=False)
+                mlflow.log_artifacts(tmp)
+    return tables

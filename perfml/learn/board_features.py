@@ -1,0 +1,72 @@
+"""Board specification features, from the registry only (never from measurements).
+
+Every feature is a registry field or a figure derived from fields in
+:mod:`perfml.boards` (peak FLOP/s, peak bandwidth, resident warps). Unknown values
+stay NaN; the gradient-boosted models handle them, the linear baselines impute.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+#: Registry fields used as features (name of the feature = "board_" + field).
+BOARD_FIELDS = (
+    "sms",
+    "fp32_cores_per_sm",
+    "fp64_units_per_sm",
+    "sfu_per_sm",
+    "ldst_units_per_sm",
+    "boost_clock_mhz",
+    "memory_clock_mhz",
+    "bus_width_bits",
+    "memory_bandwidth_gbs",
+    "shared_mem_per_sm_kb",
+    "l2_bytes",
+    "registers_per_sm",
+    "max_threads_per_sm",
+    "max_warps_per_sm",
+    "max_blocks_per_sm",
+)
+
+
+def _num(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+@functools.lru_cache(maxsize=256)
+def board_feature_row(name: str) -> tuple[tuple[str, float], ...]:
+    """Feature values of one board (cached; boards are immutable)."""
+    from perfml.boards import get_board, max_resident_warps, peak_bandwidth, peak_flops
+    from perfml.errors import MissingBoardParameterError
+
+    board = get_board(name)
+    row = {f"board_{f}": _num(getattr(board, f, None)) for f in BOARD_FIELDS}
+    cc = str(board.compute_capability or "nan")
+    row["board_cc"] = _num(cc)
+    row["board_total_cores"] = row["board_sms"] * row["board_fp32_cores_per_sm"]
+    for key, fn in (
+        ("board_peak_fp32_gflops", lambda: peak_flops(board, "fp32") / 1e9),
+        ("board_peak_fp64_gflops", lambda: peak_flops(board, "fp64") / 1e9),
+        ("board_peak_bw_gbs", lambda: peak_bandwidth(board) / 1e9),
+        ("board_resident_warps", lambda: float(max_resident_warps(board))),
+    ):
+        try:
+            row[key] = float(fn())
+        except (MissingBoardParameterError, TypeError, ValueError, ZeroDivisionError):
+            row[key] = float("nan")
+    row["board_flop_per_byte"] = row["board_peak_fp32_gflops"] / row["board_peak_bw_gbs"]
+    return tuple(row.items())
+
+
+def board_features(boards) -> pd.DataFrame:
+    """Board features for a sequence of board names (one row per name, in order)."""
+    boards = list(boards)
+    unique = {b: dict(board_feature_row(b)) for b in dict.fromkeys(boards)}
+    frame = pd.DataFrame([unique[b] for b in boards])
+    return frame.astype(float).replace([np.inf, -np.inf], np.nan)

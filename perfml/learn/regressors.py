@@ -1,0 +1,190 @@
+"""Learned runtime regressors: features -> gradient boosting (or a baseline) on log time.
+
+:class:`RuntimeRegressor` is one scikit-learn regressor whose ``learner`` picks the
+model and whose ``target`` picks what it learns:
+
+* ``target="log"``: log(T_measured);
+* ``target="residual"`` (the hybrid): log(T_measured / T_analytical), on top of the best
+  closed-form model of the app (BSP of seed 003 or a roofline term, with lambda or
+  efficiency cross-fitted on the other training boards; feature ``base_log_t``), so the
+  learner only corrects what the closed-form model misses.
+
+Learners: ``"xgboost"`` (:class:`xgboost.XGBRegressor`), ``"hgb"``
+(:class:`sklearn.ensemble.HistGradientBoostingRegressor`), and the published baselines
+of Amaris et al. (NCA 2016): ``"linear"``, ``"svr"``, ``"random_forest"``. Gradient
+boosting gets monotone constraints on the work features (more work never means less
+time, see :data:`perfml.learn.features.MONOTONE_INCREASING`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from perfml.errors import DatasetSchemaError
+from perfml.learn.features import MONOTONE_INCREASING, FeatureBuilder
+from perfml.models._inputs import check_frame, check_target
+
+LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
+TARGETS = ("log", "residual")
+
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "xgboost": {"n_estimators": 600, "learning_rate": 0.05, "max_depth": 6, "subsample": 0.8, "colsample_bytree": 0.8, "min_child_weight": 1.0, "reg_lambda": 1.0},
+    "hgb": {"max_iter": 600, "learning_rate": 0.05, "max_leaf_nodes": 31, "min_samples_leaf": 10, "l2_regularization": 0.0},
+    "linear": {},
+    "svr": {"C": 10.0, "epsilon": 0.05, "gamma": "scale"},
+    "random_forest": {"n_estimators": 300, "min_samples_leaf": 1, "max_features": 0.5},
+}
+
+
+def make_learner(learner: str, params: dict[str, Any], monotone: list[int], random_state, n_jobs: int = 2):
+    """Instantiate the underlying estimator (imports are lazy: xgboost loads only when used)."""
+    params = {**_DEFAULTS[learner], **(params or {})}
+    if learner == "xgboost":
+        from xgboost import XGBRegressor
+
+        return XGBRegressor(
+            **params,
+            monotone_constraints=tuple(monotone),
+            tree_method="hist",
+            random_state=random_state,
+            n_jobs=n_jobs,
+        )
+    if learner == "hgb":
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        return HistGradientBoostingRegressor(**params, monotonic_cst=monotone, random_state=random_state)
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if learner == "linear":
+        from sklearn.linear_model import LinearRegression
+
+        return make_pipeline(SimpleImputer(strategy="median"), StandardScaler(), LinearRegression(**params))
+    if learner == "svr":
+        from sklearn.svm import SVR
+
+        return make_pipeline(SimpleImputer(strategy="median"), StandardScaler(), SVR(**params))
+    from sklearn.ensemble import RandomForestRegressor
+
+    return make_pipeline(SimpleImputer(strategy="median"), RandomForestRegressor(**params, random_state=random_state, n_jobs=n_jobs))
+
+
+class RuntimeRegressor(RegressorMixin, BaseEstimator):
+    """Predict kernel runtime (ms) from leakage-free features with a learned model.
+
+    Parameters
+    ----------
+    learner : {"xgboost", "hgb", "linear", "svr", "random_forest"}
+    target : {"log", "residual"}
+        "residual" learns log(T / T_BSP) on top of the BSP model (the hybrid).
+    learner_params : dict, optional
+        Hyper-parameters passed to the learner (over perfml's defaults).
+    analytical, profiles, app_identity : bool
+        Feature groups (see :class:`perfml.learn.features.FeatureBuilder`).
+    feature_subset : tuple of str, optional
+        Keep only features whose name starts with one of these prefixes (e.g. the
+        published baselines use ``("prof_", "board_", "desc_log_n")``).
+    monotone : bool, default=True
+        Monotone constraints on work features (gradient boosting only).
+    baseline : {"best", "bsp"}, default="best"
+        The closed-form model under the residual: the app's best one (``base_log_t``)
+        or always the BSP model (``bsp_log_tk``).
+    random_state : int, default=0
+    data_home : path-like, optional
+
+    Attributes
+    ----------
+    features_ : FeatureBuilder
+    model_ : estimator
+    feature_names_ : list of str
+    """
+
+    def __init__(
+        self,
+        *,
+        learner: str = "xgboost",
+        target: str = "residual",
+        learner_params: dict | None = None,
+        analytical: bool = True,
+        profiles: bool = True,
+        app_identity: bool = True,
+        feature_subset: tuple[str, ...] | None = None,
+        monotone: bool = True,
+        baseline: str = "best",
+        random_state: int = 0,
+        n_jobs: int = 2,
+        data_home=None,
+    ):
+        self.learner = learner
+        self.target = target
+        self.learner_params = learner_params
+        self.analytical = analytical
+        self.profiles = profiles
+        self.app_identity = app_identity
+        self.feature_subset = feature_subset
+        self.monotone = monotone
+        self.baseline = baseline
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.data_home = data_home
+
+    def _select(self, F: pd.DataFrame) -> pd.DataFrame:
+        if not self.feature_subset:
+            return F
+        keep = [c for c in F.columns if c.startswith(tuple(self.feature_subset))]
+        return F[keep]
+
+    def _baseline(self, F: pd.DataFrame) -> np.ndarray:
+        if self.target == "log":
+            return np.zeros(len(F))
+        base = F["base_log_t" if self.baseline == "best" else "bsp_log_tk"].to_numpy(dtype=float)
+        # A row without a cross-fitted offset (an app seen on one board only) falls back to BSP T_1.
+        return np.where(np.isfinite(base), base, F["bsp_log_t1"].to_numpy(dtype=float))
+
+    def fit(self, X, y):
+        """Fit features on the training rows, then the learner on their log times."""
+        if self.learner not in LEARNERS:
+            raise DatasetSchemaError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
+        if self.target not in TARGETS:
+            raise DatasetSchemaError(f"target must be one of {TARGETS}, got {self.target!r}")
+        if self.target == "residual" and not self.analytical:
+            raise DatasetSchemaError("target='residual' needs analytical=True (it learns on top of the BSP model)")
+        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
+        y = check_target(y, len(X), "RuntimeRegressor")
+        self.features_ = FeatureBuilder(
+            analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity, data_home=self.data_home
+        ).fit(X, y)
+        F_all = self.features_.transform(X)
+        F = self._select(F_all)
+        self.feature_names_ = list(F.columns)
+        monotone = [1 if (self.monotone and c in MONOTONE_INCREASING) else 0 for c in self.feature_names_]
+        target = np.log(y) - self._baseline(F_all)
+        self.model_ = make_learner(self.learner, self.learner_params or {}, monotone, self.random_state, self.n_jobs)
+        self.model_.fit(F.to_numpy(dtype=float), target)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted runtime in milliseconds."""
+        check_is_fitted(self, "model_")
+        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
+        F_all = self.features_.transform(X)
+        F = F_all.reindex(columns=self.feature_names_)
+        return np.exp(self.model_.predict(F.to_numpy(dtype=float)) + self._baseline(F_all))
+
+    def feature_importances(self) -> pd.Series:
+        """Importance per feature (gain for xgboost, impurity for forests; empty otherwise)."""
+        check_is_fitted(self, "model_")
+        model = self.model_
+        if hasattr(model, "steps"):
+            model = model.steps[-1][1]
+        values = getattr(model, "feature_importances_", None)
+        if values is None:
+            return pd.Series(dtype=float)
+        return pd.Series(values, index=self.feature_names_).sort_values(ascending=False)

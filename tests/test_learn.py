@@ -1,0 +1,175 @@
+"""Learned predictor: splitters, no leakage, save/load round trip, bad input.
+
+Data: the gpuperfpredict-nca runtimes of shared/datasets (a subset, to keep tests fast).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfml.errors import DatasetSchemaError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
+from perfml.evaluation.closed_form import describable_runtimes
+from perfml.learn import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
+from perfml.learn.persistence import load_model, save_model
+
+BOARDS = ["GTX-680", "GTX-970", "GTX-Titan", "Tesla-K20"]
+APPS = ["matMul_gpu", "vectorAdd", "matrix_sum_normal"]
+FAST = {"n_estimators": 60, "max_depth": 4}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
+    # Every 3rd size keeps the tests quick.
+    keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
+    return rt[keep].reset_index(drop=True)
+
+
+def test_leave_one_board_out_holds_out_each_board_once(data):
+    splitter, groups = make_splitter("leave-one-board-out", data)
+    seen = []
+    for train, test in splitter.split(data, groups=groups):
+        test_boards = set(data.board.iloc[test])
+        assert len(test_boards) == 1 and test_boards.isdisjoint(set(data.board.iloc[train]))
+        seen.extend(test_boards)
+    assert sorted(seen) == sorted(BOARDS)
+
+
+def test_leave_one_app_out_and_grouped_kfold_keep_groups_apart(data):
+    for protocol, key in (("leave-one-app-out", "app_id"), ("grouped-kfold", None)):
+        splitter, groups = make_splitter(protocol, data)
+        for train, test in splitter.split(data, groups=groups):
+            assert set(groups[train]).isdisjoint(set(groups[test]))
+
+
+def test_size_extrapolation_tests_only_larger_sizes(data):
+    (train, test), = SizeExtrapolationSplit(0.7).split(data, groups=data.app_id.to_numpy())
+    for app in APPS:
+        tr = data.input_size.iloc[train][data.app_id.iloc[train] == app]
+        te = data.input_size.iloc[test][data.app_id.iloc[test] == app]
+        assert len(te) and tr.max() < te.min()
+
+
+def test_target_board_runtimes_never_reach_its_features(data):
+    """Fit on all boards: a board's own runtimes must not change its own (cross-fitted) features."""
+    y = data.measured_ms.to_numpy()
+    base = FeatureBuilder().fit(data, y).transform(data)
+    perturbed_y = np.where(data.board == "GTX-Titan", y * 1000.0, y)
+    again = FeatureBuilder().fit(data, perturbed_y).transform(data)
+    own = (data.board == "GTX-Titan").to_numpy()
+    pd.testing.assert_frame_equal(base[own], again[own])
+    # ...while the other Kepler boards' features do depend on GTX-Titan (the test can fail).
+    assert not np.allclose(base.loc[~own, "bsp_log_lambda"], again.loc[~own, "bsp_log_lambda"])
+
+
+def test_target_board_profiles_never_reach_its_features(data, monkeypatch):
+    import perfml.datasets as ds
+
+    real = ds.load_profiles_nca()
+    y = data.measured_ms.to_numpy()
+    base = FeatureBuilder().fit(data, y).transform(data)
+    fake = real.copy()
+    cols = [c for c in fake.columns if c.startswith(("m.", "e."))]
+    fake.loc[fake.board == "GTX-970", cols] = fake.loc[fake.board == "GTX-970", cols] * 7
+    monkeypatch.setattr(ds, "load_profiles_nca", lambda data_home=None: fake)
+    again = FeatureBuilder().fit(data, y).transform(data)
+    own = (data.board == "GTX-970").to_numpy()
+    prof = [c for c in base.columns if c.startswith("prof_")]
+    pd.testing.assert_frame_equal(base.loc[own, prof], again.loc[own, prof])
+    assert not base.loc[~own, prof].equals(again.loc[~own, prof])
+
+
+def test_lobo_prediction_is_invariant_to_the_held_out_boards_runtimes(data):
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST)
+    y = data.measured_ms.to_numpy()
+    p1 = cross_val_predictions(model, data, y, "leave-one-board-out")
+    y2 = np.where(data.board == "Tesla-K20", y * 3.0, y)
+    p2 = cross_val_predictions(model, data, y2, "leave-one-board-out")
+    k20 = p1.board == "Tesla-K20"
+    assert np.allclose(p1.predicted_ms[k20], p2.predicted_ms[k20])
+    assert not np.allclose(p1.predicted_ms[~k20], p2.predicted_ms[~k20])
+
+
+@pytest.mark.parametrize("learner", ["xgboost", "hgb", "linear", "svr", "random_forest"])
+def test_every_learner_fits_and_predicts_positive_times(data, learner):
+    params = FAST if learner == "xgboost" else ({"max_iter": 60} if learner == "hgb" else None)
+    if learner == "random_forest":
+        params = {"n_estimators": 20}
+    model = RuntimeRegressor(learner=learner, target="log" if learner in ("linear", "svr") else "residual",
+                             learner_params=params).fit(data, data.measured_ms)
+    pred = model.predict(data)
+    assert np.all(np.isfinite(pred) & (pred > 0))
+
+
+def test_monotone_in_input_size(data):
+    """More work never means less time: predictions rise with N for a fixed board/app/launch."""
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    q = pd.DataFrame({"board": "GTX-980", "app_id": "vectorAdd", "input_size": np.geomspace(2**12, 2**26, 40),
+                      "block_x": 256, "block_y": 1})
+    q["grid_x"] = np.ceil(q.input_size / 256)
+    q["grid_y"] = 1
+    pred = model.predict(q)
+    assert np.all(np.diff(pred) >= -1e-9 * pred[:-1])
+
+
+def test_save_load_round_trip(data, tmp_path):
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    path = save_model(model, tmp_path / "model")
+    loaded = load_model(path)
+    q = data.sample(50, random_state=1)
+    assert np.allclose(model.predict(q), loaded.predict(q))
+    meta = json.loads((path / "perfml-model.json").read_text())
+    assert meta["format"] == "perfml-model" and meta["version"] == 1
+    assert not list(path.rglob("*.pkl")) and not list(path.rglob("*.pickle"))
+    with pytest.raises(ResultFileExistsError, match="exists"):
+        save_model(model, path)
+
+
+def test_load_rejects_unknown_version_and_missing_files(data, tmp_path):
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    path = save_model(model, tmp_path / "model")
+    meta = json.loads((path / "perfml-model.json").read_text())
+    (path / "perfml-model.json").write_text(json.dumps(meta | {"version": 99}))
+    with pytest.raises(ModelFormatError, match="version 99 is not supported"):
+        load_model(path)
+    with pytest.raises(ModelFormatError, match="not a perfml model directory"):
+        load_model(tmp_path / "nothing")
+    with pytest.raises(ModelFormatError, match="only xgboost"):
+        save_model(RuntimeRegressor(learner="hgb", learner_params={"max_iter": 10}).fit(data, data.measured_ms), tmp_path / "h")
+
+
+def test_bad_inputs(data):
+    with pytest.raises(DatasetSchemaError, match="learner must be one of"):
+        RuntimeRegressor(learner="nope").fit(data, data.measured_ms)
+    with pytest.raises(DatasetSchemaError, match="positive, finite"):
+        RuntimeRegressor().fit(data, -data.measured_ms)
+    with pytest.raises(UnknownAppError):
+        RuntimeRegressor(learner_params=FAST).fit(data.assign(app_id="nope"), data.measured_ms)
+
+
+def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
+    from perfml.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    q = pd.DataFrame({"board": ["H100-SXM", "Tesla K20c"], "app_id": ["vectorAdd", "matMul_gpu"], "input_size": [2**24, 1024]})
+    q.to_csv("q.csv", index=False)
+    # A small model keeps the test fast; `perfml train` itself uses the defaults.
+    from perfml.learn.persistence import save_model as _save
+
+    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = rt[rt.board.isin(BOARDS)]
+    _save(RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(rt, rt.measured_ms), tmp_path / "m")
+    assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 0
+    out = pd.read_csv("p.csv")
+    assert list(out.columns) == ["board", "app_id", "input_size", "predicted_ms"] and (out.predicted_ms > 0).all()
+    assert out.board.tolist() == ["H100-SXM", "Tesla K20c"]  # row for row, as given
+    assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 2  # never overwrite silently
+    pd.DataFrame({"board": ["RTX-9090"], "app_id": ["vectorAdd"], "input_size": [10]}).to_csv("bad.csv", index=False)
+    assert main(["predict", "--model", "m", "--queries", "bad.csv", "--output", "b.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "RTX-9090" in err and "Traceback" not in err
