@@ -1,0 +1,286 @@
+"""Offline compilation of kernel sources to cubins, with a content-addressed cache.
+
+No GPU is needed: ``nvcc -cubin -arch=sm_XX`` (preferred) or NVRTC through
+``cuda-python`` (``pip install cuda-python nvidia-cuda-nvrtc``) produce a cubin that
+:mod:`perfml.kernels.sass` disassembles. Cubins are cached under
+``<cache_dir>/<sha256 of compiler id, arch, options and source>.cubin``, so a second
+``perfml kernels check`` only disassembles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from perfml.errors import KernelCompileError
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "Cubin",
+    "ToolchainMissingError",
+    "compile_cubin",
+    "compile_many",
+    "default_cache_dir",
+    "find_nvcc",
+    "find_nvdisasm",
+    "nvrtc_available",
+    "toolchain",
+]
+
+#: environment variable that overrides the cubin cache directory
+CACHE_DIR_ENV = "PERFML_CACHE_DIR"
+
+
+class ToolchainMissingError(KernelCompileError):
+    """Neither nvcc nor NVRTC (or no nvdisasm) is installed."""
+
+
+@dataclass(frozen=True)
+class Cubin:
+    """A compiled kernel image on disk."""
+
+    path: Path
+    arch: str
+    options: tuple[str, ...]
+    compiler: str
+    cached: bool
+
+
+def default_cache_dir() -> Path:
+    """``$PERFML_CACHE_DIR`` or ``$XDG_CACHE_HOME/perfml/cubin`` (``~/.cache/perfml/cubin``)."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "perfml" / "cubin"
+
+
+def _cuda_homes() -> list[Path]:
+    homes = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
+    out = [Path(h) for h in homes if h]
+    out += [Path("/usr/local/cuda"), *sorted(Path("/usr/local").glob("cuda-*"), reverse=True)]
+    return out
+
+
+def _find_tool(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    for home in _cuda_homes():
+        candidate = home / "bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+@cache
+def find_nvcc() -> str | None:
+    """Path of ``nvcc`` (PATH, ``$CUDA_HOME/bin``, ``/usr/local/cuda*/bin``), or None."""
+    return _find_tool("nvcc")
+
+
+@cache
+def find_nvdisasm() -> str | None:
+    """Path of ``nvdisasm``: PATH, CUDA installs, or the ``nvidia-cuda-nvdisasm`` wheel."""
+    found = _find_tool("nvdisasm")
+    if found:
+        return found
+    try:
+        import nvidia  # namespace package of the NVIDIA pip wheels
+    except ImportError:
+        return None
+    for root in getattr(nvidia, "__path__", []):
+        for candidate in sorted(Path(root).glob("*/bin/nvdisasm"), reverse=True):
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    return None
+
+
+@cache
+def nvrtc_available() -> bool:
+    """True if ``cuda-python`` can load an NVRTC library."""
+    try:
+        from cuda.bindings import nvrtc  # type: ignore[import-not-found]
+
+        err, _major, _minor = nvrtc.nvrtcVersion()
+        return int(err) == 0
+    except Exception:  # noqa: BLE001 - any failure means "not usable"
+        return False
+
+
+@cache
+def _nvcc_version(nvcc: str) -> str:
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else "unknown"
+
+
+def _nvrtc_version() -> str:
+    from cuda.bindings import nvrtc  # type: ignore[import-not-found]
+
+    _err, major, minor = nvrtc.nvrtcVersion()
+    return f"nvrtc {major}.{minor}"
+
+
+def toolchain() -> dict[str, str | None]:
+    """What is installed: nvcc path and version, NVRTC, nvdisasm path."""
+    nvcc = find_nvcc()
+    return {
+        "nvcc": nvcc,
+        "nvcc_version": _nvcc_version(nvcc) if nvcc else None,
+        "nvrtc": _nvrtc_version() if nvrtc_available() else None,
+        "nvdisasm": find_nvdisasm(),
+    }
+
+
+def _pick_compiler(compiler: str) -> str:
+    if compiler not in ("auto", "nvcc", "nvrtc"):
+        raise KernelCompileError(f"compiler must be auto, nvcc or nvrtc, found {compiler!r}")
+    if compiler in ("auto", "nvcc") and find_nvcc():
+        return "nvcc"
+    if compiler in ("auto", "nvrtc") and nvrtc_available():
+        return "nvrtc"
+    raise ToolchainMissingError(
+        "no CUDA compiler found: install the CUDA toolkit (nvcc on PATH or CUDA_HOME set) or "
+        "`pip install cuda-python nvidia-cuda-nvrtc`"
+        + (f" (requested {compiler})" if compiler != "auto" else "")
+    )
+
+
+def _nvcc_compile(src: Path, out: Path, arch: str, options: Sequence[str]) -> None:
+    cmd = [find_nvcc() or "nvcc", "-cubin", f"-arch={arch}", "-o", str(out), *options, str(src)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise KernelCompileError(f"nvcc could not run ({exc}): {' '.join(cmd)}") from exc
+    if proc.returncode != 0:
+        raise KernelCompileError(
+            f"nvcc failed for {src.name} ({arch}, {' '.join(options)}):\n{proc.stderr.strip()}"
+        )
+
+
+def _nvrtc_compile(source: str, name: str, arch: str, options: Sequence[str]) -> bytes:
+    from cuda.bindings import nvrtc  # type: ignore[import-not-found]
+
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    if int(err) != 0:
+        raise KernelCompileError(f"nvrtcCreateProgram failed for {name}: {err}")
+    try:
+        opts = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in options)]
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if int(err) != 0:
+            _e, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise KernelCompileError(
+                f"NVRTC failed for {name} ({arch}, {' '.join(options)}):\n"
+                f"{log.decode(errors='replace').strip()}"
+            )
+        _e, size = nvrtc.nvrtcGetCUBINSize(prog)
+        cubin = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(prog, cubin)
+        if int(err) != 0:
+            raise KernelCompileError(f"nvrtcGetCUBIN failed for {name}: {err}")
+        return cubin
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def compile_cubin(
+    source: str | Path,
+    arch: str,
+    options: Sequence[str] = (),
+    *,
+    name: str = "kernel.cu",
+    cache_dir: Path | None = None,
+    compiler: str = "auto",
+) -> Cubin:
+    """Compile CUDA source (text or a path) for ``arch`` into a cached cubin.
+
+    Parameters
+    ----------
+    source : str or Path
+        The CUDA text, or a path to a ``.cu`` file.
+    arch : str
+        ``sm_75``, ``sm_80``, ``sm_90``, ...
+    options : sequence of str
+        Compiler options, e.g. :meth:`KernelFamily.compile_options`.
+    cache_dir : Path, optional
+        Where cubins are kept (default :func:`default_cache_dir`).
+    compiler : {"auto", "nvcc", "nvrtc"}
+        ``auto`` prefers nvcc and falls back to NVRTC.
+
+    Raises
+    ------
+    ToolchainMissingError
+        If no compiler is installed.
+    KernelCompileError
+        If compilation fails; the message carries the compiler log.
+    """
+    if isinstance(source, Path):
+        name = source.name
+        text = source.read_text(encoding="utf-8")
+    else:
+        text = source
+    which = _pick_compiler(compiler)
+    version = _nvcc_version(find_nvcc() or "nvcc") if which == "nvcc" else _nvrtc_version()
+    options = tuple(options)
+    key = hashlib.sha256(
+        "\0".join([which, version, arch, *options, text]).encode()
+    ).hexdigest()
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    out = directory / f"{key}.cubin"
+    if out.is_file() and out.stat().st_size > 0:
+        return Cubin(out, arch, options, which, True)
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        tmp_out = Path(tmp) / "k.cubin"
+        if which == "nvcc":
+            src = Path(tmp) / name
+            src.write_text(text, encoding="utf-8")
+            _nvcc_compile(src, tmp_out, arch, options)
+        else:
+            tmp_out.write_bytes(_nvrtc_compile(text, name, arch, options))
+        os.replace(tmp_out, out)  # atomic: concurrent checks never see half a cubin
+    return Cubin(out, arch, options, which, False)
+
+
+def compile_many(
+    jobs: Sequence[tuple[str | Path, str, Sequence[str]]],
+    *,
+    cache_dir: Path | None = None,
+    compiler: str = "auto",
+    workers: int | None = None,
+) -> list[Cubin | KernelCompileError]:
+    """Compile ``(source, arch, options)`` jobs in parallel (threads running nvcc).
+
+    Returns one :class:`Cubin` or the :class:`KernelCompileError` per job, in order, so
+    one broken kernel does not hide the others. A missing toolchain is raised at once.
+    """
+    _pick_compiler(compiler)
+    if workers is None:
+        workers = max(1, min(4, (os.cpu_count() or 2)))
+
+    def one(job: tuple[str | Path, str, Sequence[str]]) -> Cubin | KernelCompileError:
+        src, arch, opts = job
+        try:
+            return compile_cubin(src, arch, opts, cache_dir=cache_dir, compiler=compiler)
+        except ToolchainMissingError:
+            raise
+        except KernelCompileError as exc:
+            return exc
+
+    if workers == 1 or len(jobs) <= 1:
+        return [one(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, jobs))
