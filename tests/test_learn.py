@@ -85,7 +85,7 @@ def test_target_board_profiles_never_reach_its_features(data, monkeypatch):
 
 
 def test_lobo_prediction_is_invariant_to_the_held_out_boards_runtimes(data):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST)  # shrinkage="auto": inner CV too
     y = data.measured_ms.to_numpy()
     p1 = cross_val_predictions(model, data, y, "leave-one-board-out")
     y2 = np.where(data.board == "Tesla-K20", y * 3.0, y)
@@ -101,14 +101,24 @@ def test_every_learner_fits_and_predicts_positive_times(data, learner):
     if learner == "random_forest":
         params = {"n_estimators": 20}
     model = RuntimeRegressor(learner=learner, target="log" if learner in ("linear", "svr") else "residual",
-                             learner_params=params).fit(data, data.measured_ms)
+                             learner_params=params, shrinkage=1.0).fit(data, data.measured_ms)
     pred = model.predict(data)
     assert np.all(np.isfinite(pred) & (pred > 0))
 
 
+def test_auto_shrinkage_is_chosen_on_the_grid_and_fixed_values_are_used(data):
+    auto = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    assert auto.shrinkage_ in set(np.round(np.linspace(0, 1, 11), 10))
+    zero = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.0).fit(data, data.measured_ms)
+    F = zero.features_.transform(data)
+    assert np.allclose(np.log(zero.predict(data)), F["xfer_log_t"])  # shrinkage 0 = the transfer baseline
+    with pytest.raises(DatasetSchemaError, match="shrinkage"):
+        RuntimeRegressor(learner_params=FAST, shrinkage=2).fit(data, data.measured_ms)
+
+
 def test_monotone_in_input_size(data):
     """More work never means less time: predictions rise with N for a fixed board/app/launch."""
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(data, data.measured_ms)
     q = pd.DataFrame({"board": "GTX-980", "app_id": "vectorAdd", "input_size": np.geomspace(2**12, 2**26, 40),
                       "block_x": 256, "block_y": 1})
     q["grid_x"] = np.ceil(q.input_size / 256)
@@ -118,11 +128,12 @@ def test_monotone_in_input_size(data):
 
 
 def test_save_load_round_trip(data, tmp_path):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.7).fit(data, data.measured_ms)
     path = save_model(model, tmp_path / "model")
     loaded = load_model(path)
     q = data.sample(50, random_state=1)
     assert np.allclose(model.predict(q), loaded.predict(q))
+    assert loaded.shrinkage_ == 0.7
     meta = json.loads((path / "perfml-model.json").read_text())
     assert meta["format"] == "perfml-model" and meta["version"] == 1
     assert not list(path.rglob("*.pkl")) and not list(path.rglob("*.pickle"))
@@ -131,7 +142,7 @@ def test_save_load_round_trip(data, tmp_path):
 
 
 def test_load_rejects_unknown_version_and_missing_files(data, tmp_path):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(data, data.measured_ms)
     path = save_model(model, tmp_path / "model")
     meta = json.loads((path / "perfml-model.json").read_text())
     (path / "perfml-model.json").write_text(json.dumps(meta | {"version": 99}))
@@ -163,7 +174,7 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
 
     rt = describable_runtimes(source="gpuperfpredict-nca")
     rt = rt[rt.board.isin(BOARDS)]
-    _save(RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(rt, rt.measured_ms), tmp_path / "m")
+    _save(RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(rt, rt.measured_ms), tmp_path / "m")
     assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 0
     out = pd.read_csv("p.csv")
     assert list(out.columns) == ["board", "app_id", "input_size", "predicted_ms"] and (out.predicted_ms > 0).all()

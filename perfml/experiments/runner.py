@@ -65,6 +65,7 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
         learner_params=dict(model.params) or None,
         feature_subset=tuple(subset) if subset else None,
         baseline=model.baseline,
+        shrinkage=model.shrinkage,
         random_state=random_state,
         data_home=data_home,
         **feats,

@@ -36,7 +36,7 @@ from perfml.errors import ExperimentSpecError
 
 KINDS = ("learned", "closed_form")
 CLOSED_FORM = ("bsp", "roofline", "hongkim")
-_MODEL_KEYS = {"name", "kind", "learner", "target", "params", "features", "tune", "model", "baseline", "register"}
+_MODEL_KEYS = {"name", "kind", "learner", "target", "params", "features", "tune", "model", "baseline", "shrinkage", "register"}
 _TOP_KEYS = {"name", "description", "protocol", "data", "models", "published", "kind", "table2"}
 
 
@@ -52,7 +52,8 @@ class ModelSpec:
     params: dict[str, Any] = field(default_factory=dict)
     features: dict[str, Any] = field(default_factory=dict)
     tune: dict[str, Any] = field(default_factory=dict)
-    baseline: str = "best"
+    baseline: str = "transfer"
+    shrinkage: object = "auto"
     register: bool = True
 
 

@@ -8,7 +8,10 @@ from perfml.errors import PerfmlError
 
 
 def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
-    """The ``summary.csv`` of the latest run of each perfml experiment (or of ``experiment``).
+    """The side-by-side table of the latest run of each perfml experiment (or of ``experiment``).
+
+    For comparisons it is the run's ``summary.csv``; for the seed 003 Table II
+    experiment, its ``table2_script.csv``.
 
     Raises
     ------
@@ -32,12 +35,15 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
         experiments = [e for e in client.search_experiments() if e.name != "Default"]
     out = {}
     for exp in experiments:
-        runs = client.search_runs([exp.experiment_id], filter_string="tags.`perfml.kind` = 'experiment' and attributes.status = 'FINISHED'",
-                                  order_by=["attributes.start_time DESC"], max_results=1)
+        runs = client.search_runs(
+            [exp.experiment_id], filter_string="attributes.status = 'FINISHED'", order_by=["attributes.start_time DESC"]
+        )
+        runs = [r for r in runs if r.data.tags.get("perfml.kind") in ("experiment", "bsp_table2")]
         if not runs:
             continue
-        path = client.download_artifacts(runs[0].info.run_id, "summary.csv")
-        out[exp.name] = pd.read_csv(path)
+        run = runs[0]
+        artifact = "summary.csv" if run.data.tags.get("perfml.kind") == "experiment" else "table2_script.csv"
+        out[exp.name] = pd.read_csv(client.download_artifacts(run.info.run_id, artifact))
     if not out:
         raise PerfmlError(f"no finished perfml experiment runs in MLflow ({mlflow.get_tracking_uri()}); run `perfml experiment run FILE` first")
     return out

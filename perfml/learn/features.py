@@ -19,11 +19,17 @@ produces, with its source:
   least across the training boards (other than the row's own), with its offset taken from the other training
   boards of the same architecture (all other training boards if none). Lambda and the
   efficiencies are cross-fitted this way too.
+* ``xfer_*``: transfer of the *same run* (app, size, block) from the other training
+  boards (same architecture first; same size, block and grid): their log(T_measured / T_model), carried to this
+  board through each closed-form model (``xfer_log_t_<model>``), and through the app's
+  chosen one (``xfer_log_t``).
 * ``occ_*``: occupancy of the launch from the registry's occupancy calculator, with the
   registers per thread observed for that app and launch on *other* training boards.
 * ``prof_*``: nvprof counters of the same app, size and launch measured on the training
   boards other than the row's own (median), e.g. global load transactions per request
-  (how coalesced the kernel is) or instructions executed.
+  (how coalesced the kernel is) or instructions executed, and the MEMTHR / ARITHTHR
+  criteria of seed 000 (achieved DRAM / FP32 throughput as a share of the peak) of
+  those runs.
 
 All times and counts enter as natural logs. ``fit`` only stores what it learned from
 the training rows; ``transform`` never reads a runtime.
@@ -63,6 +69,8 @@ PROFILE_METRICS = {
     "prof_ldst_executed": "m.Executed Load/Store Instructions",
 }
 _PROFILE_KEY = ["app_id", "input_size", "block_x", "block_y"]
+#: A kernel run: the app, its size and its full launch configuration.
+_RUN_KEY = ["app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y"]
 
 #: Closed-form baselines whose per-app offset is cross-fitted over training boards.
 BASELINES = ("bsp", "roof_memory", "roof_compute")
@@ -137,6 +145,9 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     app_identity : bool, default=True
         Add one indicator column per app seen in training (``app=<id>``); turn it off
         for leave-one-app-out, where the app is by definition unseen.
+    board_features : {"both", "absolute", "relative"}, default="both"
+        ``board_*`` absolute specifications, ``rel_*`` specifications relative to the
+        other training boards (log differences), or both.
     data_home : path-like, optional
         Where profiles are read from.
 
@@ -153,10 +164,12 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     feature_names_ : list of str
     """
 
-    def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True, data_home=None):
+    def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
+                 board_features: str = "both", data_home=None):
         self.analytical = analytical
         self.profiles = profiles
         self.app_identity = app_identity
+        self.board_features = board_features
         self.data_home = data_home
 
     def fit(self, X, y):
@@ -177,6 +190,17 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             for name in BASELINES:
                 ratios[name] = np.log(y) - closed[name].to_numpy()
             self.offsets_ = ratios.groupby(["board", "app_id"], as_index=False).median()
+            # The same ratios per launch configuration (app, size, block), for the transfer
+            # features: how the *same* kernel run behaved on the other training boards.
+            per_run = ratios.assign(
+                input_size=X["input_size"].to_numpy(dtype=float),
+                block_x=launch["block_x"].to_numpy(),
+                block_y=launch["block_y"].to_numpy(),
+                grid_x=launch["grid_x"].to_numpy(),
+                grid_y=launch["grid_y"].to_numpy(),
+            )
+            self.transfer_ = per_run.groupby(["board", *_RUN_KEY], as_index=False)[list(BASELINES)].median()
+            self.transfer_["architecture"] = self.transfer_["board"].map(_architecture)
             self.offsets_["architecture"] = self.offsets_["board"].map(_architecture)
             # Per app, the baseline whose offset varies least across training boards.
             self.baseline_choice_ = self._baseline_choice(self.offsets_)
@@ -199,12 +223,13 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             values = prof[["board", *_PROFILE_KEY]].copy()
             for name, metric in cols.items():
                 values[name] = _log(prof[metric].to_numpy(dtype=float) + (1.0 if name.endswith(("_tpr", "_efficiency")) else 0.0))
+            values["prof_memthr"], values["prof_ariththr"] = _throughput_criteria(prof)
             self.profile_values_ = values.groupby(["board", *_PROFILE_KEY], as_index=False).median()
         self.feature_names_ = list(self.transform(X.head(1)).columns)
         return self
 
     # -- persistence (plain tables, never pickles) --------------------------------------
-    _STATE_TABLES = ("offsets_", "registers_", "profile_values_")
+    _STATE_TABLES = ("offsets_", "transfer_", "registers_", "profile_values_")
 
     def get_state(self) -> tuple[dict, dict[str, pd.DataFrame]]:
         """The fitted state as JSON-able metadata plus named tables (for Parquet)."""
@@ -233,6 +258,26 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             if key in tables:
                 setattr(builder, name, tables[key])
         return builder
+
+    def _relative_board_features(self, X: pd.DataFrame, absolute: pd.DataFrame) -> pd.DataFrame:
+        """``rel_*``: log of each board figure minus its mean log over the *other* training boards.
+
+        How the board differs from the boards its transfer features come from; the same
+        quantity for a training row (against the other training boards) and a test row.
+        """
+        train = board_features(self.train_boards_)
+        train.index = self.train_boards_
+        logs = np.log(train.where(train > 0))
+        out = pd.DataFrame(index=X.index, dtype=float)
+        own = np.log(absolute.where(absolute > 0))
+        for board, part in X.groupby("board", sort=False):
+            others = logs.drop(index=board, errors="ignore").mean()
+            delta = own.loc[part.index] - others
+            out.loc[part.index, [f"rel_{c[6:]}" for c in delta.columns]] = delta.to_numpy()
+        out["rel_same_architecture_boards"] = X["board"].map(
+            lambda b: sum(_architecture(t) == _architecture(b) for t in self.train_boards_ if t != b)
+        ).astype(float)
+        return out
 
     # -- leave-own-board-out aggregation ------------------------------------------------
     def _other_boards_median(self, table: pd.DataFrame, keys: list[str], value_cols: list[str], rows: pd.DataFrame) -> pd.DataFrame:
@@ -273,17 +318,19 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             pool = self.offsets_[self.offsets_["board"] != board]
             table = self._baseline_choice(pool) if board in self.train_boards_ else self.baseline_choice_
             pos = rows.index.get_indexer(part.index)
-            choice[pos] = part["app_id"].map(table).fillna("bsp").to_numpy()
+            choice[pos] = [table.get(a, "bsp") for a in part["app_id"]]
         return choice
 
-    def _cross_fitted_offsets(self, rows: pd.DataFrame) -> pd.DataFrame:
-        """Offsets of each row's app from the *other* training boards, same architecture first."""
+    def _cross_fitted_offsets(self, rows: pd.DataFrame, table=None, keys=("app_id",)) -> pd.DataFrame:
+        """Offsets of each row's app (or run, with ``keys``) from the *other* training boards, same architecture first."""
+        table = self.offsets_ if table is None else table
+        keys = list(keys)
         names = list(BASELINES)
-        all_boards = self._other_boards_median(self.offsets_, ["app_id"], names, rows)
+        all_boards = self._other_boards_median(table, keys, names, rows)
         same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
         for arch, part in rows.groupby(rows["board"].map(_architecture), sort=False):
-            pool = self.offsets_[self.offsets_["architecture"] == arch]
-            same_arch.loc[part.index, names] = self._other_boards_median(pool, ["app_id"], names, part)[names].to_numpy()
+            pool = table[table["architecture"] == arch]
+            same_arch.loc[part.index, names] = self._other_boards_median(pool, keys, names, part)[names].to_numpy()
         return same_arch.fillna(all_boards)
 
     def transform(self, X) -> pd.DataFrame:
@@ -291,14 +338,20 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "train_boards_")
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         launch = _launch_frame(X)
-        parts = [board_features(X["board"]).set_index(X.index), descriptor_features(X, launch)]
+        absolute = board_features(X["board"]).set_index(X.index)
+        parts = [descriptor_features(X, launch)]
+        if self.board_features in ("absolute", "both"):
+            parts.insert(0, absolute)
+        if self.board_features in ("relative", "both"):
+            parts.append(self._relative_board_features(X, absolute))
         if self.analytical:
             parts.append(self._analytical(X, launch))
         if self.profiles:
             rows = pd.concat([X[["board", "app_id", "input_size"]], launch[["block_x", "block_y"]]], axis=1)
             rows = rows.astype({"input_size": float})
             table = self.profile_values_.astype({"input_size": float})
-            parts.append(self._other_boards_median(table, _PROFILE_KEY, list(PROFILE_METRICS), rows))
+            names = [c for c in self.profile_values_.columns if c.startswith("prof_")]
+            parts.append(self._other_boards_median(table, _PROFILE_KEY, names, rows))
         if self.app_identity:
             parts.append(pd.DataFrame({f"app={a}": (X["app_id"] == a).astype(float) for a in self.apps_}, index=X.index))
         return pd.concat(parts, axis=1).astype(float)
@@ -322,6 +375,14 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         choice = self._row_baseline_choice(rows)
         stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in BASELINES}
         out["base_log_t"] = np.array([stacked[c][i] for i, c in enumerate(choice)])
+        # Transfer: the same (app, size, block) run on the other training boards, carried
+        # to this board by each closed-form model's ratio; falls back to the per-app offset.
+        runs = rows.astype({"input_size": float})
+        transfer = self._cross_fitted_offsets(runs, self.transfer_, _RUN_KEY).fillna(offsets)
+        for name in BASELINES:
+            out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
+        xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
+        out["xfer_log_t"] = np.array([xfer[c][i] for i, c in enumerate(choice)])
         regs = self._other_boards_median(self.registers_, ["app_id", "block_x", "block_y"], ["registers"], rows)["registers"]
         occ = np.full(len(X), np.nan)
         block = (launch["block_x"] * launch["block_y"]).to_numpy()
@@ -333,6 +394,36 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         out["occ_fraction"] = occ
         out["occ_registers"] = regs.to_numpy()
         return out
+
+
+def _throughput_criteria(prof: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """MEMTHR and ARITHTHR (seed 000 Sec. IV-H and V) of each profile row, on the board it was profiled on.
+
+    Uses :func:`perfml.diagnosis.criteria.memthr` / :func:`~perfml.diagnosis.criteria.ariththr`
+    with identity characterization; NaN where a counter or a board field is missing.
+    """
+    from perfml.boards import get_board, peak_bandwidth
+    from perfml.diagnosis.criteria import ariththr, memthr
+
+    dram_cols = ["m.Device Memory Read Transactions", "m.Device Memory Write Transactions"]
+    flop_col = "m.Floating Point Operations(Single Precision)"
+    mem = np.full(len(prof), np.nan)
+    arith = np.full(len(prof), np.nan)
+    if "e.elapsed_cycles_sm" not in prof.columns:
+        return mem, arith
+    cycles = prof["e.elapsed_cycles_sm"].to_numpy(dtype=float)
+    dram = prof[dram_cols].sum(axis=1, min_count=2).to_numpy(dtype=float) * 32.0 if set(dram_cols) <= set(prof.columns) else np.full(len(prof), np.nan)
+    flops = prof[flop_col].to_numpy(dtype=float) if flop_col in prof.columns else np.full(len(prof), np.nan)
+    for i, board_name in enumerate(prof["board"].to_numpy()):
+        if not (np.isfinite(cycles[i]) and cycles[i] > 0):
+            continue
+        board = get_board(board_name)
+        clock = board.boost_clock_mhz or board.base_clock_mhz
+        if np.isfinite(dram[i]) and clock and board.sms:
+            mem[i] = memthr(dram[i], cycles[i], sms=board.sms, clock_mhz=clock, peak_bandwidth_gbs=peak_bandwidth(board) / 1e9)
+        if np.isfinite(flops[i]) and board.fp32_cores_per_sm:
+            arith[i] = ariththr(flops[i], cycles[i], fp32_cores_per_sm=board.fp32_cores_per_sm)
+    return mem, arith
 
 
 @functools.lru_cache(maxsize=256)

@@ -60,6 +60,7 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "regressor_params": model.get_params(deep=False) | {"data_home": None},
         "feature_names": list(model.feature_names_),
+        "shrinkage": float(model.shrinkage_),
         "features": meta_features,
         "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
         **(extra or {}),
@@ -114,6 +115,7 @@ def load_model(path, *, data_home=None):
     model = RuntimeRegressor(**{**meta["regressor_params"], "data_home": data_home})
     model.features_ = FeatureBuilder.from_state(meta["features"], tables, data_home=data_home)
     model.feature_names_ = list(meta["feature_names"])
+    model.shrinkage_ = float(meta["shrinkage"])
     model.model_ = XGBRegressor()
     model.model_.load_model(str(booster))
     model.n_features_in_ = None

@@ -1,0 +1,55 @@
+"""Benchmark of the default predictor: training time on the full data, prediction throughput.
+
+Prints figures; asserts nothing. Run:
+
+    python experiments/bench_predictor.py [--data-home DIR] [--repeats 3]
+
+Training uses every described runtime of the data home (all sources); prediction
+throughput is measured on those same rows (features + booster), in rows per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    import xgboost
+
+    from perfml.evaluation.closed_form import describable_runtimes
+    from perfml.learn.regressors import RuntimeRegressor
+
+    rt = describable_runtimes(args.data_home)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")
+    print(f"data: {len(rt)} runtimes, {rt['board'].nunique()} boards, {rt['app_id'].nunique()} apps")
+    t0 = time.perf_counter()
+    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=args.data_home).fit(rt, rt["measured_ms"])
+    fit_s = time.perf_counter() - t0
+    print(f"training time (features + xgboost, n_jobs={model.n_jobs}): {fit_s:.1f} s")
+    times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        pred = model.predict(rt)
+        times.append(time.perf_counter() - t0)
+    assert np.all(np.isfinite(pred))
+    best = min(times)
+    print(f"prediction: {len(rt)} rows in {best:.2f} s (best of {args.repeats}) = {len(rt) / best:,.0f} rows/s")
+    one = rt.head(1)
+    t0 = time.perf_counter()
+    for _ in range(20):
+        model.predict(one)
+    print(f"single-row latency: {(time.perf_counter() - t0) / 20 * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Experiment definitions, the runner (on a small synthetic-free subset of the shared data), MLflow and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from perfml.errors import ExperimentSpecError
+from perfml.experiments.spec import load_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.toml")), ids=lambda p: p.stem)
+def test_shipped_experiments_parse(path):
+    spec = load_experiment(path)
+    assert spec.name == path.stem
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('name = "x"\ndescription = "d"\nprotocol = "nope"\n[[models]]\nname="a"\nkind="closed_form"\nmodel="bsp"', "protocol must be one of"),
+        ('name = "x"\ndescription = "d"\nprotocol = "leave-one-board-out"', "at least one"),
+        ('name = "x"\ndescription = "d"\nprotocol = "leave-one-board-out"\n[[models]]\nname="a"\nkind="learned"\nlearner="gpt"', "learner must be one of"),
+        ('name = "x"\ndescription = "d"\nprotocol = "leave-one-board-out"\n[[models]]\nname="a"\nkind="closed_form"\nmodel="bsp"\ncolour=1', "unknown key"),
+        ('name = "x"\ndescription = "d"\nprotocol = "leave-one-board-out"\n[[models]]\nname="a"\nkind="closed_form"\nmodel="bsp"\n[[models]]\nname="a"\nkind="closed_form"\nmodel="roofline"', "unique"),
+        ("name = ", "not valid TOML"),
+    ],
+)
+def test_malformed_experiment_is_a_typed_error(tmp_path, text, message):
+    path = tmp_path / "x.toml"
+    path.write_text(text)
+    with pytest.raises(ExperimentSpecError, match=message):
+        load_experiment(path)
+
+
+def test_run_small_experiment_logs_to_mlflow_and_report_reads_it(tmp_path, monkeypatch, capsys):
+    from perfml.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    spec = tmp_path / "small.toml"
+    spec.write_text(
+        'name = "small"\ndescription = "two boards, two apps"\nprotocol = "leave-one-board-out"\n'
+        '[data]\nsource = "gpuperfpredict-nca"\nboards = ["GTX-680", "Tesla-K40"]\napps = ["vectorAdd", "matMul_gpu"]\n'
+        '[[models]]\nname = "hybrid_xgboost"\nkind = "learned"\nlearner = "xgboost"\nparams = { n_estimators = 30, max_depth = 3 }\n'
+        '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n'
+        '[published]\nsuite = "NCA"\nmethods = ["RandomForest"]\n'
+    )
+    assert main(["experiment", "run", str(spec), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    summary = pd.DataFrame(out["summary"])
+    assert set(summary.model) == {"hybrid_xgboost", "bsp", "published:RandomForest"}
+    assert (summary.loc[summary.kind != "published", "n"] > 0).all()
+    assert main(["report", "--experiment", "small", "--json"]) == 0
+    reported = pd.DataFrame(json.loads(capsys.readouterr().out)["small"])
+    assert set(reported.model) == set(summary.model)
+    import mlflow
+
+    client = mlflow.tracking.MlflowClient()
+    versions = client.search_model_versions("name = 'perfml-small'")
+    assert len(versions) == 1  # the best learned model is registered
+    runs = client.search_runs([client.get_experiment_by_name("small").experiment_id])
+    child = [r for r in runs if r.data.tags.get("perfml.model") == "hybrid_xgboost"][0]
+    artifacts = {a.path for a in client.list_artifacts(child.info.run_id)}
+    assert {"tk_over_tm_per_board.png", "predicted_vs_measured.png", "residuals.png", "predictions.csv",
+            "feature_importances.png", "perfml_model"} <= artifacts
+    assert "mape/board/GTX-680" in child.data.metrics
+
+
+def test_report_without_runs_is_a_typed_error(tmp_path, monkeypatch, capsys):
+    from perfml.cli import main
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'empty.db'}")
+    assert main(["report", "--experiment", "unseen_boards"]) == 2
+    assert "run `perfml experiment run" in capsys.readouterr().err
