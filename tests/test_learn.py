@@ -184,3 +184,19 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
     assert main(["predict", "--model", "m", "--queries", "bad.csv", "--output", "b.csv"]) == 2
     err = capsys.readouterr().err
     assert "RTX-9090" in err and "Traceback" not in err
+
+
+def test_predict_lambda_for_unseen_board_uses_only_other_boards():
+    """lambda(GTX-980, app) for GTX-980 treated as unseen = median over the other Maxwell boards."""
+    from perfml.learn.lambda_unseen import predict_lambda
+    from perfml.models.bsp import BSPModel
+
+    out = predict_lambda("GTX-980", ["matMul_gpu", "vectorAdd"], [1024])
+    rt = describable_runtimes()
+    maxwell = rt[rt.board.isin(["GTX-750", "GTX-970"])]
+    fitted = BSPModel(constants_sources=()).fit(maxwell, maxwell.measured_ms).lambda_
+    for app in ("matMul_gpu", "vectorAdd"):
+        expected = np.exp(np.median(np.log(fitted.xs(app, level="app_id"))))
+        assert out.loc[out.app_id == app, "lambda"].item() == pytest.approx(expected)
+    assert (out.lambda_from == "GTX-750,GTX-970").all()
+    assert np.allclose(out.bsp_tk_ms, out.bsp_t1_ms / out["lambda"])

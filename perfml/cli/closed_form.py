@@ -98,7 +98,30 @@ def bsp_table2(
         print_table(shares, title="Share of T_k/T_m within [0.8, 1.2] (BSPGPU curated runs)")
 
 
+def predict_lambda_command(
+    board: str = typer.Option(..., "--board", help="A registry board; its own runtimes are never used."),
+    app: Optional[list[str]] = typer.Option(None, "--app", help="App ids (repeatable; default: all described apps)."),
+    size: Optional[list[int]] = typer.Option(None, "--size", help="Input sizes for T_k (repeatable; default: the median measured size)."),
+    data_home: Optional[Path] = DataHome,
+    source: Optional[str] = typer.Option(None, "--source"),
+    as_json: bool = typer.Option(False, "--json", help="Print only a JSON list."),
+) -> None:
+    """Predict lambda(board, app) for a board with no runtimes, and the BSP T_k that follows."""
+    from perfml.learn.lambda_unseen import predict_lambda
+
+    frame = predict_lambda(board, app, size, data_home=data_home, source=source)
+    if as_json:
+        from perfml.cli._output import print_json
+
+        print_json(frame)
+    else:
+        from perfml.cli._output import print_table
+
+        print_table(frame, title=f"BSP lambda for {frame['board'].iloc[0]} (unseen) and T_k in ms")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("predict-lambda")(predict_lambda_command)
     app.command("fit-lambda")(fit_lambda)
     app.command("evaluate")(evaluate)
     app.command("bsp-table2")(bsp_table2)

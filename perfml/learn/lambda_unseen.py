@@ -1,0 +1,53 @@
+"""Lambda of the BSP model for a board with no runtimes, and the T_k that follows.
+
+Seed 003 fits lambda per (board, app) from measured times, so a board nobody has
+measured has no lambda. perfml predicts it from the boards that were measured: lambda
+is fitted per (board, app) with registry constants (cores x clock, the paper's
+latencies), and the unseen board gets, per app, the median log lambda of the measured
+boards of its architecture, or of all measured boards when none shares it (the same
+cross-fitting as the ``bsp_*`` features of :mod:`perfml.learn.features`). The board's
+own runtimes are never used, even when the data home has some.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, source=None) -> pd.DataFrame:
+    """lambda(board, app) and T_k (ms) at ``sizes`` for a board treated as unseen.
+
+    Returns one row per (app, size): ``lambda``, ``lambda_from`` (which boards it came
+    from), ``input_size`` and ``bsp_tk_ms`` (the description's default launch).
+    """
+    from perfml.apps import get_app
+    from perfml.boards import resolve_board_name
+    from perfml.evaluation.closed_form import describable_runtimes
+    from perfml.learn.features import FeatureBuilder, _architecture
+    from perfml.models.bsp import BSPModel
+
+    name = resolve_board_name(board)
+    rt = describable_runtimes(data_home, source=source)
+    rt = rt[rt["board"] != name]
+    builder = FeatureBuilder(profiles=False, app_identity=False, data_home=data_home).fit(rt, rt["measured_ms"])
+    apps = list(app_ids) if app_ids else sorted(builder.apps_)
+    rows = []
+    for app_id in apps:
+        app = get_app(app_id)
+        n_values = list(sizes) if sizes else [int(rt.loc[rt["app_id"] == app_id, "input_size"].median())]
+        for n in n_values:
+            rows.append({"board": name, "app_id": app.app_id, "input_size": float(n)})
+    q = pd.DataFrame(rows)
+    F = builder.transform(q)
+    same = [b for b in builder.train_boards_ if _architecture(b) == _architecture(name)]
+    t1 = BSPModel(constants_sources=(), data_home=data_home).model_terms(q)["t1_ms"].to_numpy()
+    out = q.assign(
+        **{
+            "lambda": np.exp(F["bsp_log_lambda"].to_numpy()),
+            "lambda_from": ",".join(same) if same else "all measured boards (" + ",".join(builder.train_boards_) + ")",
+            "bsp_t1_ms": t1,
+        }
+    )
+    out["bsp_tk_ms"] = out["bsp_t1_ms"] / out["lambda"]
+    return out
