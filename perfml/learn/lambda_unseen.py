@@ -1,8 +1,9 @@
 """Lambda of the BSP model for a board with no runtimes, and the T_k that follows.
 
 Seed 003 fits lambda per (board, app) from measured times, so a board nobody has
-measured has no lambda. perfml predicts it from the boards that were measured: lambda
-is fitted per (board, app) with registry constants (cores x clock, the paper's
+measured has no lambda. perfml predicts it from the boards that were measured: log
+lambda is fitted per (board, app) as the median over that board's runs of
+log(T_k(lambda=1) / T_measured), with registry constants (cores x clock, the paper's
 latencies), and the unseen board gets, per app, the median log lambda of the measured
 boards of its architecture, or of all measured boards when none shares it (the same
 cross-fitting as the ``bsp_*`` features of :mod:`perfml.learn.features`). The board's
