@@ -159,8 +159,8 @@ def test_bad_inputs(data):
         RuntimeRegressor(learner="nope").fit(data, data.measured_ms)
     with pytest.raises(DatasetSchemaError, match="positive, finite"):
         RuntimeRegressor().fit(data, -data.measured_ms)
-    with pytest.raises(UnknownAppError):
-        RuntimeRegressor(learner_params=FAST).fit(data.assign(app_id="nope"), data.measured_ms)
+    with pytest.raises(UnknownAppError, match="no kernel description"):
+        RuntimeRegressor(learner_params=FAST).fit(data.assign(app_id="nope").drop(columns=["grid_x"]), data.measured_ms)
 
 
 def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
@@ -202,3 +202,20 @@ def test_predict_lambda_for_unseen_board_uses_only_other_boards():
         assert out.loc[out.app_id == app, "lambda"].item() == pytest.approx(expected)
     assert (out.lambda_from == "GTX-750,GTX-970").all()
     assert np.allclose(out.bsp_tk_ms, out.bsp_t1_ms / out["lambda"])
+
+
+def test_kernels_without_description_use_their_launch_and_the_transfer():
+    """Rodinia kernels (no kernel description): features come from the launch and the other boards' runs."""
+    from perfml.datasets import load_runtimes
+
+    rt = load_runtimes(source="gpuperfpredict-rodinia")
+    rt = rt[rt.app_id.isin(["calculate_temp", "lud_diagonal"]) & rt.board.isin(["GTX-680", "Tesla-K20", "Tesla-K40"])]
+    rt = rt.assign(measured_ms=rt.time_ms_mean).reset_index(drop=True)
+    y = rt.measured_ms.to_numpy()
+    F = FeatureBuilder(profiles=False).fit(rt, y).transform(rt)
+    assert "desc_log_flops" not in F.columns and F["xfer_log_t"].notna().all()  # no work counts without a description
+    perturbed = FeatureBuilder(profiles=False).fit(rt, np.where(rt.board == "Tesla-K40", y * 50, y)).transform(rt)
+    own = (rt.board == "Tesla-K40").to_numpy()
+    pd.testing.assert_frame_equal(F[own], perturbed[own])
+    pred = RuntimeRegressor(learner="xgboost", learner_params=FAST, profiles=False).fit(rt, y).predict(rt)
+    assert np.all(np.isfinite(pred) & (pred > 0))

@@ -85,11 +85,20 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
 
 
 def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
-    """The runtime rows an experiment uses (described apps, default GPU configuration)."""
+    """The runtime rows an experiment uses (default GPU configuration; described apps unless ``undescribed``)."""
     from perfml.evaluation.closed_form import describable_runtimes
 
     data = spec.data
-    rt = describable_runtimes(data_home, source=data.get("source"))
+    if data.get("undescribed"):
+        # Kernels without a description (e.g. Rodinia) too: only the learned models and
+        # the transfer baseline can predict them.
+        from perfml.datasets import load_runtimes
+
+        rt = load_runtimes(data_home, source=data.get("source"))
+        rt = rt[rt["gpu_config"].fillna("default") == "default"]
+        rt = rt.assign(measured_ms=rt["time_ms_mean"])
+    else:
+        rt = describable_runtimes(data_home, source=data.get("source"))
     if data.get("boards"):
         rt = rt[rt["board"].isin(data["boards"])]
     if data.get("apps"):

@@ -44,7 +44,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.apps import get_app
+from perfml.apps import get_app, list_apps
 from perfml.learn.board_features import board_features
 from perfml.models._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
@@ -70,7 +70,7 @@ PROFILE_METRICS = {
 }
 _PROFILE_KEY = ["app_id", "input_size", "block_x", "block_y"]
 #: A kernel run: the app, its size and its full launch configuration.
-_RUN_KEY = ["app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y"]
+_RUN_KEY = ["app_id", "input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y"]
 
 #: Closed-form baselines whose per-app offset is cross-fitted over training boards.
 BASELINES = ("bsp", "roof_memory", "roof_compute")
@@ -95,12 +95,30 @@ def _log(values) -> np.ndarray:
         return np.where(v > 0, np.log(v), np.where(v == 0, 0.0, np.nan))
 
 
+def _described(app_id: str) -> bool:
+    return app_id in set(list_apps())
+
+
 def _launch_frame(X: pd.DataFrame) -> pd.DataFrame:
-    """Block/grid dims per row: the row's own where given, else the description's default."""
+    """Block/grid dims per row: the row's own where given, else the description's default.
+
+    A kernel without a description (e.g. the Rodinia kernels) keeps the row's own launch.
+    """
     out = pd.DataFrame(index=X.index, columns=list(LAUNCH_COLUMNS), dtype=float)
     for app_id, part in X.groupby("app_id", sort=False):
-        app = get_app(app_id)
         given = {c: part[c].to_numpy(dtype=float) if c in part else None for c in LAUNCH_COLUMNS}
+        if not _described(app_id):
+            if any(given[c] is None or not np.all(np.isfinite(given[c])) for c in ("block_x", "grid_x")):
+                from perfml.errors import UnknownAppError
+
+                raise UnknownAppError(
+                    f"app {app_id!r} has no kernel description (perfml/data/apps.toml) and its rows lack a launch "
+                    "configuration; give block_x/block_y/grid_x/grid_y for every row, or describe the kernel"
+                )
+            for c in LAUNCH_COLUMNS:
+                out.loc[part.index, c] = given[c] if given[c] is not None else np.nan
+            continue
+        app = get_app(app_id)
         bx, by, gx, gy = app.launch_dims(part["input_size"].to_numpy(dtype=float), **given)
         out.loc[part.index, "block_x"], out.loc[part.index, "block_y"] = bx, by
         out.loc[part.index, "grid_x"], out.loc[part.index, "grid_y"] = gx, gy
@@ -110,17 +128,22 @@ def _launch_frame(X: pd.DataFrame) -> pd.DataFrame:
 def descriptor_features(X: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
     """``desc_*`` features from the kernel descriptions (no measurement involved)."""
     out = pd.DataFrame(index=X.index, dtype=float)
+    n2 = X["input_size_2"].to_numpy(dtype=float) if "input_size_2" in X else np.full(len(X), np.nan)
+    out["desc_log_n2"] = _log(np.nan_to_num(n2, nan=0.0))
     for app_id, part in X.groupby("app_id", sort=False):
-        app = get_app(app_id)
         idx = part.index
         dims = {c: launch.loc[idx, c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS}
         n = part["input_size"].to_numpy(dtype=float)
+        threads = dims["block_x"] * dims["block_y"] * dims["grid_x"] * dims["grid_y"]
+        out.loc[idx, "desc_log_n"] = np.log(n)
+        out.loc[idx, "desc_log_threads"] = _log(threads)
+        out.loc[idx, "desc_log_blocks"] = _log(dims["grid_x"] * dims["grid_y"])
+        out.loc[idx, "desc_block_size"] = dims["block_x"] * dims["block_y"]
+        if not _described(app_id):
+            continue  # no description: the work counts stay unknown (NaN)
+        app = get_app(app_id)
         w = app.work_per_thread(n, **dims)
         t = w["threads"]
-        out.loc[idx, "desc_log_n"] = np.log(n)
-        out.loc[idx, "desc_log_threads"] = np.log(t)
-        out.loc[idx, "desc_log_blocks"] = np.log(dims["grid_x"] * dims["grid_y"])
-        out.loc[idx, "desc_block_size"] = dims["block_x"] * dims["block_y"]
         out.loc[idx, "desc_log_flops"] = _log((w["flops"] + w["int_ops"]) * t)
         out.loc[idx, "desc_log_gld"] = _log(w["gld"] * t)
         out.loc[idx, "desc_log_gst"] = _log(w["gst"] * t)
@@ -194,6 +217,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             # features: how the *same* kernel run behaved on the other training boards.
             per_run = ratios.assign(
                 input_size=X["input_size"].to_numpy(dtype=float),
+                input_size_2=_second_size(X),
                 block_x=launch["block_x"].to_numpy(),
                 block_y=launch["block_y"].to_numpy(),
                 grid_x=launch["grid_x"].to_numpy(),
@@ -299,12 +323,26 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         from perfml.models.bsp import BSPModel
         from perfml.models.roofline import RooflineModel
 
-        terms = BSPModel(constants_sources=(), data_home=self.data_home).model_terms(rows)
-        roof = RooflineModel(traffic="requested").roofline_terms(rows)
-        return pd.DataFrame(
-            {"bsp": _log(terms["t1_ms"]), "roof_memory": _log(roof["memory_ms"]), "roof_compute": _log(roof["compute_ms"])},
-            index=rows.index,
-        )
+        out = pd.DataFrame(np.nan, index=rows.index, columns=list(BASELINES))
+        described = rows["app_id"].isin(list_apps()).to_numpy()
+        part = rows[described]
+        if len(part):
+            terms = BSPModel(constants_sources=(), data_home=self.data_home).model_terms(part)
+            roof = RooflineModel(traffic="requested").roofline_terms(part)
+            out.loc[part.index, "bsp"] = _log(terms["t1_ms"])
+            out.loc[part.index, "roof_memory"] = _log(roof["memory_ms"])
+            out.loc[part.index, "roof_compute"] = _log(roof["compute_ms"])
+        part = rows[~described]
+        if len(part):
+            # No description: the work is unknown, so each model keeps only how it scales
+            # with the board and the launch: threads / (cores x clock) for BSP (seed 003 eq. 3
+            # with unit work) and the compute roof, threads / bandwidth for the memory roof.
+            threads = (part["block_x"] * part["block_y"].fillna(1) * part["grid_x"] * part["grid_y"].fillna(1)).to_numpy(dtype=float)
+            peaks = _board_peaks(part["board"])
+            out.loc[part.index, "bsp"] = _log(threads / peaks["compute"])
+            out.loc[part.index, "roof_compute"] = _log(threads / peaks["compute"])
+            out.loc[part.index, "roof_memory"] = _log(threads / peaks["bandwidth"])
+        return out
 
     @staticmethod
     def _baseline_choice(offsets: pd.DataFrame) -> dict[str, str]:
@@ -377,23 +415,53 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         out["base_log_t"] = np.array([stacked[c][i] for i, c in enumerate(choice)])
         # Transfer: the same (app, size, block) run on the other training boards, carried
         # to this board by each closed-form model's ratio; falls back to the per-app offset.
-        runs = rows.astype({"input_size": float})
+        runs = rows.astype({"input_size": float}).assign(input_size_2=_second_size(X))
         transfer = self._cross_fitted_offsets(runs, self.transfer_, _RUN_KEY).fillna(offsets)
         for name in BASELINES:
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
         xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
         out["xfer_log_t"] = np.array([xfer[c][i] for i, c in enumerate(choice)])
         regs = self._other_boards_median(self.registers_, ["app_id", "block_x", "block_y"], ["registers"], rows)["registers"]
-        occ = np.full(len(X), np.nan)
-        block = (launch["block_x"] * launch["block_y"]).to_numpy()
-        for i, (board, threads, r) in enumerate(zip(X["board"].to_numpy(), block, regs.to_numpy())):
+        block = (launch["block_x"] * launch["block_y"].fillna(1)).to_numpy()
+        keys = pd.DataFrame({"board": X["board"].to_numpy(), "threads": block, "regs": regs.to_numpy()})
+        cache: dict[tuple, float] = {}
+        for board, threads, r in keys.drop_duplicates().itertuples(index=False):
             try:
-                occ[i] = occupancy(get_board(board), int(threads), int(r) if np.isfinite(r) else 0).occupancy
+                value = occupancy(get_board(board), int(threads), int(r) if np.isfinite(r) else 0).occupancy
             except (MissingBoardParameterError, ValueError):
-                occ[i] = np.nan
+                value = np.nan
+            cache[(board, threads, r)] = value
+        occ = np.array([cache.get(k, np.nan) for k in keys.itertuples(index=False, name=None)])
         out["occ_fraction"] = occ
         out["occ_registers"] = regs.to_numpy()
         return out
+
+
+def _second_size(X: pd.DataFrame) -> np.ndarray:
+    """The second size parameter (Rodinia ``input_size_2``), 0 where there is none."""
+    if "input_size_2" not in X:
+        return np.zeros(len(X))
+    return np.nan_to_num(X["input_size_2"].to_numpy(dtype=float), nan=0.0)
+
+
+def _board_peaks(boards: pd.Series) -> pd.DataFrame:
+    """Per row: FP32 peak (FLOP/s) and peak bandwidth (bytes/s) of the board, NaN if unknown."""
+    from perfml.boards import get_board, peak_bandwidth, peak_flops
+    from perfml.errors import MissingBoardParameterError
+
+    table = {}
+    for name in boards.unique():
+        board = get_board(name)
+        try:
+            compute = peak_flops(board, "fp32")
+        except MissingBoardParameterError:
+            compute = np.nan
+        try:
+            bandwidth = peak_bandwidth(board)
+        except MissingBoardParameterError:
+            bandwidth = np.nan
+        table[name] = (compute, bandwidth)
+    return pd.DataFrame([table[b] for b in boards], columns=["compute", "bandwidth"], index=boards.index)
 
 
 def _throughput_criteria(prof: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
