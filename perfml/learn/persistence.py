@@ -72,6 +72,7 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
         for name, table in tables.items():
             table.to_parquet(staging / "features" / f"{name}.parquet", index=False)
         (staging / _META).write_text(json.dumps(meta, indent=2, default=str))
+        os.chmod(staging, 0o755)  # mkdtemp creates it private
         if path.exists():
             shutil.rmtree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
