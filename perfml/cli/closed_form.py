@@ -63,11 +63,13 @@ def evaluate(
     if as_json:
         from perfml.cli._output import frame_records, print_json
 
-        print_json({k: frame_records(v) for k, v in result.items() if k != "predictions"} | {"model": model, "protocol": protocol})
+        print_json({k: frame_records(v) for k, v in result.items() if k != "predictions"}
+                   | {"model": model, "protocol": protocol if model == "bsp" else None})
         return
     from perfml.cli._output import print_table
 
-    print_table(result["overall"], title=f"{model} ({protocol}): overall")
+    how = protocol if model == "bsp" else "closed form, nothing fitted"
+    print_table(result["overall"], title=f"{model} ({how}): overall")
     print_table(result["per_board"], title=f"{model}: per board")
     print_table(result["per_app"], title=f"{model}: per app")
 
