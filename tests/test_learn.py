@@ -219,3 +219,21 @@ def test_kernels_without_description_use_their_launch_and_the_transfer():
     pd.testing.assert_frame_equal(F[own], perturbed[own])
     pred = RuntimeRegressor(learner="xgboost", learner_params=FAST, profiles=False).fit(rt, y).predict(rt)
     assert np.all(np.isfinite(pred) & (pred > 0))
+
+
+def test_nested_tuning_stores_a_resumable_study(data, tmp_path):
+    """Optuna (TPE, fixed seed) in an SQLite storage; a second fit resumes the same study."""
+    import optuna
+
+    from perfml.learn.tuned import TunedRegressor
+
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    base = RuntimeRegressor(learner="xgboost", shrinkage=1.0)
+    tuned = TunedRegressor(base, n_trials=2, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
+    assert set(tuned.best_params_) >= {"n_estimators", "max_depth", "learning_rate"}
+    assert np.all(tuned.predict(data) > 0)
+    (summary,) = optuna.get_all_study_summaries(storage)
+    assert summary.study_name.startswith("t-") and summary.n_trials == 2
+    TunedRegressor(base, n_trials=1, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
+    (summary,) = optuna.get_all_study_summaries(storage)
+    assert summary.n_trials == 3  # resumed, not restarted
