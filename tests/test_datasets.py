@@ -147,3 +147,13 @@ def test_malformed_tables_always_raise_dataset_schema_error(tmp_path_factory, ru
     home = write_home(tmp_path_factory.mktemp("h"), frame)
     with pytest.raises(DatasetSchemaError):
         load_runtimes(home)
+
+
+@pytest.mark.parametrize("col", ["input_size", "n_reps"])
+def test_infinite_count_is_a_typed_error(tmp_path, runtimes_sample, col):
+    # Found by the hypothesis test above: an integer column holding inf crashed the cast.
+    frame = runtimes_sample.astype({col: object})
+    frame.loc[4, col] = float("inf")
+    home = write_home(tmp_path, frame)
+    with pytest.raises(DatasetSchemaError, match=rf"'{col}' must be a positive number"):
+        load_runtimes(home)

@@ -139,6 +139,9 @@ def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
                 f"{path}: column {col!r} must hold whole numbers, found {series.iloc[row]!r} in "
                 f"row {row + 2}; fix the value"
             )
+        # An infinite count is not a whole number: treat it as missing, so the positive /
+        # non-empty checks name it instead of the integer cast crashing.
+        converted = converted.where(np.isfinite(converted.astype(float)))
         if converted.isna().any():
             return converted.astype("Int64")
         return converted.astype("int64")
