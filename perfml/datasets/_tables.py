@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path
 
 import pandas as pd
 
@@ -177,8 +176,3 @@ def load_bspgpu_script_inputs(data_home=None) -> pd.DataFrame:
 def load_published_accuracy(data_home=None) -> pd.DataFrame:
     """Per board/kernel accuracy of the upstream ML and BSP predictions."""
     return load_table("published_accuracy_summary", data_home)
-
-
-def data_home_path(data_home=None) -> Path:
-    """Alias of :func:`resolve_data_home` for callers that only need the path."""
-    return resolve_data_home(data_home)

@@ -1,6 +1,6 @@
 """Reproduce Table II of seed 003 (lambda per board and app) from the raw runtimes.
 
-Two sets of measurements can be fitted, both raw upstream times:
+Three sets of measurements can be fitted, all raw upstream times:
 
 * ``curated``: the BSPGPU runs of ``runtimes.csv`` (mean over the repetitions kept by the
   dataset curation; Tesla-K20 keeps only its own repetitions 11-30, see the datasets
@@ -97,7 +97,6 @@ def band_shares(data_home=None, reference_board: str = "GTX-680", runs: str = "c
     ``lambda_per_board`` fits lambda per (board, app) on that board's own sizes.
     """
     measured = table2_runs(runs, data_home)
-    apps = measured["app_id"].unique()
     y = measured["time_ms"].to_numpy()
     ref = measured[measured["board"] == reference_board]
     shared = BSPModel(group_by=("app_id",), constants_sources=TABLE2_SOURCES, data_home=data_home)
@@ -121,7 +120,6 @@ def band_shares(data_home=None, reference_board: str = "GTX-680", runs: str = "c
                 "within_band_per_board": _band(part["pred_per_board"].to_numpy(), m),
             }
         )
-    del apps
     return pd.DataFrame(rows)
 
 

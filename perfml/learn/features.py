@@ -177,8 +177,13 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     train_boards_ : list of str
-    log_lambda_ : pandas.DataFrame
-        log lambda per training (board, app) of the BSP model with registry constants.
+    offsets_ : pandas.DataFrame
+        Per training (board, app): median log(T_measured / T_model) of each closed-form
+        baseline (BSP: -log lambda; roofline: log of an efficiency).
+    transfer_ : pandas.DataFrame
+        The same per training (board, run), for the transfer features.
+    baseline_choice_ : dict
+        Per app, the baseline with the least spread of offsets across training boards.
     profile_values_ : pandas.DataFrame
         Profile counters (log) of the training boards, indexed by app, size and launch.
     registers_ : pandas.DataFrame
@@ -197,8 +202,6 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Learn, from the training rows only, what the features of any row need."""
-        from perfml.models.bsp import BSPModel
-
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         y = check_target(y, len(X), "FeatureBuilder")
         self.train_boards_ = sorted(X["board"].unique())
