@@ -27,7 +27,7 @@ def main() -> None:
     import xgboost
 
     from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learn.regressors import RuntimeRegressor
+    from perfml.learned.regressors import RuntimeRegressor
 
     rt = describable_runtimes(args.data_home)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")

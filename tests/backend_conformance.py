@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from perfml.backends import Backend, DeviceInfo, Launch, Measurement
+from perfml.measure import Backend, DeviceInfo, Launch, Measurement
 from perfml.errors import PerfmlError
 
 KNOWN_ATTRIBUTES = {
@@ -93,9 +93,9 @@ def check_context_manager(backend: Backend, launches, tmp_path) -> None:
 
 def check_runs_through_the_sweep_runner(backend: Backend, launches, tmp_path) -> None:
     """Everything above the seam works on this backend: rows land in a result set."""
-    from perfml.sweeps.results import ResultSet
-    from perfml.sweeps.runner import run_plans
-    from perfml.sweeps.spec import PlannedPoint, SweepPlan, SweepSpec, FamilyRun
+    from perfml.measure.store import ResultSet
+    from perfml.measure.runner import run_plans
+    from perfml.measure.spec import PlannedPoint, SweepPlan, SweepSpec, FamilyRun
 
     spec = SweepSpec(name="conformance", families=(FamilyRun(name="any"),), time_budget_s=600)
     points = tuple(PlannedPoint(spec="conformance", launch=l) for l in launches)

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfml.backends import Backend, DeviceInfo, Launch, Measurement
+from perfml.measure import Backend, DeviceInfo, Launch, Measurement
 
 
 # -- GPU tests -----------------------------------------------------------------------------
 @functools.cache
 def _gpu_available() -> bool:
-    from perfml.backends import cupy_device_available
+    from perfml.measure import cupy_device_available
 
     return cupy_device_available()
 
@@ -238,7 +238,7 @@ SYNTHETIC_SPEC = {
 
 @pytest.fixture
 def synthetic_spec():
-    from perfml.sweeps.spec import parse_spec
+    from perfml.measure.spec import parse_spec
 
     return parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")
 
@@ -342,8 +342,8 @@ def synthetic_backend():
 @pytest.fixture(scope="session")
 def synthetic_recording(tmp_path_factory, synthetic_catalog):
     """A result set recorded from the synthetic backend: ``synthetic-recording/``."""
-    from perfml.sweeps.runner import run_sweeps
-    from perfml.sweeps.spec import parse_spec
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.spec import parse_spec
 
     out = tmp_path_factory.mktemp("rec") / "synthetic-recording"
     spec = parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")

@@ -12,7 +12,7 @@ import pytest
 from backend_conformance import CHECKS
 from conftest import SYNTHETIC_DEVICE, SyntheticBackend
 
-from perfml.backends import (
+from perfml.measure import (
     CupyBackend,
     DeviceInfo,
     Launch,
@@ -29,7 +29,7 @@ BACKENDS = ["synthetic", "replay", pytest.param("cupy", marks=pytest.mark.gpu)]
 def _cupy_launches(backend):
     """Default launches of the real catalog's static families (few, short)."""
     from perfml.kernels.catalog import load_catalog
-    from perfml.sweeps.spec import parse_spec, plan_spec
+    from perfml.measure.spec import parse_spec, plan_spec
 
     catalog = load_catalog()
     names = [n for n, f in catalog.items() if f.kind == "static"][:3]
@@ -95,7 +95,7 @@ def test_device_fingerprint_ignores_clocks_versions_and_uuid():
 
 # -- replay --------------------------------------------------------------------------------
 def test_replay_serves_the_recorded_times(synthetic_recording):
-    from perfml.sweeps.results import ResultSet
+    from perfml.measure.store import ResultSet
 
     frame = ResultSet.open(synthetic_recording).read()
     backend = ReplayBackend(synthetic_recording)
@@ -130,7 +130,7 @@ def test_make_backend():
 
 # -- cupy ----------------------------------------------------------------------------------
 def test_cupy_backend_without_gpu_says_what_to_do():
-    from perfml.backends import cupy_device_available
+    from perfml.measure import cupy_device_available
 
     if cupy_device_available():
         pytest.skip("a GPU is visible here")
@@ -266,7 +266,7 @@ def test_cupy_backend_plumbing_with_a_stand_in(monkeypatch, synthetic_catalog):
     """Compile once per option set, validate before timing, record what CuPy returns."""
     kernel, compiled = _fake_cupy(monkeypatch)
     _reference_or_stub(monkeypatch)
-    from perfml.sweeps.spec import parse_spec, plan_spec
+    from perfml.measure.spec import parse_spec, plan_spec
 
     backend = CupyBackend(catalog=synthetic_catalog)
     info = backend.device_info()
@@ -295,7 +295,7 @@ def test_cupy_backend_refuses_to_time_a_wrong_output(monkeypatch, synthetic_cata
 
     import numpy as np
 
-    from perfml.backends import KernelValidationError
+    from perfml.measure import KernelValidationError
 
     kernel, _ = _fake_cupy(monkeypatch)
     _reference_or_stub(monkeypatch)

@@ -10,8 +10,8 @@ from sklearn.model_selection import GroupKFold, cross_val_predict
 
 from perfml.errors import DatasetSchemaError, UnknownAppError
 from perfml.experiments.bsp_table2 import band_shares, paper_table2, reproduce_table2
-from perfml.models._bsp_constants import BSPConstants
-from perfml.models.bsp import BSPModel, bsp_cycles_per_thread, bsp_time_ms
+from perfml.closed_form._bsp_constants import BSPConstants
+from perfml.closed_form.bsp import BSPModel, bsp_cycles_per_thread, bsp_time_ms
 
 
 def _constants(**over):

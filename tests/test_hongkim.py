@@ -1,4 +1,4 @@
-"""Tests of the Hong & Kim MWP/CWP model (perfml.models.hongkim).
+"""Tests of the Hong & Kim MWP/CWP model (perfml.closed_form.hongkim).
 
 Where the expected numbers come from:
 
@@ -32,8 +32,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GroupKFold, cross_val_score
 
 from perfml.errors import DatasetSchemaError, MissingBoardParameterError
-from perfml.models._hongkim_worked_table import load_hongkim_worked_table
-from perfml.models.hongkim import (
+from perfml.closed_form._hongkim_worked_table import load_hongkim_worked_table
+from perfml.closed_form.hongkim import (
     CASES,
     FEATURE_COLUMNS,
     HongKimHardware,

@@ -1,4 +1,4 @@
-"""Tests of the Hong & Kim inputs built from the runtimes (perfml.models.hongkim_inputs).
+"""Tests of the Hong & Kim inputs built from the runtimes (perfml.closed_form.hongkim_inputs).
 
 Where the expected numbers come from:
 
@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfml.models.hongkim import FEATURE_COLUMNS, HongKimModel
-from perfml.models.hongkim_inputs import (
+from perfml.closed_form.hongkim import FEATURE_COLUMNS, HongKimModel
+from perfml.closed_form.hongkim_inputs import (
     hongkim_hardware_for,
     hongkim_inputs,
     predict_hongkim_for_runtimes,

@@ -13,8 +13,8 @@ import pytest
 
 from perfml.errors import DatasetSchemaError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
 from perfml.evaluation.closed_form import describable_runtimes
-from perfml.learn import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
-from perfml.learn.persistence import load_model, save_model
+from perfml.learned import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
+from perfml.learned.persistence import load_model, save_model
 
 BOARDS = ["GTX-680", "GTX-970", "GTX-Titan", "Tesla-K20"]
 APPS = ["matMul_gpu", "vectorAdd", "matrix_sum_normal"]
@@ -170,7 +170,7 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
     q = pd.DataFrame({"board": ["H100-SXM", "Tesla K20c"], "app_id": ["vectorAdd", "matMul_gpu"], "input_size": [2**24, 1024]})
     q.to_csv("q.csv", index=False)
     # A small model keeps the test fast; `perfml train` itself uses the defaults.
-    from perfml.learn.persistence import save_model as _save
+    from perfml.learned.persistence import save_model as _save
 
     rt = describable_runtimes(source="gpuperfpredict-nca")
     rt = rt[rt.board.isin(BOARDS)]
@@ -188,8 +188,8 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
 
 def test_predict_lambda_for_unseen_board_uses_only_other_boards():
     """lambda(GTX-980, app) for GTX-980 treated as unseen = median over the other Maxwell boards."""
-    from perfml.learn.lambda_unseen import predict_lambda
-    from perfml.models.bsp import BSPModel
+    from perfml.learned.lambda_unseen import predict_lambda
+    from perfml.closed_form.bsp import BSPModel
 
     out = predict_lambda("GTX-980", ["matMul_gpu", "vectorAdd"], [1024])
     rt = describable_runtimes()
@@ -225,7 +225,7 @@ def test_nested_tuning_stores_a_resumable_study(data, tmp_path):
     """Optuna (TPE, fixed seed) in an SQLite storage; a second fit resumes the same study."""
     import optuna
 
-    from perfml.learn.tuned import TunedRegressor
+    from perfml.learned.tuned import TunedRegressor
 
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
     base = RuntimeRegressor(learner="xgboost", shrinkage=1.0)

@@ -12,16 +12,16 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import SYNTHETIC_DEVICE, SYNTHETIC_SPEC, CrashAfter, SyntheticBackend
 
-from perfml.backends import DeviceInfo, ReplayBackend
+from perfml.measure import DeviceInfo, ReplayBackend
 from perfml.errors import (
     MixedDeviceError,
     ResultFileExistsError,
     ResultSchemaError,
     SweepSpecError,
 )
-from perfml.sweeps.results import SCHEMA_VERSION, ResultSet
-from perfml.sweeps.runner import run_sweeps
-from perfml.sweeps.spec import load_spec, load_specs, parse_spec, plan_spec
+from perfml.measure.store import SCHEMA_VERSION, ResultSet
+from perfml.measure.runner import run_sweeps
+from perfml.measure.spec import load_spec, load_specs, parse_spec, plan_spec
 
 # fp32 variants, dram grid, 2 sweeps, occupancy (2 variants x 4 x 2), latency, noisy
 N_SYNTHETIC_POINTS = 2 + 2 + 6 + 6 + 16 + 1 + 1
@@ -189,7 +189,7 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(tmp_path, synthetic_c
 
 
 def test_time_budget_stops_a_spec_and_resume_continues(tmp_path, synthetic_catalog, monkeypatch):
-    from perfml.sweeps import runner
+    from perfml.measure import runner
 
     ticks = iter(range(10_000))
     spec = parse_spec({**SYNTHETIC_SPEC, "time_budget_s": 4})
@@ -311,7 +311,7 @@ def test_cli_run_from_replay_and_resume(cli, spec_file, synthetic_recording, tmp
 
 
 def test_cli_run_without_gpu_says_what_to_do(cli, spec_file, tmp_path, capsys):
-    from perfml.backends import cupy_device_available
+    from perfml.measure import cupy_device_available
 
     if cupy_device_available():
         pytest.skip("a GPU is visible here")
@@ -328,7 +328,7 @@ def test_shipped_specs_plan_within_ten_minutes():
     point's ``max_point_s`` overrun per spec) bound the wall time whatever the estimates.
     """
     from perfml.kernels.catalog import load_catalog
-    from perfml.sweeps.spec import default_spec_paths, plan_specs
+    from perfml.measure.spec import default_spec_paths, plan_specs
 
     paths = default_spec_paths()
     if not paths:
@@ -351,7 +351,7 @@ def test_shipped_specs_plan_within_ten_minutes():
 
 
 def test_failed_points_are_reported_and_retried_on_resume(tmp_path, synthetic_catalog):
-    from perfml.backends import KernelValidationError
+    from perfml.measure import KernelValidationError
 
     class RejectsDivergence(SyntheticBackend):
         def run(self, launch):

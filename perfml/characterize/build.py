@@ -106,7 +106,7 @@ def characterize_frame(
     device: Mapping[str, Any] | None = None,
     synthetic: bool = False,
 ) -> Characterization:
-    """Characterize from result rows (a DataFrame of :mod:`perfml.sweeps.results` rows).
+    """Characterize from result rows (a DataFrame of :mod:`perfml.measure.store` rows).
 
     Noisy rows take part in the functions (the per-level median absorbs them) but are
     excluded from the summaries unless a class has nothing else.
@@ -175,7 +175,7 @@ def characterize_results(
         Registry name of the measured board, for the fraction of the specification
         achieved; by default the device name is tried in the registry.
     """
-    from perfml.sweeps.results import ResultSet
+    from perfml.measure.store import ResultSet
 
     rs = ResultSet.open(path)
     frame = rs.read()

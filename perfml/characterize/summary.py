@@ -124,7 +124,7 @@ def summarize_results(frame, board: Any = None) -> tuple[ClassSummary, ...]:
     Parameters
     ----------
     frame : pandas.DataFrame
-        Rows of a result set (:meth:`perfml.sweeps.results.ResultSet.read`).
+        Rows of a result set (:meth:`perfml.measure.store.ResultSet.read`).
     board : Board, optional
         Registry entry of the measured board, for the specification and
         ``fraction_of_spec``; without it only achieved values are reported.

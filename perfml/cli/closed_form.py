@@ -20,7 +20,7 @@ def fit_lambda(
     """Fit the BSP lambda per (board, app) over the selected runtimes (seed 003 eq. 3)."""
     from perfml.evaluation.closed_form import describable_runtimes
     from perfml.evaluation.metrics import within_band
-    from perfml.models.bsp import BSPModel
+    from perfml.closed_form.bsp import BSPModel
 
     import pandas as pd
 
@@ -109,7 +109,7 @@ def predict_lambda_command(
     as_json: bool = typer.Option(False, "--json", help="Print only a JSON list."),
 ) -> None:
     """Predict lambda(board, app) for a board with no runtimes, and the BSP T_k that follows."""
-    from perfml.learn.lambda_unseen import predict_lambda
+    from perfml.learned.lambda_unseen import predict_lambda
 
     frame = predict_lambda(board, app, size, data_home=data_home, source=source)
     if as_json:

@@ -20,8 +20,8 @@ def train(
     import time
 
     from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learn.persistence import save_model
-    from perfml.learn.regressors import RuntimeRegressor
+    from perfml.learned.persistence import save_model
+    from perfml.learned.regressors import RuntimeRegressor
 
     rt = describable_runtimes(data_home, source=source)
     t0 = time.perf_counter()
@@ -41,8 +41,8 @@ def predict(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry)."""
-    from perfml.learn.persistence import load_model
-    from perfml.learn.queries import read_queries, write_predictions
+    from perfml.learned.persistence import load_model
+    from perfml.learned.queries import read_queries, write_predictions
 
     q = read_queries(queries)
     reg = load_model(model, data_home=data_home)
@@ -68,8 +68,8 @@ def tune_command(
     import json
 
     from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learn.regressors import RuntimeRegressor
-    from perfml.learn.tuning import default_storage, tune
+    from perfml.learned.regressors import RuntimeRegressor
+    from perfml.learned.tuning import default_storage, tune
 
     rt = describable_runtimes(data_home, source=source)
     est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)

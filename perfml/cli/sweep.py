@@ -20,7 +20,7 @@ _SPECS_HELP = "Sweep spec files or directories (default: the shipped sweeps/*.to
 
 
 def _specs(paths: list[Path] | None):
-    from perfml.sweeps.spec import default_spec_paths, load_specs
+    from perfml.measure.spec import default_spec_paths, load_specs
 
     chosen = list(paths or default_spec_paths())
     if not chosen:
@@ -50,7 +50,7 @@ def plan(
 ) -> None:
     """Print the planned points and the estimated time of each spec."""
     from perfml.kernels.catalog import load_catalog
-    from perfml.sweeps.spec import plan_specs
+    from perfml.measure.spec import plan_specs
 
     reg = None if sms else _board(board)
     n_sms = sms or int(reg.sms)
@@ -148,8 +148,8 @@ def run(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from perfml.backends import make_backend
-    from perfml.sweeps.runner import run_sweeps
+    from perfml.measure import make_backend
+    from perfml.measure.runner import run_sweeps
 
     loaded = _specs(specs)
     reg = _board(board)
@@ -186,7 +186,7 @@ def run(
     console.print(f"results in {result_set.path}")
     failed = sum(len(r.failed) for r in reports)
     if failed:
-        from perfml.sweeps.runner import SweepFailedPointsError
+        from perfml.measure.runner import SweepFailedPointsError
 
         raise SweepFailedPointsError(
             f"{failed} point(s) failed to compile or validate and were not recorded; fix them "

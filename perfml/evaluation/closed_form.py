@@ -60,14 +60,14 @@ def predict_closed_form(model: str, runtimes: pd.DataFrame, protocol: str = "siz
         raise PerfmlError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     y = runtimes["measured_ms"].to_numpy(dtype=float)
     if model == "roofline":
-        from perfml.models.roofline import RooflineModel
+        from perfml.closed_form.roofline import RooflineModel
 
         return RooflineModel().fit(runtimes, y).predict(runtimes)
     if model == "hongkim":
-        from perfml.models.hongkim_inputs import predict_hongkim_for_runtimes
+        from perfml.closed_form.hongkim_inputs import predict_hongkim_for_runtimes
 
         return predict_hongkim_for_runtimes(runtimes, data_home=data_home)
-    from perfml.models.bsp import BSPModel
+    from perfml.closed_form.bsp import BSPModel
 
     if protocol == "in-sample":
         return BSPModel(data_home=data_home).fit(runtimes, y).predict(runtimes)

@@ -10,7 +10,7 @@ Three sets of measurements can be fitted, all raw upstream times:
 * ``gpuperfpredict``: the 2016 gpuperfpredict runs (block_16 launches), a different code
   version measured on more boards (the only data for the Tesla-K40).
 
-Lambda is fitted with :class:`perfml.models.BSPModel` and the constants of the BSPGPU
+Lambda is fitted with :class:`perfml.closed_form.BSPModel` and the constants of the BSPGPU
 scripts (``bsp_inputs.csv``, model source ``BSPGPU-2015``).
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.evaluation.metrics import BAND
-from perfml.models.bsp import BSPModel
+from perfml.closed_form.bsp import BSPModel
 
 RUNS = ("curated", "script", "gpuperfpredict")
 TABLE2_SOURCES = ("BSPGPU-2015",)

@@ -1,7 +1,7 @@
 """Run an experiment definition: every model under one protocol, side by side, in MLflow.
 
 For each model the runner computes out-of-fold predictions under the experiment's
-protocol (:func:`perfml.learn.cross_val_predictions`), scores them overall, per board
+protocol (:func:`perfml.learned.cross_val_predictions`), scores them overall, per board
 and per app, and logs to MLflow (its default local SQLite store unless
 ``MLFLOW_TRACKING_URI`` says otherwise): parameters, metrics, the predictions, the
 seed 003 style T_k/T_m box plots, predicted vs measured, residuals, feature
@@ -38,7 +38,7 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        from perfml.models.hongkim_inputs import predict_hongkim_for_runtimes
+        from perfml.closed_form.hongkim_inputs import predict_hongkim_for_runtimes
 
         return predict_hongkim_for_runtimes(X, data_home=self.data_home)
 
@@ -47,15 +47,15 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
     """The scikit-learn estimator an experiment's model entry describes."""
     if model.kind == "closed_form":
         if model.model == "bsp":
-            from perfml.models.bsp import BSPModel
+            from perfml.closed_form.bsp import BSPModel
 
             return BSPModel(data_home=data_home)
         if model.model == "roofline":
-            from perfml.models.roofline import RooflineModel
+            from perfml.closed_form.roofline import RooflineModel
 
             return RooflineModel()
         return HongKimRuntimeModel(data_home=data_home)
-    from perfml.learn.regressors import RuntimeRegressor
+    from perfml.learned.regressors import RuntimeRegressor
 
     feats = dict(model.features)
     subset = feats.pop("subset", None)
@@ -71,7 +71,7 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
         **feats,
     )
     if model.tune:
-        from perfml.learn.tuned import TunedRegressor
+        from perfml.learned.tuned import TunedRegressor
 
         return TunedRegressor(
             est,
@@ -130,7 +130,7 @@ def run_experiment(
     progress=None,
 ) -> ExperimentResult:
     """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow)."""
-    from perfml.learn.protocols import cross_val_predictions
+    from perfml.learned.protocols import cross_val_predictions
 
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
@@ -243,7 +243,7 @@ def _log_xgboost_model(mlflow, reg, rt, tmp: Path):
     import mlflow.xgboost
     from mlflow.models import infer_signature
 
-    from perfml.learn.persistence import save_model
+    from perfml.learned.persistence import save_model
 
     features = reg.features_.transform(rt.head(200)).reindex(columns=reg.feature_names_)
     signature = infer_signature(features, reg.model_.predict(features.to_numpy(dtype=float)))

@@ -5,13 +5,13 @@ side::
 
     name = "unseen_boards"
     description = "..."
-    protocol = "leave-one-board-out"        # see perfml.learn.PROTOCOLS
+    protocol = "leave-one-board-out"        # see perfml.learned.PROTOCOLS
     [data]
     source = "gpuperfpredict-nca"           # runtimes.csv `source`, or omit for all
     [[models]]
     name = "hybrid_xgboost"
     kind = "learned"                        # learned | closed_form
-    learner = "xgboost"                     # see perfml.learn.LEARNERS
+    learner = "xgboost"                     # see perfml.learned.LEARNERS
     target = "residual"
     params = { max_depth = 6 }              # learner hyper-parameters (optional)
     features = { profiles = true }          # FeatureBuilder switches, `subset` prefixes
@@ -80,8 +80,8 @@ def load_experiment(path) -> ExperimentSpec:
     ExperimentSpecError
         Naming the file, the key and what is expected.
     """
-    from perfml.learn.protocols import PROTOCOLS
-    from perfml.learn.regressors import LEARNERS, TARGETS
+    from perfml.learned.protocols import PROTOCOLS
+    from perfml.learned.regressors import LEARNERS, TARGETS
 
     path = Path(path)
     if not path.is_file():

@@ -7,7 +7,7 @@ exercises, its launch configuration, its arguments and how its output is validat
 The schema is documented in ``kernels/SIDECAR.md``; this module parses and checks it.
 
 The catalog is data, in the spirit of BabelStream/mixbench: the driver (a backend in
-:mod:`perfml.backends`) reads a :class:`KernelFamily`, compiles ``source_path`` with
+:mod:`perfml.measure`) reads a :class:`KernelFamily`, compiles ``source_path`` with
 :meth:`KernelFamily.compile_options`, launches ``entry`` with :meth:`KernelFamily.launch`
 and builds its arguments from :attr:`KernelFamily.args`.
 
@@ -732,11 +732,13 @@ def load_family(sidecar: Path) -> KernelFamily:
 
 
 def default_kernels_dir() -> Path:
-    """``$PERFML_KERNELS_DIR`` if set, else the repository's ``kernels/`` directory."""
+    """``$PERFML_KERNELS_DIR`` if set, else the kernels shipped in the package (``perfml/kernels/cuda``)."""
     env = os.environ.get(KERNELS_DIR_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "kernels"
+    from importlib import resources
+
+    return Path(str(resources.files("perfml.kernels") / "cuda"))
 
 
 def load_catalog(root: Path | None = None) -> dict[str, KernelFamily]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from perfml.backends._base import Backend, DeviceInfo, KernelValidationError, Launch, Measurement
+from perfml.measure.backend import Backend, DeviceInfo, KernelValidationError, Launch, Measurement
 from perfml.errors import DeviceUnavailableError, KernelCompileError, PerfmlError
 
 __all__ = ["CupyBackend"]

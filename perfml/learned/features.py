@@ -4,7 +4,7 @@ For each row (board, app_id, input_size, launch configuration) :class:`FeatureBu
 produces, with its source:
 
 * ``board_*``: specifications and derived peaks of the board, from the registry
-  (:mod:`perfml.learn.board_features`).
+  (:mod:`perfml.learned.board_features`).
 * ``desc_*``: kernel descriptors from the kernel description (``perfml/data/apps.toml``):
   total flops, global/shared loads and stores, compulsory DRAM bytes, threads, blocks,
   block size, input size; whether the variant is coalesced / uses shared memory.
@@ -45,8 +45,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.apps import get_app, list_apps
-from perfml.learn.board_features import board_features
-from perfml.models._inputs import LAUNCH_COLUMNS, check_frame, check_target
+from perfml.learned.board_features import board_features
+from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
 REQUIRED = ("board", "app_id", "input_size")
 
@@ -323,8 +323,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
 
     def _closed_form_logs(self, rows: pd.DataFrame) -> pd.DataFrame:
         """log T of the closed-form models with unit efficiency: BSP T_1, roofline compute and memory."""
-        from perfml.models.bsp import BSPModel
-        from perfml.models.roofline import RooflineModel
+        from perfml.closed_form.bsp import BSPModel
+        from perfml.closed_form.roofline import RooflineModel
 
         out = pd.DataFrame(np.nan, index=rows.index, columns=list(BASELINES))
         described = rows["app_id"].isin(list_apps()).to_numpy()

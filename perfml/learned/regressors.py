@@ -13,7 +13,7 @@ Learners: ``"xgboost"`` (:class:`xgboost.XGBRegressor`), ``"hgb"``
 (:class:`sklearn.ensemble.HistGradientBoostingRegressor`), and the published baselines
 of Amaris et al. (NCA 2016): ``"linear"``, ``"svr"``, ``"random_forest"``. Gradient
 boosting gets monotone constraints on the work features (more work never means less
-time, see :data:`perfml.learn.features.MONOTONE_INCREASING`).
+time, see :data:`perfml.learned.features.MONOTONE_INCREASING`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import DatasetSchemaError
-from perfml.learn.features import MONOTONE_INCREASING, FeatureBuilder
-from perfml.models._inputs import check_frame, check_target
+from perfml.learned.features import MONOTONE_INCREASING, FeatureBuilder
+from perfml.closed_form._inputs import check_frame, check_target
 
 LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
@@ -88,7 +88,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     learner_params : dict, optional
         Hyper-parameters passed to the learner (over perfml's defaults).
     analytical, profiles, app_identity : bool
-        Feature groups (see :class:`perfml.learn.features.FeatureBuilder`).
+        Feature groups (see :class:`perfml.learned.features.FeatureBuilder`).
     board_features : {"both", "absolute", "relative"}, default="relative"
         Board specifications as absolute values, relative to the training boards, or both.
     feature_subset : tuple of str, optional

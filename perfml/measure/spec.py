@@ -48,7 +48,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from perfml.backends._base import Launch
+from perfml.measure.backend import Launch
 from perfml.errors import SweepSpecError
 
 __all__ = [
@@ -313,8 +313,10 @@ def load_specs(paths: Iterable[str | os.PathLike[str]]) -> list[SweepSpec]:
 
 
 def default_spec_paths() -> list[Path]:
-    """The shipped specs: ``sweeps/*.toml`` next to the package."""
-    root = Path(__file__).resolve().parents[2] / "sweeps"
+    """The shipped specs: ``perfml/data/sweeps/*.toml`` (package data)."""
+    from importlib import resources
+
+    root = Path(str(resources.files("perfml") / "data" / "sweeps"))
     return sorted(root.glob("*.toml"))
 
 

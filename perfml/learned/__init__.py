@@ -1,8 +1,8 @@
 """The learned predictor: leakage-free features, regressors, protocols, tuning, tracking."""
 
-from perfml.learn.features import FeatureBuilder
-from perfml.learn.protocols import PROTOCOLS, SizeExtrapolationSplit, cross_val_predictions, make_splitter
-from perfml.learn.regressors import LEARNERS, RuntimeRegressor
+from perfml.learned.features import FeatureBuilder
+from perfml.learned.protocols import PROTOCOLS, SizeExtrapolationSplit, cross_val_predictions, make_splitter
+from perfml.learned.regressors import LEARNERS, RuntimeRegressor
 
 __all__ = [
     "FeatureBuilder",

@@ -79,7 +79,7 @@ def tune(
     mlflow_tracking_uri: str | None = None,
     timeout: float | None = None,
 ):
-    """Tune ``estimator`` (a :class:`~perfml.learn.RuntimeRegressor`) and return the study.
+    """Tune ``estimator`` (a :class:`~perfml.learned.RuntimeRegressor`) and return the study.
 
     The objective is the MAPE of out-of-fold predictions, folds grouped by board. With
     ``mlflow_tracking_uri`` (or ``"default"`` for MLflow's default store) every trial is

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfml.backends._base import Backend, DeviceInfo, Launch, Measurement
+from perfml.measure.backend import Backend, DeviceInfo, Launch, Measurement
 from perfml.errors import PerfmlError
 
 __all__ = ["ReplayBackend", "ReplayMissError"]
@@ -56,7 +56,7 @@ class ReplayBackend(Backend):
     Parameters
     ----------
     path : path-like
-        A result set written by ``perfml sweep run`` (see :mod:`perfml.sweeps.results`).
+        A result set written by ``perfml sweep run`` (see :mod:`perfml.measure.store`).
 
     Attributes
     ----------
@@ -68,7 +68,7 @@ class ReplayBackend(Backend):
     name = "replay"
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        from perfml.sweeps.results import ResultSet
+        from perfml.measure.store import ResultSet
 
         self.path = Path(path)
         self._set = ResultSet.open(self.path)

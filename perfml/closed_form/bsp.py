@@ -18,8 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from perfml.apps import get_app
 from perfml.errors import DatasetSchemaError, PerfmlError
-from perfml.models._bsp_constants import DEFAULT_SOURCES, BSPConstants, ConstantsTable
-from perfml.models._inputs import LAUNCH_COLUMNS, check_frame, check_target
+from perfml.closed_form._bsp_constants import DEFAULT_SOURCES, BSPConstants, ConstantsTable
+from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
 _REQUIRED = ("board", "app_id", "input_size")
 

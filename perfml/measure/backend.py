@@ -3,8 +3,8 @@
 A backend turns one fully specified kernel launch (:class:`Launch`) into one
 :class:`Measurement`: repeated GPU times, ``clock64`` cycles where the kernel
 reports them, clocks and energy where NVML gives them, and the compiled kernel's
-attributes. Two implementations exist: :class:`~perfml.backends.CupyBackend`
-(a real GPU) and :class:`~perfml.backends.ReplayBackend` (recorded results), and
+attributes. Two implementations exist: :class:`~perfml.measure.CupyBackend`
+(a real GPU) and :class:`~perfml.measure.ReplayBackend` (recorded results), and
 ``tests/backend_conformance.py`` holds the checks every backend must pass.
 
 The data model is small and immutable, in the manner of pyperf's ``Run``:

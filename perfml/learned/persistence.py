@@ -32,7 +32,7 @@ _BOOSTER = "booster.json"
 
 
 def save_model(model, path, *, overwrite: bool = False, extra: dict | None = None) -> Path:
-    """Write a fitted :class:`~perfml.learn.RuntimeRegressor` (xgboost learner) to ``path``.
+    """Write a fitted :class:`~perfml.learned.RuntimeRegressor` (xgboost learner) to ``path``.
 
     Raises
     ------
@@ -93,8 +93,8 @@ def load_model(path, *, data_home=None):
     """
     from xgboost import XGBRegressor
 
-    from perfml.learn.features import FeatureBuilder
-    from perfml.learn.regressors import RuntimeRegressor
+    from perfml.learned.features import FeatureBuilder
+    from perfml.learned.regressors import RuntimeRegressor
 
     path = Path(path)
     meta_path = path / _META

@@ -1,6 +1,6 @@
 """Inputs of the Hong & Kim MWP/CWP model for rows of the measured runtimes.
 
-:class:`perfml.models.hongkim.HongKimModel` takes per-kernel counts (per warp, i.e. the
+:class:`perfml.closed_form.hongkim.HongKimModel` takes per-kernel counts (per warp, i.e. the
 dynamic instruction counts of one thread) and a launch; this module builds them for
 each row of ``runtimes.csv`` (board, app_id, input_size, launch, registers, shared
 bytes) and the per-board hardware parameters, and runs the model.
@@ -89,8 +89,8 @@ import pandas as pd
 
 from perfml._expr import evaluate as evaluate_expression
 from perfml.errors import MissingMetricError, PerfmlError
-from perfml.models.hongkim import FEATURE_COLUMNS, HongKimHardware, HongKimModel
-from perfml.models._inputs import check_frame
+from perfml.closed_form.hongkim import FEATURE_COLUMNS, HongKimHardware, HongKimModel
+from perfml.closed_form._inputs import check_frame
 
 __all__ = [
     "FLOPS_PER_INSTRUCTION",
@@ -238,7 +238,7 @@ def hongkim_inputs(runtimes: pd.DataFrame, *, data_home=None, instruction_source
     -------
     DataFrame
         Indexed like ``runtimes``, with the columns of :data:`INPUT_COLUMNS` (counts
-        per warp, as :class:`~perfml.models.hongkim.HongKimModel` reads them). A row the
+        per warp, as :class:`~perfml.closed_form.hongkim.HongKimModel` reads them). A row the
         model cannot describe (no kernel description, a board the registry lacks or
         that leaves an occupancy field empty, a launch the board cannot run, no
         profile on another board) has NaN inputs and says why in ``note``.
@@ -406,7 +406,7 @@ def predict_hongkim_for_runtimes(runtimes: pd.DataFrame, data_home=None, *, inst
     """Uncalibrated Hong & Kim kernel time (ms) for each row of ``runtimes``.
 
     Builds the inputs with :func:`hongkim_inputs` and the hardware of every board with
-    :func:`hongkim_hardware_for`, then runs :class:`~perfml.models.hongkim.HongKimModel`
+    :func:`hongkim_hardware_for`, then runs :class:`~perfml.closed_form.hongkim.HongKimModel`
     (``calibrate=False``: nothing is fitted to the measured times).
 
     Returns

@@ -1,8 +1,8 @@
 """Run planned sweeps through a backend into a result set.
 
 The runner is backend-agnostic: the same loop measures on a GPU
-(:class:`~perfml.backends.CupyBackend`) or serves recorded results
-(:class:`~perfml.backends.ReplayBackend`). It
+(:class:`~perfml.measure.CupyBackend`) or serves recorded results
+(:class:`~perfml.measure.ReplayBackend`). It
 
 * opens or creates the result set (refusing to overwrite, or to mix devices),
 * skips the points already stored when resuming,
@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfml.backends._base import Backend, KernelValidationError
+from perfml.measure.backend import Backend, KernelValidationError
 from perfml.errors import KernelCompileError, PerfmlError
-from perfml.sweeps.results import ResultSet, make_row, point_id
-from perfml.sweeps.spec import PlannedPoint, SweepPlan, SweepSpec, plan_specs
+from perfml.measure.store import ResultSet, make_row, point_id
+from perfml.measure.spec import PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
 __all__ = ["SweepFailedPointsError", "SweepReport", "run_plans", "run_sweeps"]
 

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from perfml.apps import get_app
 from perfml.errors import DatasetSchemaError
-from perfml.models._inputs import LAUNCH_COLUMNS, check_frame, check_target
+from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
 _REQUIRED = ("board", "app_id", "input_size")
 TRAFFIC = ("compulsory", "requested")

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfml.backends._base import DeviceInfo, Measurement, canonical_json
+from perfml.measure.backend import DeviceInfo, Measurement, canonical_json
 from perfml.errors import MixedDeviceError, ResultFileExistsError, ResultSchemaError
 
 __all__ = [

@@ -51,7 +51,7 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         self.mlflow_tracking_uri = mlflow_tracking_uri
 
     def fit(self, X, y):
-        from perfml.learn.tuning import tune
+        from perfml.learned.tuning import tune
 
         boards = ",".join(sorted(map(str, X["board"].unique())))
         digest = hashlib.sha1(f"{boards}|{len(X)}".encode()).hexdigest()[:10]

@@ -6,7 +6,7 @@ lambda is fitted per (board, app) as the median over that board's runs of
 log(T_k(lambda=1) / T_measured), with registry constants (cores x clock, the paper's
 latencies), and the unseen board gets, per app, the median log lambda of the measured
 boards of its architecture, or of all measured boards when none shares it (the same
-cross-fitting as the ``bsp_*`` features of :mod:`perfml.learn.features`). The board's
+cross-fitting as the ``bsp_*`` features of :mod:`perfml.learned.features`). The board's
 own runtimes are never used, even when the data home has some.
 """
 
@@ -25,8 +25,8 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
     from perfml.apps import get_app
     from perfml.boards import resolve_board_name
     from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learn.features import FeatureBuilder, _architecture
-    from perfml.models.bsp import BSPModel
+    from perfml.learned.features import FeatureBuilder, _architecture
+    from perfml.closed_form.bsp import BSPModel
 
     name = resolve_board_name(board)
     rt = describable_runtimes(data_home, source=source)
