@@ -410,10 +410,10 @@ def test_custom_registry_file_and_validation(tmp_path):
 
 
 # --------------------------------------------------------------------------- device
-def test_from_current_device_without_cupy(monkeypatch):
+def test_board_from_device_without_cupy(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # makes `import cupy` raise ImportError
     with pytest.raises(DeviceUnavailableError, match=r"perfml\[gpu\]"):
-        Board.from_current_device()
+        board_from_device()
 
 
 def test_board_from_device_properties():
@@ -445,7 +445,7 @@ def test_board_from_device_properties():
 
 
 @pytest.mark.gpu
-def test_from_current_device_on_a_gpu():
+def test_board_from_device_on_a_gpu():
     pytest.importorskip("cupy")
     try:
         board = board_from_device(0)

@@ -29,6 +29,7 @@ from perfml.boards._registry import (
     load_registry,
     resolve_board_name,
 )
+from perfml.boards._device import board_from_device
 
 __all__ = [
     "Alternative",
@@ -37,6 +38,7 @@ __all__ = [
     "Occupancy",
     "Registry",
     "SPEC_FIELDS",
+    "board_from_device",
     "get_board",
     "list_boards",
     "load_registry",

@@ -97,7 +97,7 @@ class Board:
     """One GPU board: specification values, each with its source.
 
     Values that no source states are ``None``; perfml never invents them. Build boards
-    with :func:`perfml.boards.get_board` (registry) or :meth:`from_current_device`.
+    with :func:`perfml.boards.get_board` (registry) or :func:`perfml.boards.board_from_device`.
 
     Attributes
     ----------
@@ -303,25 +303,3 @@ class Board:
         if extra:
             out["other_alternatives"] = extra
         return out
-
-    @classmethod
-    def from_current_device(cls, device_id: int = 0) -> Board:
-        """Describe the current CUDA device, read through CuPy.
-
-        The device name is matched against the registry (names and aliases); a match
-        returns the registry board. Otherwise a Board is built from the device
-        attributes, with per-compute-capability facts inherited from the registry.
-
-        Parameters
-        ----------
-        device_id : int, default 0
-            CUDA device ordinal.
-
-        Raises
-        ------
-        DeviceUnavailableError
-            If CuPy is not installed or no CUDA device is present.
-        """
-        from perfml.boards._device import board_from_device
-
-        return board_from_device(device_id)

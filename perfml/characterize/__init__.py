@@ -19,7 +19,8 @@ from perfml.characterize.build import (
     characterize_frame,
     characterize_results,
 )
-from perfml.characterize.characterization import Characterization, load_characterization
+from perfml.characterize.characterization import Characterization
+from perfml.characterize.load import load_characterization
 from perfml.characterize.functions import (
     FUNCTION_NAMES,
     CharacterizationFunction,
