@@ -102,3 +102,15 @@ class ModelFormatError(PerfmlError):
 
 class ExperimentSpecError(PerfmlError):
     """An experiment definition (TOML) is malformed."""
+
+
+# --- added by integrator ---
+__all__ += ["InvalidValueError"]
+
+
+class InvalidValueError(PerfmlError, ValueError):
+    """A value (an argument, or a field read from a file) is outside what perfml accepts.
+
+    It is also a :class:`ValueError`, so code that validated with ``except ValueError``
+    keeps working; the CLI prints it as one line with exit code 2.
+    """

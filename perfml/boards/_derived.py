@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from perfml.boards._board import Board
-from perfml.errors import MissingBoardParameterError
+from perfml.errors import MissingBoardParameterError, InvalidValueError
 
 __all__ = [
     "Occupancy",
@@ -65,9 +65,9 @@ def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boos
         If the SM count, the unit count of that precision or the clock is unknown.
     """
     if precision not in _UNITS_FIELD:
-        raise ValueError(f"precision must be one of {sorted(_UNITS_FIELD)}, got {precision!r}")
+        raise InvalidValueError(f"precision must be one of {sorted(_UNITS_FIELD)}, got {precision!r}")
     if clock not in _CLOCK_FIELD:
-        raise ValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
+        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
     purpose = f"peak {precision} FLOP/s"
     sms = board.require("sms", needed_for=purpose)
     units = board.require(_UNITS_FIELD[precision], needed_for=purpose)
@@ -199,15 +199,15 @@ def occupancy(
     """
     need = "occupancy"
     if threads_per_block < 1:
-        raise ValueError(f"threads_per_block must be >= 1, got {threads_per_block}")
+        raise InvalidValueError(f"threads_per_block must be >= 1, got {threads_per_block}")
     if registers_per_thread < 0 or shared_bytes_per_block < 0:
-        raise ValueError("registers_per_thread and shared_bytes_per_block must be >= 0")
+        raise InvalidValueError("registers_per_thread and shared_bytes_per_block must be >= 0")
     warp_size = board.require("warp_size", needed_for=need)
     max_warps = board.require("max_warps_per_sm", needed_for=need)
     max_blocks = board.require("max_blocks_per_sm", needed_for=need)
     max_threads_block = board.require("max_threads_per_block", needed_for=need)
     if threads_per_block > max_threads_block:
-        raise ValueError(
+        raise InvalidValueError(
             f"{threads_per_block} threads per block exceed the {max_threads_block} that board "
             f"{board.name!r} allows; use smaller blocks"
         )
@@ -220,7 +220,7 @@ def occupancy(
     if registers_per_thread > 0:
         max_regs_thread = board.max_registers_per_thread
         if max_regs_thread is not None and registers_per_thread > max_regs_thread:
-            raise ValueError(
+            raise InvalidValueError(
                 f"{registers_per_thread} registers per thread exceed the {max_regs_thread} of "
                 f"board {board.name!r}; the compiler would spill instead"
             )
@@ -252,7 +252,7 @@ def occupancy(
         smem_sm = board.require("shared_mem_per_sm_kb", needed_for=need) * 1024
         smem_block_max = board.require("shared_mem_per_block_kb", needed_for=need) * 1024
         if shared_bytes_per_block > smem_block_max:
-            raise ValueError(
+            raise InvalidValueError(
                 f"{shared_bytes_per_block} shared bytes per block exceed the {smem_block_max} of "
                 f"board {board.name!r}"
             )

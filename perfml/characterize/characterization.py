@@ -27,7 +27,9 @@ from typing import Any
 
 from perfml.characterize.functions import FUNCTION_NAMES, CharacterizationFunction
 from perfml.characterize.summary import ClassSummary
-from perfml.errors import ResultSchemaError
+from perfml.errors import InvalidValueError, PerfmlError, ResultSchemaError
+
+_JSON_KIND = {Mapping: "object", list: "array", str: "string"}
 
 __all__ = [
     "CHARACTERIZATION_FORMAT",
@@ -71,7 +73,7 @@ class Characterization:
     def __post_init__(self) -> None:
         unknown = set(self.functions) - set(FUNCTION_NAMES)
         if unknown:
-            raise ValueError(
+            raise InvalidValueError(
                 f"unknown characterization function(s) {sorted(unknown)}; "
                 f"expected some of {list(FUNCTION_NAMES)}"
             )
@@ -128,6 +130,20 @@ class Characterization:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Characterization:
+        """Rebuild a characterization from :meth:`to_dict` output, checking every field.
+
+        Raises
+        ------
+        ResultSchemaError
+            Wrong format or version, or a field of the wrong shape or type.
+        InvalidValueError
+            A function whose knots or relative performances are out of range.
+        """
+        if not isinstance(data, Mapping):
+            raise ResultSchemaError(
+                f"a characterization is a JSON object, found {type(data).__name__}; "
+                "write one with `perfml characterize RESULTS --out FILE`"
+            )
         if data.get("format") != CHARACTERIZATION_FORMAT:
             raise ResultSchemaError(
                 f"expected a {CHARACTERIZATION_FORMAT!r} document, found format "
@@ -138,15 +154,38 @@ class Characterization:
                 f"unknown characterization version {data.get('version')!r}; this perfml reads "
                 f"version {CHARACTERIZATION_VERSION}. Upgrade perfml or re-run `perfml characterize`"
             )
+        for key, kind in (("functions", Mapping), ("summary", list), ("device", Mapping), ("board", str)):
+            if key not in data or not isinstance(data[key], kind):
+                raise ResultSchemaError(
+                    f"characterization field {key!r} must be a JSON {_JSON_KIND[kind]}, found "
+                    f"{type(data.get(key)).__name__}; re-run `perfml characterize RESULTS --out FILE`"
+                )
+        functions = {}
+        for name, fn in data["functions"].items():
+            try:
+                if not isinstance(fn, Mapping):
+                    raise TypeError(f"expected an object, found {type(fn).__name__}")
+                functions[name] = CharacterizationFunction.from_dict(fn)
+            except (KeyError, TypeError, ValueError) as exc:
+                if isinstance(exc, PerfmlError):
+                    raise
+                raise ResultSchemaError(
+                    f"characterization function {name!r} is malformed ({exc!r}); it needs "
+                    "'name', 'x' and 'y' (lists of numbers of equal length)"
+                ) from None
+        summary = []
+        for item in data["summary"]:
+            try:
+                summary.append(ClassSummary.from_dict(item))
+            except (TypeError, ValueError, AttributeError) as exc:
+                raise ResultSchemaError(f"characterization summary entry is malformed ({exc!r})") from None
         return cls(
-            board=str(data.get("board", "")),
-            functions={
-                n: CharacterizationFunction.from_dict(f) for n, f in data.get("functions", {}).items()
-            },
-            summary=tuple(ClassSummary.from_dict(s) for s in data.get("summary", [])),
+            board=data["board"],
+            functions=functions,
+            summary=tuple(summary),
             source=str(data.get("source", "")),
             synthetic=bool(data.get("synthetic", False)),
-            device=dict(data.get("device", {})),
+            device=dict(data["device"]),
         )
 
     def to_json(self) -> str:

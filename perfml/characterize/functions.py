@@ -34,11 +34,15 @@ and MEMTHR criteria (lines 190-196) can pass their achieved occupancy directly.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from perfml.errors import InvalidValueError
 
 __all__ = [
     "FUNCTION_NAMES",
@@ -81,11 +85,20 @@ class CharacterizationFunction:
         x = tuple(float(v) for v in self.x)
         y = tuple(float(v) for v in self.y)
         if len(x) != len(y) or not x:
-            raise ValueError(f"{self.name}: x and y need the same, non-zero length")
+            raise InvalidValueError(f"{self.name}: x and y need the same, non-zero length")
         if any(b <= a for a, b in zip(x, x[1:])):
-            raise ValueError(f"{self.name}: knots must be strictly increasing, found {x}")
+            raise InvalidValueError(f"{self.name}: knots must be strictly increasing, found {x}")
         if x[0] < 0 or x[-1] > 1:
-            raise ValueError(f"{self.name}: knots must lie in [0, 1], found {x}")
+            raise InvalidValueError(f"{self.name}: knots must lie in [0, 1], found {x}")
+        # y is a performance relative to the best swept point (seed 000, Sec. IV: each
+        # characterization function maps an intensity in [0, 1] to a share of the peak in
+        # [0, 1]); NaN, a negative share or one above the peak would silently flip or
+        # inflate a criterion.
+        if not all(math.isfinite(v) and 0.0 <= v <= 1.0 + 1e-9 for v in y):
+            raise InvalidValueError(
+                f"{self.name}: relative performances must be finite and in [0, 1], found {y}; "
+                "rebuild the file with `perfml characterize RESULTS --out FILE`"
+            )
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
 
@@ -102,7 +115,7 @@ class CharacterizationFunction:
         """Relative performance at intensity ``x`` (scalar in, float out)."""
         arr = np.asarray(x, dtype=float)
         if np.any(np.isnan(arr)):
-            raise ValueError(f"{self.name}: intensity is NaN")
+            raise InvalidValueError(f"{self.name}: intensity is NaN")
         out = np.interp(np.clip(arr, 0.0, 1.0), self.x, self.y)
         return float(out) if out.ndim == 0 else out
 
@@ -152,17 +165,17 @@ def sample_quantize_interpolate(
         Fewer than two distinct levels were sampled (one level cannot show an effect).
     """
     if levels < 2:
-        raise ValueError(f"levels must be >= 2, found {levels}")
+        raise InvalidValueError(f"levels must be >= 2, found {levels}")
     x = np.asarray(intensity, dtype=float)
     y = np.asarray(performance, dtype=float)
     if x.shape != y.shape:
-        raise ValueError(f"{name}: {x.size} intensities but {y.size} performances")
+        raise InvalidValueError(f"{name}: {x.size} intensities but {y.size} performances")
     keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
     x, y = np.clip(x[keep], 0.0, 1.0), y[keep]
     q = np.rint(x * (levels - 1)).astype(int)
     qs = np.unique(q)
     if qs.size < 2:
-        raise ValueError(
+        raise InvalidValueError(
             f"{name}: samples cover {qs.size} quantization level(s); a characterization "
             "function needs the microbenchmark swept over at least two intensities"
         )

@@ -8,23 +8,47 @@ from pathlib import Path
 
 from perfml.characterize.build import characterize_results
 from perfml.characterize.characterization import Characterization
-from perfml.errors import ResultSchemaError
+from perfml.errors import InvalidValueError, ResultSchemaError, UnknownBoardError
 
 
-def load_characterization(path: str | os.PathLike[str]) -> Characterization:
+def load_characterization(path: str | os.PathLike[str], *, board: str | None = None) -> Characterization:
     """Read a characterization written by ``perfml characterize RESULTS --out FILE``.
 
-    A result set directory is also accepted: it is characterized on the fly.
+    A result set directory is also accepted: it is characterized on the fly. With
+    ``board``, a characterization of another board (names resolved through the
+    registry) is refused rather than silently applied.
     """
     path = Path(path)
     if path.is_dir():
         return characterize_results(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ResultSchemaError(
             f"{path} does not exist; write it with `perfml characterize RESULTS --out {path}`"
         ) from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultSchemaError(f"{path} is not valid JSON ({exc})") from None
-    return Characterization.from_dict(data)
+    except OSError as exc:
+        raise ResultSchemaError(f"cannot read characterization {path}: {exc.strerror or exc}") from None
+    characterization = Characterization.from_dict(data)
+    if board is not None:
+        _check_board(characterization, board, path)
+    return characterization
+
+
+def _check_board(characterization: Characterization, board: str, path: Path) -> None:
+    """Refuse a characterization of another board than the one it is applied to."""
+    from perfml.boards import resolve_board_name
+
+    wanted = resolve_board_name(board)
+    try:
+        found = resolve_board_name(characterization.board)
+    except UnknownBoardError:
+        found = characterization.board
+    if found != wanted:
+        raise InvalidValueError(
+            f"{path} characterizes board {characterization.board!r}, but it is applied to "
+            f"{board!r}; characterize {board} (`perfml characterize RESULTS --board {board}`) "
+            "or pass the file of that board"
+        )

@@ -46,12 +46,12 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
-def _load_characterization(path: str | None) -> Any:
+def _load_characterization(path: str | None, board: str | None = None) -> Any:
     if path is None:
         return None
     from perfml.characterize import load_characterization
 
-    return load_characterization(path)
+    return load_characterization(path, board=board)
 
 
 @diagnose_app.callback()
@@ -85,7 +85,7 @@ def diagnose_command(
         size,
         data_home=data_home,
         block_dir=block_dir,
-        characterization=_load_characterization(characterization),
+        characterization=_load_characterization(characterization, board),
         strict=not allow_missing,
     )
     if as_json:

@@ -25,6 +25,8 @@ import pandas as pd
 from perfml.evaluation.metrics import BAND
 from perfml.closed_form.bsp import BSPModel
 
+from perfml.errors import InvalidValueError
+
 RUNS = ("curated", "script", "gpuperfpredict")
 TABLE2_SOURCES = ("BSPGPU-2015",)
 TOLERANCE = 0.10
@@ -62,7 +64,7 @@ def table2_runs(runs: str = "script", data_home=None) -> pd.DataFrame:
         frame = rt.groupby(["board", "app_id", "input_size"], as_index=False)["time_ms_mean"].median()
         frame = frame.rename(columns={"time_ms_mean": "time_ms"})
     else:
-        raise ValueError(f"runs must be one of {RUNS}, got {runs!r}")
+        raise InvalidValueError(f"runs must be one of {RUNS}, got {runs!r}")
     return frame.reset_index(drop=True)
 
 

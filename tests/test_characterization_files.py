@@ -1,0 +1,135 @@
+"""Hostile characterization files (issue 14 §3, §5; issue 11 §5): typed errors, never silent use.
+
+A characterization JSON is user input (``--characterization FILE``). Whatever it holds,
+loading it either gives a valid characterization or raises a :class:`PerfmlError`; values
+that would silently change a diagnosis (NaN, non-positive or >1 relative performance,
+another board's file) are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from perfml.characterize import Characterization, load_characterization
+from perfml.characterize.functions import CharacterizationFunction
+from perfml.characterize.reference import reference_characterization
+from perfml.errors import InvalidValueError, PerfmlError, ResultSchemaError
+
+
+@pytest.fixture
+def good(tmp_path):
+    doc = reference_characterization("GTX-980").to_dict()
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(doc))
+    return doc, path
+
+
+def _write(tmp_path, doc, name="c.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_valid_file_round_trips(good):
+    doc, path = good
+    char = load_characterization(path, board="GTX-980")
+    assert char.to_dict()["functions"] == doc["functions"]
+
+
+@pytest.mark.parametrize("bad_y", [math.nan, -5.0, -1e-3, 1.5, math.inf])
+def test_relative_performance_out_of_range_is_refused(tmp_path, good, bad_y):
+    doc, _ = good
+    fn = doc["functions"]["dram_thr"]
+    fn["y"] = [bad_y] * len(fn["x"])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))  # json writes NaN / Infinity literals, as a careless tool would
+    with pytest.raises(InvalidValueError, match="relative performances"):
+        load_characterization(path)
+
+
+def test_another_boards_characterization_is_refused(tmp_path, good):
+    doc, _ = good
+    doc["board"] = "H100-SXM"
+    with pytest.raises(InvalidValueError, match="characterizes board 'H100-SXM'"):
+        load_characterization(_write(tmp_path, doc), board="GTX-980")
+
+
+def test_board_aliases_match(tmp_path, good):
+    doc, _ = good
+    doc["board"] = "GTX 980"  # an alias of GTX-980 in the registry
+    assert load_characterization(_write(tmp_path, doc), board="GTX-980").board == "GTX 980"
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda d: d.pop("functions"),
+        lambda d: d.__setitem__("functions", []),
+        lambda d: d.__setitem__("summary", {}),
+        lambda d: d["functions"].__setitem__("shmem", "flat"),
+        lambda d: d["functions"]["shmem"].pop("y"),
+        lambda d: d["functions"]["shmem"].__setitem__("x", "abc"),
+        lambda d: d.__setitem__("version", 99),
+    ],
+    ids=["no-functions", "functions-list", "summary-dict", "function-str", "no-y", "x-str", "version"],
+)
+def test_malformed_structure_is_a_schema_error(tmp_path, good, mutate):
+    doc, _ = good
+    mutate(doc)
+    with pytest.raises(ResultSchemaError):
+        load_characterization(_write(tmp_path, doc))
+
+
+def test_not_an_object(tmp_path):
+    with pytest.raises(ResultSchemaError, match="JSON object"):
+        load_characterization(_write(tmp_path, [1, 2]))
+
+
+def test_binary_garbage(tmp_path):
+    path = tmp_path / "garbage.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ResultSchemaError):
+        load_characterization(path)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(
+    functions=st.dictionaries(
+        st.sampled_from(["divergence", "shmem", "dram_thr", "arith_thr", "other"]),
+        st.fixed_dictionaries(
+            {"name": st.text(max_size=8), "x": json_values, "y": json_values},
+            optional={"n_samples": json_values, "metadata": json_values},
+        )
+        | json_values,
+        max_size=4,
+    ),
+    summary=json_values,
+    device=json_values,
+    board=json_values,
+)
+def test_any_document_loads_or_raises_a_typed_error(functions, summary, device, board):
+    doc = {"format": "perfml-characterization", "version": 1, "functions": functions,
+           "summary": summary, "device": device, "board": board}
+    try:
+        char = Characterization.from_dict(doc)
+    except PerfmlError:
+        return
+    for fn in char.functions.values():  # whatever loaded is usable and in range
+        assert all(0 <= v <= 1 + 1e-9 for v in fn.y)
+        assert 0 <= fn(0.5) <= 1 + 1e-9
+
+
+def test_function_rejects_nan_directly():
+    with pytest.raises(InvalidValueError):
+        CharacterizationFunction("shmem", x=(0.0, 1.0), y=(math.nan, 1.0))
