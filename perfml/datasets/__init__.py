@@ -1,6 +1,16 @@
 """Loaders of the measured data (the *data home*), checked against their schemas."""
 
 from perfml.datasets._home import ENV_VAR, resolve_data_home
+from perfml.datasets._dlops import (
+    DLOPS_OP_DIMS,
+    DLOPS_OPS,
+    DLOPS_SCHEMAS,
+    DLOPS_SPLITS,
+    load_dlops_device_configs,
+    load_dlops_published_errors,
+    load_dlops_runtimes,
+    load_dlops_table,
+)
 from perfml.datasets._schema import TableSchema, validate
 from perfml.datasets._tables import (
     SCHEMAS,
@@ -34,4 +44,12 @@ __all__ = [
     "load_table",
     "resolve_data_home",
     "validate",
+    "DLOPS_OP_DIMS",
+    "DLOPS_OPS",
+    "DLOPS_SCHEMAS",
+    "DLOPS_SPLITS",
+    "load_dlops_device_configs",
+    "load_dlops_published_errors",
+    "load_dlops_runtimes",
+    "load_dlops_table",
 ]
