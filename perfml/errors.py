@@ -114,3 +114,15 @@ class InvalidValueError(PerfmlError, ValueError):
     It is also a :class:`ValueError`, so code that validated with ``except ValueError``
     keeps working; the CLI prints it as one line with exit code 2.
     """
+
+
+# --- added by dlops ---
+__all__ += ["OperatorWorkError"]
+
+
+class OperatorWorkError(PerfmlError, ValueError):
+    """A row of a deep-learning operator table cannot be given a work model.
+
+    The operator is unknown, or a dimension it needs is missing, not a whole number or not
+    positive; the message names the row, the column and the fix.
+    """

@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("<root>", "_expr", "_files", "_safe_output", "_progress"),
     ("boards", "datasets", "kernels"),
-    ("apps",),
+    ("apps", "operators"),
     ("closed_form",),
     ("measure",),
     ("characterize",),
