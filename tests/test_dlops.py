@@ -218,3 +218,16 @@ def test_published_errors_level_is_checked(tmp_path):
     home = write_home(tmp_path, frame, "dlops_published_errors.csv")
     with pytest.raises(DatasetSchemaError, match=r"dlops_published_errors.csv: column 'level' must be one of .* row 9"):
         load_dlops_published_errors(home)
+
+
+def test_cache_follows_file_changes(tmp_path, dlops_sample):
+    """The cache key is path + mtime + size: a rewritten file is read again, not served stale."""
+    import os
+
+    home = write_home(tmp_path, dlops_sample)
+    assert len(load_dlops_runtimes(home)) == len(dlops_sample)
+    path = home / "dlops_runtimes.csv.gz"
+    before = path.stat().st_mtime_ns
+    write_home(tmp_path, dlops_sample.head(10))
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+    assert len(load_dlops_runtimes(home)) == 10

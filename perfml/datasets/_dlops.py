@@ -205,14 +205,18 @@ def load_dlops_table(name: str, data_home: str | os.PathLike[str] | None = None)
 @functools.lru_cache(maxsize=8)
 def _load_cached(name: str, path: str, mtime_ns: int, size: int) -> pd.DataFrame:
     schema = DLOPS_SCHEMAS[name]
-    text_columns = {c: "string" for c, kind in schema.columns.items() if kind == "str"}
     try:
-        raw = pd.read_csv(path, low_memory=False, dtype=text_columns)
+        raw = pd.read_csv(path, low_memory=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as exc:
         raise DatasetSchemaError(
             f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
             f"restore the file from shared/datasets/{schema.file}"
         ) from None
+    # Text columns the parser read as numbers (cuda_version 12.1, cudnn_version 8902, a column
+    # left all empty) become text; asking read_csv for text dtypes up front is 2-3x slower.
+    for col, kind in schema.columns.items():
+        if kind == "str" and col in raw.columns and not pd.api.types.is_string_dtype(raw[col].dtype):
+            raw[col] = raw[col].astype("string")
     raw, light = _coerce_parsed_numbers(raw, schema, path)
     frame = validate(raw, light, path)
     if name == "dlops_runtimes":
@@ -293,7 +297,7 @@ def _check_runtime_values(frame: pd.DataFrame, path: str) -> None:
         if dim == "padding":
             continue
         needed_by = [op for op, dims in DLOPS_OP_DIMS.items() if dim in dims]
-        rows = np.isin(ops, needed_by)
+        rows = frame["op"].isin(needed_by).to_numpy()
         values = frame[dim].to_numpy(dtype=float, na_value=np.nan)
         bad = rows & ~(np.isfinite(values) & (values > 0))
         if bad.any():
@@ -304,7 +308,7 @@ def _check_runtime_values(frame: pd.DataFrame, path: str) -> None:
                 f"(it needs {', '.join(DLOPS_OP_DIMS[op])}), found {values[line - 2]!r} in row {line} "
                 "(line of the CSV); fill in the dimension or drop the row"
             )
-    conv = ops == "conv"
+    conv = (frame["op"] == "conv").to_numpy()
     padding = frame["padding"].to_numpy(dtype=float, na_value=np.nan)
     bad = conv & ~(np.isfinite(padding) & (padding >= 0))
     if bad.any():

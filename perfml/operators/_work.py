@@ -94,30 +94,35 @@ def _row_label(frame: pd.DataFrame, position: int) -> str:
     return f"row {frame.index[position]!r}"
 
 
-def _ops(frame: pd.DataFrame) -> np.ndarray:
+def _ops(frame: pd.DataFrame) -> pd.Series:
     if "op" not in frame.columns:
         raise OperatorWorkError(
             "operator rows need an 'op' column naming the operator; add it (one of "
             f"{', '.join(OP_CLASS)})"
         )
-    ops = frame["op"].astype("string").fillna("").to_numpy(dtype=object)
-    known = np.isin(ops, list(OP_CLASS))
+    ops = pd.Series(pd.Categorical(frame["op"].astype("string").fillna("").to_numpy(dtype=object)))
+    known = ops.isin(list(OP_CLASS)).to_numpy()
     if not known.all():
         position = int(np.flatnonzero(~known)[0])
         raise OperatorWorkError(
-            f"{_row_label(frame, position)}: column 'op' holds unknown operator {ops[position]!r}; "
+            f"{_row_label(frame, position)}: column 'op' holds unknown operator {ops.iloc[position]!r}; "
             f"expected one of {', '.join(OP_CLASS)}"
         )
     return ops
 
 
-def _dimension(frame: pd.DataFrame, ops: np.ndarray, column: str, needed: np.ndarray, minimum: float) -> np.ndarray:
+def _isin(ops: pd.Series, wanted) -> np.ndarray:
+    """Rows whose operator is one of ``wanted`` (a boolean array)."""
+    return ops.isin(list(wanted)).to_numpy()
+
+
+def _dimension(frame: pd.DataFrame, ops: pd.Series, column: str, needed: np.ndarray, minimum: float) -> np.ndarray:
     """Float values of ``column``, checked on the rows that need it (whole numbers >= minimum)."""
     if not needed.any():
         return np.zeros(len(frame))
     if column not in frame.columns:
         position = int(np.flatnonzero(needed)[0])
-        op = ops[position]
+        op = ops.iloc[position]
         raise OperatorWorkError(
             f"{_row_label(frame, position)}: column {column!r} is missing; operator {op!r} needs "
             f"{', '.join(_needs(op))}; add the column"
@@ -128,7 +133,7 @@ def _dimension(frame: pd.DataFrame, ops: np.ndarray, column: str, needed: np.nda
     bad = needed & ~good
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        op = ops[position]
+        op = ops.iloc[position]
         kind = "a positive whole number" if minimum > 0 else "a whole number >= 0"
         raise OperatorWorkError(
             f"{_row_label(frame, position)}: column {column!r} must be {kind} for operator {op!r} "
@@ -171,9 +176,9 @@ def operator_work(frame: pd.DataFrame) -> pd.DataFrame:
     """
     ops = _ops(frame)
     n = len(frame)
-    is_matmul = np.isin(ops, ["bmm", "linear"])
-    is_vector = np.isin(ops, [*_EW_BINARY, *_EW_UNARY, "softmax", "ln"])
-    is_conv = ops == "conv"
+    is_matmul = _isin(ops, ["bmm", "linear"])
+    is_vector = _isin(ops, [*_EW_BINARY, *_EW_UNARY, "softmax", "ln"])
+    is_conv = _isin(ops, ["conv"])
 
     b = _dimension(frame, ops, "B", np.ones(n, dtype=bool), 1)
     m, nn, k = (_dimension(frame, ops, c, is_matmul, 1) for c in ("M", "N", "K"))
@@ -197,31 +202,33 @@ def operator_work(frame: pd.DataFrame) -> pd.DataFrame:
     elements = np.zeros(n)  # FP32 elements moved
     # bmm / linear
     matmul = 2.0 * b * m * nn * k
-    flops = np.where(ops == "bmm", matmul, flops)
-    elements = np.where(ops == "bmm", b * m * nn + b * nn * k + b * m * k, elements)
-    flops = np.where(ops == "linear", matmul + b * m * k, flops)
-    elements = np.where(ops == "linear", b * m * nn + k * nn + k + b * m * k, elements)
+    is_bmm = _isin(ops, ["bmm"])
+    is_linear = _isin(ops, ["linear"])
+    flops = np.where(is_bmm, matmul, flops)
+    elements = np.where(is_bmm, b * m * nn + b * nn * k + b * m * k, elements)
+    flops = np.where(is_linear, matmul + b * m * k, flops)
+    elements = np.where(is_linear, b * m * nn + k * nn + k + b * m * k, elements)
     # element-wise
     bh = b * h
-    binary = np.isin(ops, _EW_BINARY)
-    unary = np.isin(ops, _EW_UNARY)
+    binary = _isin(ops, _EW_BINARY)
+    unary = _isin(ops, _EW_UNARY)
     flops = np.where(binary | unary, bh, flops)
     elements = np.where(binary, 3 * bh, elements)
     elements = np.where(unary, 2 * bh, elements)
     # softmax / layer norm: two reductions over H per row
     for op, per_element in _FLOPS_PER_ELEMENT.items():
-        flops = np.where(ops == op, per_element * bh, flops)
-    elements = np.where(ops == "softmax", 2 * bh, elements)
-    elements = np.where(ops == "ln", 2 * bh + 2 * h + 2 * b, elements)
+        flops = np.where(_isin(ops, [op]), per_element * bh, flops)
+    elements = np.where(_isin(ops, ["softmax"]), 2 * bh, elements)
+    elements = np.where(_isin(ops, ["ln"]), 2 * bh + 2 * h + 2 * b, elements)
     # conv2d (direct algorithm)
     flops = np.where(is_conv, 2.0 * b * c_out * out_size**2 * c_in * ksize**2, flops)
     elements = np.where(is_conv, b * c_in * size**2 + c_out * c_in * ksize**2 + b * c_out * out_size**2, elements)
 
     nbytes = BYTES_PER_ELEMENT * elements
-    reductions = np.array([_REDUCTIONS_PER_ROW.get(op, 0) for op in ops], dtype=np.int64)
+    reductions = ops.map(_REDUCTIONS_PER_ROW).astype(float).fillna(0).to_numpy(dtype=np.int64)
     return pd.DataFrame(
         {
-            "op_class": pd.array([OP_CLASS[op] for op in ops], dtype="string"),
+            "op_class": pd.array(ops.map(dict(OP_CLASS)).astype(str).to_numpy(dtype=object), dtype="string"),
             "flops": flops,
             "bytes": nbytes,
             "arithmetic_intensity": flops / nbytes,
