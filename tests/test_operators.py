@@ -140,6 +140,33 @@ def test_bad_rows_name_row_and_column(row, match):
         operator_work(frame)
 
 
+_VALID_ROWS = {
+    "bmm": {"B": 2, "M": 3, "N": 4, "K": 5},
+    "linear": {"B": 2, "M": 3, "N": 4, "K": 5},
+    **{op: {"B": 8, "H": 16} for op in _VECTOR_OPS},
+    "conv": {"B": 1, "in_channels": 3, "out_channels": 4, "kernel_size": 3, "input_size": 7, "stride": 1, "padding": 1},
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(DLOPS_OPS),
+    data=st.data(),
+    bad=st.sampled_from([0, -1, -7, 0.5, 3.25, np.nan, None, float("inf"), "abc"]),
+)
+def test_any_bad_needed_dimension_is_named(op, data, bad):
+    """Property: corrupting any dimension a row's operator needs raises OperatorWorkError naming
+    that row and that column (padding 0 is valid, so it is not drawn as 0 for padding)."""
+    dims = dict(_VALID_ROWS[op])
+    column = data.draw(st.sampled_from(sorted(dims)))
+    if column == "padding" and bad == 0:
+        bad = -1
+    dims[column] = bad
+    frame = pd.DataFrame([{"op": "relu", "B": 1, "H": 1}, {"op": op, **dims}], index=["ok", "broken"])
+    with pytest.raises(OperatorWorkError, match=rf"row 'broken': column '{column}' must be"):
+        operator_work(frame)
+
+
 def test_missing_columns_are_named():
     with pytest.raises(OperatorWorkError, match="need an 'op' column"):
         operator_work(pd.DataFrame({"B": [1]}))
