@@ -446,8 +446,27 @@ def mwp_peak_bw(mem_bandwidth_gbs, bw_per_warp_, n_active_sms):
 
 
 def memory_warp_parallelism(mwp_without_bw_, mwp_peak_bw_, n):
-    """``MWP = MIN(MWP_Without_BW, MWP_peak_BW, N)`` (seed 002 line 234; paper Sec. 3)."""
-    return np.minimum(np.minimum(mwp_without_bw_, mwp_peak_bw_), n)
+    """``MWP = MAX(1, MIN(MWP_Without_BW, MWP_peak_BW, N))`` (seed 002 line 234, clamped).
+
+    The slide (line 234; paper Sec. 3) writes ``MWP = MIN(MWP_Without_BW, MWP_peak_BW, N)``
+    and defines MWP as the "maximum number of warps that can overlap memory accesses"
+    (seed 002 line 164): a count of warps, at least the one warp whose request is in
+    flight. The model's domain is therefore ``1 <= MWP <= N`` (N >= 1 always). The
+    ``MIN`` alone can leave it: ``MWP_peak_BW = Mem_Bandwidth / (BW_per_warp x
+    #ActiveSM)`` (line 236) drops below 1 when one warp per SM already asks for more
+    than its share of the bandwidth, and ``MWP_Without_BW_full = Mem_L /
+    Departure_delay`` (line 240) can too. Below 1 the equations stop meaning anything:
+    the ``(MWP - 1)`` factor of Exec_cycles_app (lines 272, 276) and of the
+    synchronization cost (paper Sec. 3) turns negative and subtracts computation, and a
+    kernel could take a negative time (MWP = 0.64 gave -1.65e-07 ms, found by the
+    Hypothesis test). The model clamps rather than raises: ``MWP = 1`` is one warp's
+    requests at a time, the serial memory execution the model starts from; a kernel
+    whose bandwidth share is below one warp is then modelled as latency bound (its
+    bandwidth limit is underestimated, not made negative). With the clamp, ``Synch_cost
+    = Departure_delay x (MWP - 1) x ... >= 0`` and every case's Exec_cycles_app is > 0.
+    ``MWP_peak_BW`` and ``MWP_Without_BW`` themselves are reported unclamped.
+    """
+    return np.maximum(np.minimum(np.minimum(mwp_without_bw_, mwp_peak_bw_), n), 1.0)
 
 
 def comp_cycles(issue_cycles, total_insts):
@@ -550,6 +569,7 @@ def synch_cost(departure_delay_, mwp, synch_insts, active_blocks_per_sm, rep):
     the slides).
 
     A barrier makes the last of MWP overlapping memory requests wait behind the others.
+    Non-negative because :func:`memory_warp_parallelism` keeps ``MWP >= 1``.
     """
     return departure_delay_ * (mwp - 1.0) * synch_insts * active_blocks_per_sm * rep
 
