@@ -422,6 +422,19 @@ def test_bandwidth_share_below_one_warp_is_clamped():
     assert res.mwp == 1.0 and res.synch_cost == 0.0 and res.time_ms > 0
 
 
+def test_suite_hypothesis_profile_is_derandomized():
+    """tests/conftest.py loads the "ci" profile unless HYPOTHESIS_PROFILE names another."""
+    import os
+
+    current = settings()
+    if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
+        assert current.derandomize is True
+        assert current.deadline is None and current.print_blob is True
+    # An explicit @settings(...) of a property test keeps the profile's derandomize.
+    assert settings(max_examples=3).derandomize is current.derandomize
+    assert settings.get_profile("dev").derandomize is False
+
+
 def _regime(res) -> str:
     """The case, with the 'Comp_cycles > Mem_cycles' part of line 274 kept apart."""
     if res.case == "memory_bound" and res.cwp < res.mwp:
