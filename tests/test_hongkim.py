@@ -510,6 +510,54 @@ def test_from_board_missing_parameter():
     assert HongKimHardware.from_board(board, n_sm=20).n_sm == 20  # an override fills it
 
 
+def test_paper_hardware_is_data_with_a_source_per_value():
+    """GTX 280 / 8800 GT parameters come from perfml/data/hongkim_hardware.toml.
+
+    Expected numbers: the ones hongkim.py held as code before they moved to the data file
+    (main commit 8756062), attributed there to Hong & Kim 2009's GPU specification and
+    model parameter tables. Seed 002 (the slides) prints none of them, so the file must
+    mark them unverified.
+    """
+    from dataclasses import asdict
+
+    from perfml.closed_form.hongkim._hardware import HARDWARE_FIELDS, paper_board, paper_boards
+
+    assert set(paper_boards()) == {"GTX-280", "8800GT"}
+    before_the_move = {
+        "GTX-280": (450.0, 40.0, 4.0, 141.7, 1.3, 30, 4.0, 128.0, 32),
+        "8800GT": (420.0, 10.0, 4.0, 57.6, 1.5, 14, 4.0, 128.0, 32),
+    }
+    built = {"GTX-280": HongKimHardware.gtx280(), "8800GT": HongKimHardware.geforce_8800gt()}
+    for name, hw in built.items():
+        data = paper_board(name)
+        assert tuple(asdict(hw)[f] for f in HARDWARE_FIELDS) == before_the_move[name]
+        assert tuple(data.values[f] for f in HARDWARE_FIELDS) == before_the_move[name]
+        assert all(data.sources[f].strip() for f in HARDWARE_FIELDS)
+        assert not any(data.verified.values())  # not printed in ../shared/seeds
+        assert isinstance(hw.n_sm, int) and isinstance(hw.threads_per_warp, int)
+    assert HongKimHardware.gtx280(mem_ld=440.0).mem_ld == 440.0  # overrides still win
+
+
+def test_from_board_default_latencies_come_from_the_data_file():
+    from perfml.closed_form.hongkim._hardware import paper_board
+
+    board = SimpleNamespace(name="Z", sms=10, boost_clock_mhz=1000.0, base_clock_mhz=None,
+                            memory_bandwidth_gbs=100.0, warp_size=32)
+    hw = HongKimHardware.from_board(board)
+    gtx = paper_board("GTX-280").values  # [latency_defaults] board = "GTX-280"
+    assert (hw.mem_ld, hw.departure_del_uncoal, hw.departure_del_coal) == (
+        gtx["mem_ld"], gtx["departure_del_uncoal"], gtx["departure_del_coal"]) == (450, 40, 4)
+    hw = HongKimHardware.from_board(board, departure_del_coal=8.0)
+    assert (hw.mem_ld, hw.departure_del_coal) == (450, 8)
+
+
+def test_unknown_paper_board_is_a_typed_error():
+    from perfml.closed_form.hongkim._hardware import paper_board
+
+    with pytest.raises(DatasetSchemaError, match="GTX-480"):
+        paper_board("GTX-480")
+
+
 def test_hardware_rejects_bad_values():
     with pytest.raises(MissingBoardParameterError):
         HongKimHardware.gtx280(mem_ld=None)
