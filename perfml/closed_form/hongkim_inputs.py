@@ -9,7 +9,7 @@ Where every input column comes from
 -----------------------------------
 ``comp_insts``
     ``instruction_source="description"``: the kernel description's arithmetic
-    (``perfml/data/apps.toml`` ``[work]``) turned into instructions. A fused
+    (``[model.work]`` of its sidecar in ``perfml/kernels/cuda``) turned into instructions. A fused
     multiply-add carries 2 flops in one instruction (:data:`FLOPS_PER_INSTRUCTION`
     says which apps accumulate products), other flops and every ``int_ops`` are one
     instruction each, and the shared-memory loads and stores ``sld + sst`` are added:

@@ -37,7 +37,7 @@ INPUT_COLUMNS: tuple[str, ...] = FEATURE_COLUMNS + ("synch_insts", "note")
 #: Flops per arithmetic instruction, by app family. 2 where the kernel accumulates
 #: products, which nvcc emits as one FFMA: matMul ``Pvalue += Md[..] * Nd[..]`` (seed 003
 #: Figures 3-4, "each thread performs N single precision fused multiply-add"), dotProd
-#: (per-thread sum of products, apps.toml [dotProd]). 1 for the additions of matSum and
+#: (per-thread sum of products, kernels/cuda/dotProd.toml [model.work]). 1 for the additions of matSum and
 #: vectorAdd (``C = A + B``). An app not listed counts one instruction per flop.
 FLOPS_PER_INSTRUCTION: Mapping[str, float] = MappingProxyType(
     {"matMul": 2.0, "dotProd": 2.0, "matSum": 1.0, "vectorAdd": 1.0, "subSeqMax": 1.0}
@@ -52,7 +52,7 @@ FLOPS_PER_INSTRUCTION: Mapping[str, float] = MappingProxyType(
 #: phases), the one after the tile loads (seed 003 Figure 4). subSeqMax: the one after
 #: ``loadSharedMemory`` in each of the N/threads iterations (seed 003 Figure 5, line 7).
 #: dotProd: the one after the per-thread sums, not the log2(bx) steps of the
-#: shared-memory tree reduction (apps.toml [dotProd]). Other kernels have no barrier.
+#: shared-memory tree reduction (kernels/cuda/dotProd.toml [model.work]). Other kernels have no barrier.
 SYNCH_PER_THREAD: Mapping[str, str] = MappingProxyType(
     {
         "matMul_gpu_sharedmem": "N/bx",
