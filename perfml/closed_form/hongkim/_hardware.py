@@ -145,7 +145,9 @@ class HongKimHardware:
     Only ``mem_bandwidth_gbs``, ``freq_ghz``, ``n_sm`` and ``threads_per_warp`` are board
     specifications (see :meth:`from_board`); the latencies and departure delays are
     measured with microbenchmarks (as the paper did) and must be given for each board.
-    :meth:`gtx280` and :meth:`geforce_8800gt` hold the values the paper used.
+    :meth:`gtx280` and :meth:`geforce_8800gt` build the values the paper used from
+    ``perfml/data/hongkim_hardware.toml``, where each number carries its source (and is
+    marked unverified: the repository's seed 002 holds the slides, not the paper's tables).
     """
 
     mem_ld: float
