@@ -1,9 +1,12 @@
 """Kernel descriptions of the applications: launch configuration and work per thread.
 
-The descriptions live in ``perfml/data/apps.toml`` (read its header for the meaning
-of every field). They are what the closed-form models and the learned predictor use
-as per-app work counts, so nothing about an app's work is ever inferred from the
-runtime being predicted.
+Each application kernel describes itself once, in the ``[model]`` table of its sidecar
+``perfml/kernels/cuda/<app_id>.toml`` (identity, default launch, the real work per
+thread ``[model.work]`` and the BSP counting convention ``[model.bsp]``; see
+``perfml/kernels/cuda/SIDECAR.md``, "[model]", for every field). This module reads those
+tables through :mod:`importlib.resources`, without the kernel catalog. They are what the
+closed-form models and the learned predictor use as per-app work counts, so nothing
+about an app's work is ever inferred from the runtime being predicted.
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ import numpy as np
 from perfml._expr import ExpressionError, evaluate
 from perfml.errors import KernelDescriptionError, UnknownAppError
 
+__all__ = ["BSP_FIELDS", "LAUNCH_FIELDS", "WORK_FIELDS", "AppDescription", "get_app", "list_apps"]
+
+#: Sidecar schema versions whose ``[model]`` table this module reads.
+SIDECAR_SCHEMA_VERSIONS = (1,)
+LAUNCH_FIELDS = ("block_x", "block_y", "grid_x", "grid_y")
 WORK_FIELDS = ("flops", "int_ops", "gld", "gst", "sld", "sst", "elem_bytes", "dram_bytes_total")
 BSP_FIELDS = ("comp_cycles", "ld_global", "st_global", "ld_shared", "st_shared")
 
@@ -90,33 +98,74 @@ class AppDescription:
             value = evaluate(expr, env)
         except ExpressionError as exc:
             raise KernelDescriptionError(
-                f"apps.toml [{self.app_id}.{section}] {key} = {expr!r}: {exc}; fix the expression"
+                f"kernels/cuda/{self.app_id}.toml [model.{section}] {key} = {expr!r}: {exc}; "
+                "fix the expression"
             ) from None
         return np.broadcast_to(np.asarray(value, dtype=float), np.shape(env["N"])).copy()
 
 
+def _kernel_sidecars():
+    """The ``*.toml`` files of the package's kernels directory, by name."""
+    folder = resources.files("perfml") / "kernels" / "cuda"
+    return sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+
+
+def _description(name: str, doc: dict[str, Any]) -> AppDescription:
+    """The :class:`AppDescription` of the ``[model]`` table of sidecar ``name``."""
+    where = f"kernels/cuda/{name}"
+    version = doc.get("schema_version", 1)
+    if version not in SIDECAR_SCHEMA_VERSIONS:
+        raise KernelDescriptionError(
+            f"{where}: schema_version {version!r} is not one of {SIDECAR_SCHEMA_VERSIONS}; "
+            "update perfml or the sidecar"
+        )
+    model = doc["model"]
+    if not isinstance(model, dict):
+        raise KernelDescriptionError(f"{where}: [model] must be a table, found {model!r}")
+    missing = [k for k in ("app_id", "app", "variant", "label", "paper") if k not in model]
+    if missing:
+        raise KernelDescriptionError(
+            f"{where} [model] lacks {', '.join(missing)}; add them (see kernels/cuda/SIDECAR.md)"
+        )
+    for section, fields in (("launch", LAUNCH_FIELDS), ("work", WORK_FIELDS),
+                            ("bsp", BSP_FIELDS + ("uses_shared",))):
+        missing = [f for f in fields if f not in model.get(section, {})]
+        if missing:
+            raise KernelDescriptionError(
+                f"{where} [model.{section}] lacks {', '.join(missing)}; add them "
+                "(see kernels/cuda/SIDECAR.md)"
+            )
+    return AppDescription(
+        app_id=str(model["app_id"]),
+        app=model["app"],
+        variant=model["variant"],
+        label=model["label"],
+        paper=model["paper"],
+        launch=dict(model["launch"]),
+        work=dict(model["work"]),
+        bsp=dict(model["bsp"]),
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def _load() -> dict[str, AppDescription]:
-    text = resources.files("perfml").joinpath("data/apps.toml").read_text(encoding="utf-8")
-    raw = tomllib.loads(text)
-    apps = {}
-    for app_id, entry in raw.items():
-        for section, fields in (("work", WORK_FIELDS), ("bsp", BSP_FIELDS + ("uses_shared",))):
-            missing = [f for f in fields if f not in entry.get(section, {})]
-            if missing:
-                raise KernelDescriptionError(
-                    f"apps.toml [{app_id}.{section}] lacks {', '.join(missing)}; add them (see the file header)"
-                )
-        apps[app_id] = AppDescription(
-            app_id=app_id,
-            app=entry["app"],
-            variant=entry["variant"],
-            label=entry["label"],
-            paper=entry["paper"],
-            launch=dict(entry["launch"]),
-            work=dict(entry["work"]),
-            bsp=dict(entry["bsp"]),
-        )
+    apps: dict[str, AppDescription] = {}
+    for sidecar in _kernel_sidecars():
+        try:
+            doc = tomllib.loads(sidecar.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise KernelDescriptionError(
+                f"kernels/cuda/{sidecar.name}: not valid TOML ({exc}); fix the sidecar"
+            ) from None
+        if "model" not in doc:
+            continue  # a microbenchmark, not an application kernel
+        app = _description(sidecar.name, doc)
+        if app.app_id in apps:
+            raise KernelDescriptionError(
+                f"kernels/cuda/{sidecar.name}: [model] app_id {app.app_id!r} is already described "
+                "by another sidecar; each app_id must have one description"
+            )
+        apps[app.app_id] = app
     return apps
 
 
@@ -140,5 +189,5 @@ def get_app(app_id: str) -> AppDescription:
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise UnknownAppError(
         f"no kernel description for app {app_id!r}; {hint}described apps: {', '.join(apps)} "
-        "(add one to perfml/data/apps.toml to model a new kernel)"
+        "(add a [model] table to its sidecar in perfml/kernels/cuda to model a new kernel)"
     )

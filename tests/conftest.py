@@ -11,11 +11,23 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import os
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# -- Hypothesis profiles -------------------------------------------------------------------
+# "ci" (the default): derandomized, so every run of the suite draws the same examples and a
+# failure is reproducible; "dev": random exploration with more examples, for hunting bugs:
+#   HYPOTHESIS_PROFILE=dev python -m pytest tests/test_hongkim.py
+# A failure prints a reproduction blob (@reproduce_failure) in both.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", derandomize=False, deadline=None, print_blob=True,
+                          max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 from perfml.measure import Backend, DeviceInfo, Launch, Measurement
 

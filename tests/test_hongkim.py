@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -367,14 +367,72 @@ def kernel_st(draw):
     )
 
 
+# MWP below 1 (issue 9): Mem_L / Departure_delay = 64 / 100 = 0.64 warps with one warp
+# per SM (N = 1). Before the clamp of memory_warp_parallelism this gave
+# Exec_cycles_app = 64 x 1/0.64 + 1 x (0.64 - 1) = 99.64 and Synch_cost = 100 x (0.64 - 1)
+# x 3 = -108 cycles: -8.36 cycles, a time of -8.36e-06 ms.
+MWP_064_KERNEL = HongKimKernel(comp_insts=0, coal_mem_insts=0, uncoal_mem_insts=1,
+                               uncoal_per_mw=1, threads_per_block=1, blocks=1,
+                               active_blocks_per_sm=1, synch_insts=3)
+MWP_064_HARDWARE = HongKimHardware(mem_ld=64.0, departure_del_uncoal=100.0,
+                                   departure_del_coal=1.0, mem_bandwidth_gbs=5.0,
+                                   freq_ghz=1.0, n_sm=1, issue_cycles=1.0)
+# The example Hypothesis shrank to on the old code (MWP = 50/67 = 0.746, -1.25e-06 ms).
+SHRUNK_KERNEL = replace(MWP_064_KERNEL, synch_insts=4)
+SHRUNK_HARDWARE = HongKimHardware(mem_ld=50.0, departure_del_uncoal=67.0,
+                                  departure_del_coal=1.0, mem_bandwidth_gbs=5.0,
+                                  freq_ghz=1.0, n_sm=1, issue_cycles=1.0)
+
+
 @settings(max_examples=300, deadline=None)
 @given(kernel=kernel_st(), hw=hardware_st)
+@example(kernel=MWP_064_KERNEL, hw=MWP_064_HARDWARE)
+@example(kernel=SHRUNK_KERNEL, hw=SHRUNK_HARDWARE)
 def test_property_bounds(kernel, hw):
     res = evaluate(kernel, hw)
-    assert 0 < res.mwp <= res.n
+    assert 1 <= res.mwp <= res.n  # MWP is a number of warps (seed 002 line 164)
     assert 1 <= res.cwp <= res.n  # CWP_full = (Mem + Comp) / Comp >= 1
+    assert res.synch_cost >= 0
     assert res.cpi > 0 and res.exec_cycles_app > 0 and res.time_ms > 0
     assert res.case in CASES
+
+
+def test_mwp_below_one_is_clamped_to_one():
+    # Mem_L / Departure_delay = 64 / 100 = 0.64 = MWP_Without_BW_full; MWP_peak_BW =
+    # 5 x 64 / (1 x 128 x 1) = 2.5; N = 1. Clamped MWP = 1 = N and CWP = min(65/1, 1) = 1
+    # = N: not enough warps (line 272): Mem_cycles + Comp_cycles + Comp_p x 0 = 64 + 1 = 65
+    # cycles; Synch_cost = 100 x (1 - 1) x 3 = 0; time = 65 cycles / 1 GHz = 6.5e-05 ms.
+    res = evaluate(MWP_064_KERNEL, MWP_064_HARDWARE)
+    assert res.mwp_without_bw_full == pytest.approx(0.64)
+    assert res.mwp_without_bw == pytest.approx(0.64)  # reported unclamped
+    assert res.mwp == 1.0
+    assert res.synch_cost == 0.0
+    assert res.case == "not_enough_warps"
+    assert res.exec_cycles == pytest.approx(65)
+    assert res.time_ms == pytest.approx(6.5e-05)
+    assert res.time_ms >= 0
+
+
+def test_bandwidth_share_below_one_warp_is_clamped():
+    # MWP_peak_BW below 1: 0.1 GB/s (outside the property strategy) on the hand board:
+    # MWP_peak_BW = 0.1 x 100 / 128 = 0.078 warps; MWP = 1, not 0.078.
+    hw = replace(HAND, mem_bandwidth_gbs=0.1)
+    res = evaluate(_hand_kernel(synch_insts=2), hw)
+    assert res.mwp_peak_bw == pytest.approx(0.1 * 100 / 128)
+    assert res.mwp == 1.0 and res.synch_cost == 0.0 and res.time_ms > 0
+
+
+def test_suite_hypothesis_profile_is_derandomized():
+    """tests/conftest.py loads the "ci" profile unless HYPOTHESIS_PROFILE names another."""
+    import os
+
+    current = settings()
+    if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
+        assert current.derandomize is True
+        assert current.deadline is None and current.print_blob is True
+    # An explicit @settings(...) of a property test keeps the profile's derandomize.
+    assert settings(max_examples=3).derandomize is current.derandomize
+    assert settings.get_profile("dev").derandomize is False
 
 
 def _regime(res) -> str:
@@ -450,6 +508,54 @@ def test_from_board_missing_parameter():
     with pytest.raises(MissingBoardParameterError, match="sms"):
         HongKimHardware.from_board(board)
     assert HongKimHardware.from_board(board, n_sm=20).n_sm == 20  # an override fills it
+
+
+def test_paper_hardware_is_data_with_a_source_per_value():
+    """GTX 280 / 8800 GT parameters come from perfml/data/hongkim_hardware.toml.
+
+    Expected numbers: the ones hongkim.py held as code before they moved to the data file
+    (main commit 8756062), attributed there to Hong & Kim 2009's GPU specification and
+    model parameter tables. Seed 002 (the slides) prints none of them, so the file must
+    mark them unverified.
+    """
+    from dataclasses import asdict
+
+    from perfml.closed_form.hongkim._hardware import HARDWARE_FIELDS, paper_board, paper_boards
+
+    assert set(paper_boards()) == {"GTX-280", "8800GT"}
+    before_the_move = {
+        "GTX-280": (450.0, 40.0, 4.0, 141.7, 1.3, 30, 4.0, 128.0, 32),
+        "8800GT": (420.0, 10.0, 4.0, 57.6, 1.5, 14, 4.0, 128.0, 32),
+    }
+    built = {"GTX-280": HongKimHardware.gtx280(), "8800GT": HongKimHardware.geforce_8800gt()}
+    for name, hw in built.items():
+        data = paper_board(name)
+        assert tuple(asdict(hw)[f] for f in HARDWARE_FIELDS) == before_the_move[name]
+        assert tuple(data.values[f] for f in HARDWARE_FIELDS) == before_the_move[name]
+        assert all(data.sources[f].strip() for f in HARDWARE_FIELDS)
+        assert not any(data.verified.values())  # not printed in ../shared/seeds
+        assert isinstance(hw.n_sm, int) and isinstance(hw.threads_per_warp, int)
+    assert HongKimHardware.gtx280(mem_ld=440.0).mem_ld == 440.0  # overrides still win
+
+
+def test_from_board_default_latencies_come_from_the_data_file():
+    from perfml.closed_form.hongkim._hardware import paper_board
+
+    board = SimpleNamespace(name="Z", sms=10, boost_clock_mhz=1000.0, base_clock_mhz=None,
+                            memory_bandwidth_gbs=100.0, warp_size=32)
+    hw = HongKimHardware.from_board(board)
+    gtx = paper_board("GTX-280").values  # [latency_defaults] board = "GTX-280"
+    assert (hw.mem_ld, hw.departure_del_uncoal, hw.departure_del_coal) == (
+        gtx["mem_ld"], gtx["departure_del_uncoal"], gtx["departure_del_coal"]) == (450, 40, 4)
+    hw = HongKimHardware.from_board(board, departure_del_coal=8.0)
+    assert (hw.mem_ld, hw.departure_del_coal) == (450, 8)
+
+
+def test_unknown_paper_board_is_a_typed_error():
+    from perfml.closed_form.hongkim._hardware import paper_board
+
+    with pytest.raises(DatasetSchemaError, match="GTX-480"):
+        paper_board("GTX-480")
 
 
 def test_hardware_rejects_bad_values():

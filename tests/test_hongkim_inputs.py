@@ -5,8 +5,8 @@ Where the expected numbers come from:
 * Rows: the launch, ``registers_per_thread`` and ``static_smem_bytes`` are those that
   runtimes.csv.gz (source gpuperfpredict-nca, board GTX-680) records for the row named
   in each test; they are typed in here so the expected inputs do not depend on a load.
-* Work per thread: perfml/data/apps.toml ([matMul_gpu] flops = 2N, gld = 2N, gst = 1;
-  [vectorAdd] flops = ceil(N/threads), gld = 2 ceil(N/threads), gst = ceil(N/threads)),
+* Work per thread: perfml/kernels/cuda/<app>.toml [model.work] (matMul_gpu: flops = 2N, gld = 2N, gst = 1;
+  vectorAdd: flops = ceil(N/threads), gld = 2 ceil(N/threads), gst = ceil(N/threads)),
   with one FFMA per 2 flops for matMul (seed 003, Section V-A: "each thread performs N
   single precision fused multiply-add").
 * Occupancy: the CUDA occupancy rules for CC 3.0 (64 warps, 16 blocks, 65536 registers
@@ -69,7 +69,7 @@ def test_vectoradd_row_by_hand():
 
 
 def test_shared_matmul_counts_shared_accesses_and_barriers():
-    # apps.toml [matMul_gpu_sharedmem]: gld = 2N/bx, sld = 2N, sst = 2N/bx; seed 003
+    # matMul_gpu_sharedmem.toml [model.work]: gld = 2N/bx, sld = 2N, sst = 2N/bx; seed 003
     # Figure 4: two __syncthreads per tile phase, N/bx phases, of which the one after the
     # tile loads waits on global memory (SYNCH_PER_THREAD). Shared bytes 2*16*16*4.
     row = _row("matMul_gpu_sharedmem", 1024, 16, 16, 64, 64, 20, 2048)

@@ -6,7 +6,8 @@ lookup order for a (board, app) is the first model source that has a row, in the
 order given (default: the HiPC 2015 BSPGPU scripts, then the 2018 gpuperfpredict NCA
 script). A board with no row at all (a board nobody fitted lambda on, e.g. an H100)
 gets its cores and clock from the board registry and the paper's typical latencies
-(5 cycles shared/L1, 500 global, 250 L2; seed 003 eq. 5 text) with no cache hits.
+(seed 003 eq. 5 text, read from ``perfml/data/bsp_latencies.toml`` by
+:mod:`perfml.closed_form._bsp_latencies`) with no cache hits.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ import numpy as np
 import pandas as pd
 
 from perfml._expr import evaluate
+from perfml.closed_form._bsp_latencies import paper_latencies
 
 DEFAULT_SOURCES = ("BSPGPU-2015", "gpuperfpredict-NCA-2018")
-
-#: Typical latencies of seed 003 Section IV (text after eq. 5), in cycles.
-PAPER_LATENCIES = {"shared": 5.0, "global": 500.0, "l1": 5.0, "l2": 250.0}
 
 
 @dataclass(frozen=True)
@@ -165,15 +164,16 @@ def registry_constants(board_name: str, app_id: str) -> BSPConstants:
             f"board {board.name!r} lacks {'clock' if not clock else 'SM count / cores per SM'} in the "
             "registry, which the BSP model needs (R and P of seed 003 eq. 3); add it to perfml/data/boards.toml"
         )
+    latencies = paper_latencies()  # seed 003 line 151, perfml/data/bsp_latencies.toml
     return BSPConstants(
         board=board.name,
         app_id=app_id,
         cores=float(cores),
         clock_mhz=float(clock),
-        lat_shared=PAPER_LATENCIES["shared"],
-        lat_global=PAPER_LATENCIES["global"],
-        lat_l1=PAPER_LATENCIES["l1"],
-        lat_l2=PAPER_LATENCIES["l2"],
+        lat_shared=latencies["shared"],
+        lat_global=latencies["global"],
+        lat_l1=latencies["l1"],
+        lat_l2=latencies["l2"],
         l1_frac=0.0,
         l2_frac=0.0,
         l1_frac_per_size=None,

@@ -74,7 +74,7 @@ KERNELS_DIR_ENV = "PERFML_KERNELS_DIR"
 _TOP_KEYS = {
     "schema_version", "name", "kind", "source", "entry", "component", "target", "target_note",
     "description", "archs", "options", "params", "variants", "sweep", "work", "launch", "args",
-    "validation", "references", "purity_region",
+    "validation", "references", "purity_region", "model",
 }
 #: allowed ``purity_region`` values (see kernels/SIDECAR.md, "Purity")
 REGIONS = ("loop", "target_loop", "kernel")

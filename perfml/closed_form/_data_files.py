@@ -1,0 +1,72 @@
+"""Read the versioned TOML data files the closed-form models ship in ``perfml/data``.
+
+One job: open a packaged file through :mod:`importlib.resources`, check its ``format``
+and ``version`` keys and hand back the parsed document, or raise
+:class:`~perfml.errors.DatasetSchemaError`. Also turns a table of sourced values
+(``{ value = ..., source = "...", verified = ... }``) into plain numbers.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from typing import Any, Mapping
+
+from perfml.errors import DatasetSchemaError
+
+__all__ = ["read_packaged_toml", "sourced_values"]
+
+
+def read_packaged_toml(name: str, *, format: str, version: int) -> dict[str, Any]:
+    """Parse ``perfml/data/<name>`` and check its ``format`` and ``version``.
+
+    Raises
+    ------
+    DatasetSchemaError
+        If the file is not valid TOML or carries another format or version.
+    """
+    text = resources.files("perfml").joinpath("data", name).read_text(encoding="utf-8")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DatasetSchemaError(f"{name}: not valid TOML ({exc}); reinstall perfml.") from None
+    if doc.get("format") != format or doc.get("version") != version:
+        raise DatasetSchemaError(
+            f"{name}: expected format={format!r} version={version}, found "
+            f"format={doc.get('format')!r} version={doc.get('version')!r}; "
+            "reinstall perfml or update the loader."
+        )
+    return doc
+
+
+def sourced_values(table: Mapping[str, Any], *, where: str,
+                   fields: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(values, sources)`` of a table whose entries are ``{value, source, ...}``.
+
+    Only the keys in ``fields`` are read; each must be an inline table with a numeric
+    ``value`` and a non-empty ``source``.
+
+    Raises
+    ------
+    DatasetSchemaError
+        If a field is missing or an entry lacks its value or source.
+    """
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key in fields:
+        entry = table.get(key)
+        if not isinstance(entry, Mapping):
+            raise DatasetSchemaError(
+                f"{where}: {key} must be a table {{ value = ..., source = \"...\" }}, found "
+                f"{entry!r}; add it to the data file."
+            )
+        value, source = entry.get("value"), entry.get("source")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DatasetSchemaError(f"{where}: {key}.value must be a number, found {value!r}.")
+        if not isinstance(source, str) or not source.strip():
+            raise DatasetSchemaError(
+                f"{where}: {key}.source must say where the number comes from, found {source!r}."
+            )
+        values[key] = value
+        sources[key] = source
+    return values, sources
