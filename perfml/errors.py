@@ -24,6 +24,7 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
+    "UnsafeOutputError", "OutputWriteError", "QueryValidationError",  # added by modelio
 ]
 
 
@@ -102,3 +103,21 @@ class ModelFormatError(PerfmlError):
 
 class ExperimentSpecError(PerfmlError):
     """An experiment definition (TOML) is malformed."""
+
+
+# --- added by modelio ---
+class UnsafeOutputError(PerfmlError):
+    """Writing would replace something that is not perfml's: a device, FIFO, socket,
+    directory or symlink where a regular file was expected, or a directory that is not a
+    perfml model directory."""
+
+
+class OutputWriteError(PerfmlError):
+    """The operating system refused to write an output (disk full, read-only file system,
+    permission denied); nothing was left half-written."""
+
+
+class QueryValidationError(DatasetSchemaError):
+    """A prediction query row is outside what the model can answer (CUDA launch limits,
+    a non-integer or non-finite size, an app the model never trained on, a column that
+    collides with an output column)."""
