@@ -186,10 +186,13 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
                 high = MAX_GRID_X_BEFORE_CC3
             v = dims[c][i]
             if not (np.isfinite(v) and 1 <= v <= high):
-                given = c in q.columns and np.isfinite(q[c].iloc[i])
-                raise _row_error(where, i, c, v if np.isfinite(v) else str(v),
-                                 f"the {'given' if given else 'derived'} launch needs {c} in [1, {high}] on {board.name}",
-                                 "choose a smaller input_size or give a launch within CUDA's limits")
+                if c in q.columns and np.isfinite(q[c].iloc[i]):
+                    raise _row_error(where, i, c, v, f"CUDA allows {c} in [1, {high}] on {board.name}",
+                                     "give a launch within CUDA's limits")
+                raise _row_error(where, i, "input_size", q["input_size"].iloc[i],
+                                 f"the kernel's default launch for this size needs {c} = {_num(v)}, "
+                                 f"CUDA allows [1, {high}] on {board.name}",
+                                 "choose a smaller input_size or give the launch columns explicitly")
         threads = dims["block_x"][i] * dims["block_y"][i] * bz[i]
         limit = board.max_threads_per_block or 1024
         if threads > limit:
