@@ -186,3 +186,12 @@ def test_library_errors_are_typed(model):
     for bad in ({"input_size": 1.5}, {"block_x": 0}, {"app_id": "dotProd"}):
         with pytest.raises(PerfmlError):
             predict_queries(model, pd.DataFrame([{**GOOD, **bad}]), "q.csv")
+
+
+@pytest.mark.parametrize("size", [0, -5, 10**15, 10**20])
+def test_predict_lambda_refuses_sizes_outside_cuda_limits(size):
+    """`perfml predict-lambda --size`: 0, negative, or a size whose launch exceeds CUDA's grid limit."""
+    from perfml.learned.lambda_unseen import predict_lambda
+
+    with pytest.raises(QueryValidationError, match=r"--size .* for app vectorAdd on H100-SXM.*input_size"):
+        predict_lambda("H100-SXM", ["vectorAdd"], [size])

@@ -115,7 +115,10 @@ def list_of(rule: Rule, *, max_len: int = 1000, unique: bool = True) -> Rule:
 
 
 # -- the schema ------------------------------------------------------------------------------------
+#: format name an experiment file may declare (with ``version = 1``)
+EXPERIMENT_FORMAT = "perfml-experiment"
 TOP = {
+    "format": one_of(EXPERIMENT_FORMAT),
     "version": integer(1, 1),
     "name": TEXT,
     "description": TEXT,

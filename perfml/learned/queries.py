@@ -56,7 +56,9 @@ def _num(value):
 
 
 def _row_error(where, row: int, column: str, value, problem: str, fix: str) -> QueryValidationError:
-    return QueryValidationError(f"{where}: row {row + 1} (line {row + 2}), column {column}: {problem}, found {_num(value)!r}; {fix}")
+    """``where`` is a file name (rows are numbered) or a callable naming row ``row`` itself."""
+    at = where(row) if callable(where) else f"{where}: row {row + 1} (line {row + 2})"
+    return QueryValidationError(f"{at}, column {column}: {problem}, found {_num(value)!r}; {fix}")
 
 
 def _as_integers(frame: pd.DataFrame, column: str, where, *, required: bool, low: int, high: int, fix: str) -> np.ndarray:
@@ -100,8 +102,9 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None) -> pd.DataFrame:
     ----------
     frame : DataFrame
         The queries as read (any dtypes).
-    where : str
-        The file name used in messages.
+    where : str or callable
+        The file name used in messages (rows are then numbered), or a function of the
+        0-based row giving its name (e.g. "--size 1024 for app vectorAdd").
     apps : iterable of str, optional
         The apps the model was trained on; other apps are refused. Default: every app
         with a kernel description.
