@@ -341,3 +341,26 @@ def test_check_output_path_refuses_a_file_as_parent(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(UnsafeOutputError, match="not a directory"):
         check_output_path(tmp_path / "f" / "out.csv")
+
+
+def test_a_failed_save_leaves_the_old_model_and_no_staging(model_dir, fitted, rows, monkeypatch):
+    """Disk full while writing the feature tables: the old model stays, loadable; nothing half-written."""
+    before = {p.relative_to(model_dir): p.read_bytes() for p in model_dir.rglob("*") if p.is_file()}
+
+    def full(self, *a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    with pytest.raises(OutputWriteError, match="No space left"):
+        save_model(fitted, model_dir, overwrite=True, training_rows=rows)
+    monkeypatch.undo()
+    assert {p.relative_to(model_dir): p.read_bytes() for p in model_dir.rglob("*") if p.is_file()} == before
+    assert [p.name for p in model_dir.parent.iterdir()] == ["model"]
+    load_model(model_dir)
+
+
+def test_save_refuses_a_file_as_parent(fitted, rows, tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(UnsafeOutputError, match="not a directory"):
+        save_model(fitted, tmp_path / "f" / "model", training_rows=rows)
+    assert (tmp_path / "f").read_text() == "x"

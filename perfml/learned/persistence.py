@@ -158,15 +158,17 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
         for name, text in (extra_files or {}).items():
             (staging / name).write_text(text)
         write_manifest(staging, meta)
-    except OSError as exc:
+    except BaseException as exc:
         import shutil
 
         shutil.rmtree(staging, ignore_errors=True)
-        raise ModelFormatError(f"cannot write the model to {path} ({exc.strerror or exc}); nothing was written") from None
-    except BaseException:
-        import shutil
+        if isinstance(exc, OSError) or (isinstance(exc, Exception) and not isinstance(exc, PerfmlError)):
+            # disk full, read-only file system; xgboost and pyarrow wrap these in their own types
+            from perfml.errors import OutputWriteError
 
-        shutil.rmtree(staging, ignore_errors=True)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc.__class__.__name__
+            raise OutputWriteError(f"cannot write the model to {path} ({reason}); nothing was written: "
+                                   "free space or choose another --out") from None
         raise
     return replace_directory(staging, path, overwrite=overwrite, is_own=why_not_model_directory, what="perfml model directory")
 
@@ -196,6 +198,11 @@ def replace_directory_check(path: Path, *, overwrite: bool) -> None:
     from perfml.errors import ResultFileExistsError, UnsafeOutputError
 
     if not os.path.lexists(path):
+        for parent in path.absolute().parents:
+            if os.path.lexists(parent):
+                if not parent.is_dir():
+                    raise UnsafeOutputError(f"{parent} is not a directory, so {path} cannot be created; choose another --out")
+                break
         return
     mode = os.lstat(path).st_mode
     if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
