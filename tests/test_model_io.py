@@ -364,3 +364,22 @@ def test_save_refuses_a_file_as_parent(fitted, rows, tmp_path):
     with pytest.raises(UnsafeOutputError, match="not a directory"):
         save_model(fitted, tmp_path / "f" / "model", training_rows=rows)
     assert (tmp_path / "f").read_text() == "x"
+
+
+def test_a_model_card_is_stored_and_hashed(fitted, rows, tmp_path):
+    path = save_model(fitted, tmp_path / "model", training_rows=rows, extra_files={"MODEL_CARD.md": "# card\nMAPE 11.5 %\n"})
+    assert load_model(path).metadata_["files"]["MODEL_CARD.md"]
+    (path / "MODEL_CARD.md").write_text("# card\nMAPE 1.5 %\n")
+    with pytest.raises(ModelFormatError, match="MODEL_CARD.md was changed"):
+        load_model(path)
+    with pytest.raises(ModelFormatError, match="not allowed"):
+        save_model(fitted, tmp_path / "m2", extra_files={"../evil": "x"})
+
+
+def test_the_shipped_default_model_loads_and_verifies():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "models" / "default"
+    model = load_model(path)
+    assert model.metadata_["version"] == 2 and "MODEL_CARD.md" in model.metadata_["files"]
+    assert model.metadata_["training"]["rows"] == model.metadata_["training_rows"] == 11386

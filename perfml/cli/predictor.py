@@ -15,9 +15,19 @@ def train(
     data_home: Optional[Path] = DataHome,
     source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
+    card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
 ) -> None:
     """Train the default predictor (hybrid xgboost on the BSP baseline) on every described runtime."""
     import time
+
+    from perfml.errors import DatasetSchemaError
+
+    card_text = None
+    if card is not None:  # read now: it may lie inside the directory being replaced
+        try:
+            card_text = Path(card).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DatasetSchemaError(f"--card {card}: cannot be read as UTF-8 text ({exc.__class__.__name__}); give a Markdown file") from None
 
     from perfml.evaluation.closed_form import describable_runtimes
     from perfml.learned.persistence import replace_directory_check, save_model
@@ -29,6 +39,7 @@ def train(
     model = RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home).fit(rt, rt["measured_ms"])
     seconds = time.perf_counter() - t0
     save_model(model, out, overwrite=overwrite, training_rows=rt,
+               extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None,
                extra={"training_rows": len(rt), "training_source": source,
                       "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
     typer.echo(f"trained on {len(rt)} runtimes of {rt['board'].nunique()} boards and {rt['app_id'].nunique()} apps "

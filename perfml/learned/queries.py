@@ -262,7 +262,8 @@ def predict_queries(model, original: pd.DataFrame, where) -> pd.DataFrame:
         A row fails :func:`check_queries`, or its prediction is not finite and positive.
     """
     meta = getattr(model, "metadata_", {}) or {}
-    apps = (meta.get("features") or {}).get("apps") or getattr(model.features_, "apps_", None)
+    apps = ((meta.get("training") or {}).get("apps") or (meta.get("features") or {}).get("apps")
+            or getattr(model.features_, "apps_", None))
     q = check_queries(original, where, apps=apps)
     with np.errstate(all="ignore"):
         pred = np.asarray(model.predict(q), dtype=float)
