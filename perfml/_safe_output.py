@@ -45,7 +45,18 @@ __all__ = [
 
 
 def current_umask() -> int:
-    """The process umask (read and restored at once; perfml runs single-threaded here)."""
+    """The process umask.
+
+    Read from ``/proc/self/status`` where Linux offers it (no change to the process);
+    elsewhere set and restored at once with :func:`os.umask`.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
