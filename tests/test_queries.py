@@ -195,3 +195,18 @@ def test_predict_lambda_refuses_sizes_outside_cuda_limits(size):
 
     with pytest.raises(QueryValidationError, match=r"--size .* for app vectorAdd on H100-SXM.*input_size"):
         predict_lambda("H100-SXM", ["vectorAdd"], [size])
+
+
+@pytest.mark.parametrize("n", ["0", "100000000"])
+def test_tune_trials_are_bounded(n, capsys):
+    from perfml.cli import main
+
+    assert main(["tune", "--n-trials", n, "--no-mlflow"]) == 2
+    assert "n-trials" in capsys.readouterr().err
+
+
+def test_a_directory_as_queries_is_a_typed_error(model_dir, tmp_path, capsys):
+    from perfml.cli import main
+
+    assert main(["predict", "--model", str(model_dir), "--queries", str(tmp_path), "--output", str(tmp_path / "p.csv")]) == 2
+    assert "not a regular file" in capsys.readouterr().err

@@ -77,7 +77,7 @@ def tune_command(
     target: str = typer.Option("residual", "--target", help="residual | log"),
     data_home: Optional[Path] = DataHome,
     source: Optional[str] = typer.Option("gpuperfpredict-nca", "--source"),
-    n_trials: int = typer.Option(20, "--n-trials"),
+    n_trials: int = typer.Option(20, "--n-trials", min=1, max=1000, help="Optuna trials, 1 to 1000 (the bound of experiment files' tune.n_trials)."),
     storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
     study_name: str = typer.Option("perfml-tune", "--study-name"),
     seed: int = typer.Option(0, "--seed"),

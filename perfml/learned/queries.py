@@ -86,7 +86,8 @@ def read_query_csv(path) -> pd.DataFrame:
     """The query CSV as text columns, exactly as given (empty cells are empty strings)."""
     path = Path(path)
     if not path.is_file():
-        raise DatasetSchemaError(f"query file {str(path)!r} does not exist; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise DatasetSchemaError(f"query file {str(path)!r} {what}; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
