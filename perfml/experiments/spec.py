@@ -66,7 +66,7 @@ SPLITS = (2, 50)
 
 # -- a value rule: (description, check) --------------------------------------------------------
 class Rule:
-    """What a key accepts; ``check(value)`` returns None when the value is allowed."""
+    """What a key accepts: ``allowed`` describes it for messages, ``check(value)`` is true when allowed."""
 
     def __init__(self, allowed: str, check):
         self.allowed = allowed
