@@ -24,6 +24,7 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
+    "UnsafeOutputError", "OutputWriteError", "QueryValidationError",  # added by modelio
 ]
 
 
@@ -126,3 +127,20 @@ class OperatorWorkError(PerfmlError, ValueError):
     The operator is unknown, or a dimension it needs is missing, not a whole number or not
     positive; the message names the row, the column and the fix.
     """
+
+# --- added by modelio ---
+class UnsafeOutputError(PerfmlError):
+    """Writing would replace something that is not perfml's: a device, FIFO, socket,
+    directory or symlink where a regular file was expected, or a directory that is not a
+    perfml model directory."""
+
+
+class OutputWriteError(PerfmlError):
+    """The operating system refused to write an output (disk full, read-only file system,
+    permission denied); nothing was left half-written."""
+
+
+class QueryValidationError(DatasetSchemaError):
+    """A prediction query row is outside what the model can answer (CUDA launch limits,
+    a non-integer or non-finite size, an app the model never trained on, a column that
+    collides with an output column)."""

@@ -135,7 +135,7 @@ def test_save_load_round_trip(data, tmp_path):
     assert np.allclose(model.predict(q), loaded.predict(q))
     assert loaded.shrinkage_ == 0.7
     meta = json.loads((path / "perfml-model.json").read_text())
-    assert meta["format"] == "perfml-model" and meta["version"] == 1
+    assert meta["format"] == "perfml-model" and meta["version"] == 2
     assert not list(path.rglob("*.pkl")) and not list(path.rglob("*.pickle"))
     with pytest.raises(ResultFileExistsError, match="exists"):
         save_model(model, path)
@@ -177,7 +177,8 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
     _save(RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(rt, rt.measured_ms), tmp_path / "m")
     assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 0
     out = pd.read_csv("p.csv")
-    assert list(out.columns) == ["board", "app_id", "input_size", "predicted_ms"] and (out.predicted_ms > 0).all()
+    assert list(out.columns) == ["board", "app_id", "input_size", "predicted_ms", "extrapolated", "extrapolation"]
+    assert (out.predicted_ms > 0).all()
     assert out.board.tolist() == ["H100-SXM", "Tesla K20c"]  # row for row, as given
     assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 2  # never overwrite silently
     pd.DataFrame({"board": ["RTX-9090"], "app_id": ["vectorAdd"], "input_size": [10]}).to_csv("bad.csv", index=False)

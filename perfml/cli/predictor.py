@@ -14,21 +14,34 @@ def train(
     out: Path = typer.Option(..., "--out", help="Model directory to create."),
     data_home: Optional[Path] = DataHome,
     source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing model directory."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
+    card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
 ) -> None:
     """Train the default predictor (hybrid xgboost on the BSP baseline) on every described runtime."""
     import time
 
+    from perfml.errors import DatasetSchemaError
+
+    card_text = None
+    if card is not None:  # read now: it may lie inside the directory being replaced
+        try:
+            card_text = Path(card).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DatasetSchemaError(f"--card {card}: cannot be read as UTF-8 text ({exc.__class__.__name__}); give a Markdown file") from None
+
     from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learned.persistence import save_model
+    from perfml.learned.persistence import replace_directory_check, save_model
     from perfml.learned.regressors import RuntimeRegressor
 
+    replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     rt = describable_runtimes(data_home, source=source)
     t0 = time.perf_counter()
     model = RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home).fit(rt, rt["measured_ms"])
     seconds = time.perf_counter() - t0
-    save_model(model, out, overwrite=overwrite, extra={"training_rows": len(rt), "training_source": source,
-                                                       "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
+    save_model(model, out, overwrite=overwrite, training_rows=rt,
+               extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None,
+               extra={"training_rows": len(rt), "training_source": source,
+                      "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
     typer.echo(f"trained on {len(rt)} runtimes of {rt['board'].nunique()} boards and {rt['app_id'].nunique()} apps "
                f"in {seconds:.1f} s; saved to {out}")
 
@@ -36,20 +49,27 @@ def train(
 def predict(
     model: Path = typer.Option(..., "--model", help="Model directory written by `perfml train`."),
     queries: Path = typer.Option(..., "--queries", help="CSV with board, app_id, input_size (+ launch columns)."),
-    output: Path = typer.Option(..., "--output", help="CSV to write: the queries plus predicted_ms."),
+    output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, extrapolated, extrapolation."),
     data_home: Optional[Path] = DataHome,
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
 ) -> None:
-    """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry)."""
-    from perfml.learned.persistence import load_model
-    from perfml.learned.queries import read_queries, write_predictions
+    """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
 
-    q = read_queries(queries)
+    Rows beyond the training range are flagged in the ``extrapolated`` column; a bad row
+    stops everything and nothing is written.
+    """
+    from perfml._safe_output import check_output_path
+    from perfml.learned.persistence import load_model
+    from perfml.learned.queries import predict_queries, read_query_csv, write_predictions
+
+    check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
+    original = read_query_csv(queries)
     reg = load_model(model, data_home=data_home)
-    original = __import__("pandas").read_csv(queries, low_memory=False)
-    original["predicted_ms"] = reg.predict(q)
-    write_predictions(original, output, overwrite=overwrite)
-    typer.echo(f"wrote {len(original)} predictions to {output}")
+    result = predict_queries(reg, original, str(queries))
+    write_predictions(result, output, overwrite=overwrite)
+    n_extra = int(result["extrapolated"].sum())
+    note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""
+    typer.echo(f"wrote {len(result)} predictions to {output}{note}")
 
 
 def tune_command(
@@ -57,7 +77,7 @@ def tune_command(
     target: str = typer.Option("residual", "--target", help="residual | log"),
     data_home: Optional[Path] = DataHome,
     source: Optional[str] = typer.Option("gpuperfpredict-nca", "--source"),
-    n_trials: int = typer.Option(20, "--n-trials"),
+    n_trials: int = typer.Option(20, "--n-trials", min=1, max=1000, help="Optuna trials, 1 to 1000 (the bound of experiment files' tune.n_trials)."),
     storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
     study_name: str = typer.Option("perfml-tune", "--study-name"),
     seed: int = typer.Option(0, "--seed"),

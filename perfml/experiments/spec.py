@@ -23,10 +23,21 @@ side::
     [published]                             # optional: published figures to show beside ours
     methods = ["RandomForest", "SVM", "LinearRegression", "BSP-analytical"]
     suite = "NCA"
+
+Every table is checked against the schema below (:data:`TOP`, :data:`DATA`,
+:data:`MODEL_LEARNED`, :data:`MODEL_CLOSED_FORM`, :data:`FEATURES`, :data:`TUNE`,
+:data:`PUBLISHED`, :data:`TABLE2`, :data:`LEARNER_PARAMS`): an unknown key, a value of the
+wrong type or out of range is an :class:`~perfml.errors.ExperimentSpecError` naming the
+file, the table, the key and the allowed values. Learner parameters are bounded so that a
+small file cannot ask for unbounded work; the limits (e.g. ``n_estimators <= 10000``,
+``max_depth <= 32``, ``tune.n_trials <= 1000``) are named in the error. They are far above
+anything the shipped experiments use (200 trees of depth 3, 20 trials) and well below what
+would run for hours on a workstation.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +47,179 @@ from perfml.errors import ExperimentSpecError
 
 KINDS = ("learned", "closed_form")
 CLOSED_FORM = ("bsp", "roofline", "hongkim")
-_MODEL_KEYS = {"name", "kind", "learner", "target", "params", "features", "tune", "model", "baseline", "shrinkage", "register"}
-_TOP_KEYS = {"name", "description", "protocol", "data", "models", "published", "kind", "table2"}
+EXPERIMENT_KINDS = ("comparison", "bsp_table2")
+BASELINES = ("best", "bsp", "transfer")
+BOARD_FEATURES = ("both", "absolute", "relative")
+SUITES = ("NCA", "Rodinia")
+PUBLISHED_METHODS = ("LinearRegression", "RandomForest", "SVM", "BSP-analytical")
+TABLE2_RUNS = ("script", "curated", "gpuperfpredict")
+
+#: largest number of boosting rounds / trees an experiment may ask for
+MAX_ESTIMATORS = 10_000
+#: deepest tree an experiment may ask for
+MAX_DEPTH = 32
+#: most Optuna trials of a ``tune`` table
+MAX_TRIALS = 1000
+#: fold counts allowed for inner cross-validation
+SPLITS = (2, 50)
+
+
+# -- a value rule: (description, check) --------------------------------------------------------
+class Rule:
+    """What a key accepts: ``allowed`` describes it for messages, ``check(value)`` is true when allowed."""
+
+    def __init__(self, allowed: str, check):
+        self.allowed = allowed
+        self.check = check
+
+    def __call__(self, value) -> bool:
+        return bool(self.check(value))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def integer(low: int, high: int) -> Rule:
+    return Rule(f"an integer in [{low}, {high}]", lambda v: _is_int(v) and low <= v <= high)
+
+
+def number(low: float, high: float, *, open_low: bool = False) -> Rule:
+    bracket = "(" if open_low else "["
+    return Rule(f"a number in {bracket}{low:g}, {high:g}]",
+                lambda v: _is_num(v) and (v > low if open_low else v >= low) and v <= high)
+
+
+def one_of(*values) -> Rule:
+    return Rule("one of " + ", ".join(repr(v) for v in values), lambda v: isinstance(v, str) and v in values)
+
+
+def either(a: Rule, b: Rule) -> Rule:
+    return Rule(f"{a.allowed} or {b.allowed}", lambda v: a(v) or b(v))
+
+
+BOOL = Rule("true or false", lambda v: isinstance(v, bool))
+TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and v.strip() != "")
+
+
+def list_of(rule: Rule, *, max_len: int = 1000, unique: bool = True) -> Rule:
+    def check(v):
+        return (isinstance(v, list) and 0 < len(v) <= max_len and all(rule(x) for x in v)
+                and (not unique or len(set(map(repr, v))) == len(v)))
+
+    return Rule(f"a non-empty list (at most {max_len}, no repeats) of {rule.allowed}", check)
+
+
+# -- the schema ------------------------------------------------------------------------------------
+#: format name an experiment file may declare (with ``version = 1``)
+EXPERIMENT_FORMAT = "perfml-experiment"
+TOP = {
+    "format": one_of(EXPERIMENT_FORMAT),
+    "version": integer(1, 1),
+    "name": TEXT,
+    "description": TEXT,
+    "kind": one_of(*EXPERIMENT_KINDS),
+    "protocol": TEXT,  # checked against PROTOCOLS below (imported lazily)
+    "data": None,
+    "models": None,
+    "published": None,
+    "table2": None,
+}
+DATA = {
+    "source": TEXT,
+    "boards": list_of(TEXT),
+    "apps": list_of(TEXT),
+    "block_sizes": list_of(integer(1, 1024)),
+    "undescribed": BOOL,
+}
+FEATURES = {
+    "analytical": BOOL,
+    "profiles": BOOL,
+    "app_identity": BOOL,
+    "board_features": one_of(*BOARD_FEATURES),
+    "subset": list_of(TEXT, max_len=100),
+}
+TUNE = {
+    "n_trials": integer(1, MAX_TRIALS),
+    "n_splits": integer(*SPLITS),
+}
+PUBLISHED = {
+    "suite": one_of(*SUITES),
+    "methods": list_of(one_of(*PUBLISHED_METHODS), max_len=len(PUBLISHED_METHODS)),
+}
+TABLE2 = {
+    "runs": list_of(one_of(*TABLE2_RUNS), max_len=len(TABLE2_RUNS)),
+    "reference_board": TEXT,
+}
+_FRACTION = number(0.0, 1.0, open_low=True)
+_PENALTY = number(0.0, 1e6)
+LEARNER_PARAMS: dict[str, dict[str, Rule]] = {
+    "xgboost": {
+        "n_estimators": integer(1, MAX_ESTIMATORS),
+        "max_depth": integer(1, MAX_DEPTH),
+        "learning_rate": _FRACTION,
+        "subsample": _FRACTION,
+        "colsample_bytree": _FRACTION,
+        "colsample_bylevel": _FRACTION,
+        "colsample_bynode": _FRACTION,
+        "min_child_weight": _PENALTY,
+        "reg_lambda": _PENALTY,
+        "reg_alpha": _PENALTY,
+        "gamma": _PENALTY,
+        "max_bin": integer(2, 1024),
+        "max_leaves": integer(0, 2**16),
+    },
+    "hgb": {
+        "max_iter": integer(1, MAX_ESTIMATORS),
+        "learning_rate": _FRACTION,
+        "max_leaf_nodes": integer(2, 2**16),
+        "max_depth": integer(1, MAX_DEPTH),
+        "min_samples_leaf": integer(1, 10**6),
+        "l2_regularization": _PENALTY,
+        "max_bins": integer(2, 255),
+    },
+    "linear": {
+        "fit_intercept": BOOL,
+        "positive": BOOL,
+    },
+    "svr": {
+        "C": number(0.0, 1e6, open_low=True),
+        "epsilon": number(0.0, 1e3),
+        "gamma": either(one_of("scale", "auto"), number(0.0, 1e6, open_low=True)),
+        "kernel": one_of("rbf", "linear", "poly", "sigmoid"),
+        "degree": integer(1, 10),
+        "max_iter": integer(1, 10**7),
+    },
+    "random_forest": {
+        "n_estimators": integer(1, MAX_ESTIMATORS),
+        "max_depth": integer(1, MAX_DEPTH),
+        "min_samples_leaf": integer(1, 10**6),
+        "min_samples_split": integer(2, 10**6),
+        "max_features": either(one_of("sqrt", "log2"), _FRACTION),
+        "bootstrap": BOOL,
+    },
+}
+MODEL_LEARNED = {
+    "name": TEXT,
+    "kind": one_of(*KINDS),
+    "learner": None,  # checked against LEARNERS (imported lazily)
+    "target": None,  # checked against TARGETS
+    "params": None,
+    "features": None,
+    "tune": None,
+    "baseline": one_of(*BASELINES),
+    "shrinkage": either(one_of("auto"), number(0.0, 1.0)),
+    "register": BOOL,
+}
+MODEL_CLOSED_FORM = {
+    "name": TEXT,
+    "kind": one_of(*KINDS),
+    "model": one_of(*CLOSED_FORM),
+}
 
 
 @dataclass(frozen=True)
@@ -72,13 +254,82 @@ class ExperimentSpec:
     path: str
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_table(path: Path, table: str, raw, schema: dict[str, Rule | None]) -> dict:
+    """Check one table: a TOML table, known keys only, every ruled value allowed."""
+    if not isinstance(raw, dict):
+        raise ExperimentSpecError(f"{path}: `{table}` must be a table, found {type(raw).__name__} {_short(raw)}")
+    unknown = sorted(set(raw) - set(schema))
+    if unknown:
+        raise ExperimentSpecError(
+            f"{path}: [{table}] unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(schema))}"
+        )
+    for key, rule in schema.items():
+        if rule is not None and key in raw and not rule(raw[key]):
+            raise ExperimentSpecError(
+                f"{path}: [{table}] {key} must be {rule.allowed}, found {_short(raw[key])}; fix the value"
+            )
+    return raw
+
+
+def _check_model(path: Path, i: int, entry, learners, targets) -> ModelSpec:
+    table = f"models[{i}]"
+    if not isinstance(entry, dict):
+        raise ExperimentSpecError(f"{path}: `{table}` must be a table ([[models]]), found {_short(entry)}")
+    kind = entry.get("kind")
+    if kind not in KINDS:
+        raise ExperimentSpecError(f"{path}: [{table}] kind must be one of {', '.join(KINDS)}, found {_short(kind)}")
+    if "name" not in entry:
+        raise ExperimentSpecError(f"{path}: [{table}] every model needs a `name` (a non-empty string)")
+    if kind == "closed_form":
+        _check_table(path, table, entry, MODEL_CLOSED_FORM)
+        if "model" not in entry:
+            raise ExperimentSpecError(f"{path}: [{table}] model must be one of {', '.join(CLOSED_FORM)}, found nothing")
+        return ModelSpec(name=entry["name"], kind=kind, model=entry["model"])
+    schema = dict(MODEL_LEARNED)
+    schema["learner"] = one_of(*learners)
+    schema["target"] = one_of(*targets)
+    _check_table(path, table, entry, schema)
+    if "learner" not in entry:
+        raise ExperimentSpecError(f"{path}: [{table}] learner must be one of {', '.join(learners)}, found nothing")
+    params = _check_table(path, f"{table}.params", entry.get("params", {}), LEARNER_PARAMS[entry["learner"]])
+    features = _check_table(path, f"{table}.features", entry.get("features", {}), FEATURES)
+    tune = _check_table(path, f"{table}.tune", entry.get("tune", {}), TUNE)
+    if entry.get("target", "residual") == "residual" and features.get("analytical") is False:
+        raise ExperimentSpecError(
+            f"{path}: [{table}] target 'residual' needs features.analytical = true (it learns on top of the closed-form model)"
+        )
+    values = {k: v for k, v in entry.items() if k not in ("params", "features", "tune")}
+    return ModelSpec(**values, params=dict(params), features=dict(features), tune=dict(tune))
+
+
+def _check_boards(path: Path, boards) -> None:
+    """``data.boards`` names boards of the registry by their canonical names (as runtimes.csv does)."""
+    from perfml.boards import resolve_board_name
+    from perfml.errors import PerfmlError
+
+    for board in boards:
+        try:
+            canonical = resolve_board_name(board)
+        except PerfmlError:
+            raise ExperimentSpecError(
+                f"{path}: [data] `boards` names {board!r}, which is not in the board registry; see `perfml boards list`"
+            ) from None
+        if canonical != board:
+            raise ExperimentSpecError(f"{path}: [data] `boards` must use canonical names: write {canonical!r} for {board!r}")
+
+
 def load_experiment(path) -> ExperimentSpec:
     """Parse and validate an experiment TOML file.
 
     Raises
     ------
     ExperimentSpecError
-        Naming the file, the key and what is expected.
+        Naming the file, the table, the key and what is allowed.
     """
     from perfml.learned.protocols import PROTOCOLS
     from perfml.learned.regressors import LEARNERS, TARGETS
@@ -87,39 +338,27 @@ def load_experiment(path) -> ExperimentSpec:
     if not path.is_file():
         raise ExperimentSpecError(f"experiment file {str(path)!r} does not exist; see experiments/*.toml for examples")
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentSpecError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(raw) - _TOP_KEYS
-    if unknown:
-        raise ExperimentSpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_TOP_KEYS)}")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExperimentSpecError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__}); fix the file") from None
+    _check_table(path, "top level", raw, TOP)
     for key in ("name", "description"):
-        if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise ExperimentSpecError(f"{path}: `{key}` must be a non-empty string")
+        if key not in raw:
+            raise ExperimentSpecError(f"{path}: [top level] {key} must be a non-empty string, found nothing")
     kind = raw.get("kind", "comparison")
-    if kind not in ("comparison", "bsp_table2"):
-        raise ExperimentSpecError(f"{path}: kind must be 'comparison' or 'bsp_table2', got {kind!r}")
     protocol = raw.get("protocol")
     if kind == "comparison" and protocol not in PROTOCOLS:
-        raise ExperimentSpecError(f"{path}: protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-    models = []
-    for i, entry in enumerate(raw.get("models", [])):
-        where = f"{path}: models[{i}]"
-        extra = set(entry) - _MODEL_KEYS
-        if extra:
-            raise ExperimentSpecError(f"{where}: unknown key(s) {sorted(extra)}; allowed: {sorted(_MODEL_KEYS)}")
-        if entry.get("kind") not in KINDS:
-            raise ExperimentSpecError(f"{where}: kind must be one of {KINDS}, got {entry.get('kind')!r}")
-        if not entry.get("name"):
-            raise ExperimentSpecError(f"{where}: every model needs a `name`")
-        if entry["kind"] == "learned":
-            if entry.get("learner") not in LEARNERS:
-                raise ExperimentSpecError(f"{where}: learner must be one of {LEARNERS}, got {entry.get('learner')!r}")
-            if entry.get("target", "residual") not in TARGETS:
-                raise ExperimentSpecError(f"{where}: target must be one of {TARGETS}, got {entry.get('target')!r}")
-        elif entry.get("model") not in CLOSED_FORM:
-            raise ExperimentSpecError(f"{where}: model must be one of {CLOSED_FORM}, got {entry.get('model')!r}")
-        models.append(ModelSpec(**{k: v for k, v in entry.items()}))
+        raise ExperimentSpecError(f"{path}: [top level] protocol must be one of {', '.join(PROTOCOLS)}, found {_short(protocol)}")
+    data = _check_table(path, "data", raw.get("data", {}), DATA)
+    _check_boards(path, data.get("boards", []))
+    published = _check_table(path, "published", raw.get("published", {}), PUBLISHED)
+    table2 = _check_table(path, "table2", raw.get("table2", {}), TABLE2)
+    entries = raw.get("models", [])
+    if not isinstance(entries, list):
+        raise ExperimentSpecError(f"{path}: `models` must be an array of tables ([[models]]), found {_short(entries)}")
+    models = [_check_model(path, i, entry, LEARNERS, TARGETS) for i, entry in enumerate(entries)]
     if kind == "comparison" and not models:
         raise ExperimentSpecError(f"{path}: a comparison needs at least one [[models]] entry")
     names = [m.name for m in models]
@@ -130,9 +369,9 @@ def load_experiment(path) -> ExperimentSpec:
         description=raw["description"],
         kind=kind,
         protocol=protocol,
-        data=dict(raw.get("data", {})),
+        data=dict(data),
         models=tuple(models),
-        published=dict(raw.get("published", {})),
-        table2=dict(raw.get("table2", {})),
+        published=dict(published),
+        table2=dict(table2),
         path=str(path),
     )

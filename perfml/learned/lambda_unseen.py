@@ -40,6 +40,11 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
         for n in n_values:
             rows.append({"board": name, "app_id": app.app_id, "input_size": float(n)})
     q = pd.DataFrame(rows)
+    # Sizes are positive integers whose default launch fits CUDA's limits on the board
+    # (perfml.learned.queries); anything else is a typed error naming the --size value.
+    from perfml.learned.queries import check_queries
+
+    check_queries(q, lambda i: f"--size {q['input_size'].iloc[i]:.17g} for app {q['app_id'].iloc[i]} on {name}", apps=apps)
     F = builder.transform(q)
     same = [b for b in builder.train_boards_ if _architecture(b) == _architecture(name)]
     t1 = BSPModel(constants_sources=(), data_home=data_home).model_terms(q)["t1_ms"].to_numpy()
@@ -51,4 +56,13 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
         }
     )
     out["bsp_tk_ms"] = out["bsp_t1_ms"] / out["lambda"]
+    numbers = out[["lambda", "bsp_t1_ms", "bsp_tk_ms"]].to_numpy(dtype=float)
+    if not np.all(np.isfinite(numbers) & (numbers > 0)):
+        from perfml.errors import QueryValidationError
+
+        i = int(np.flatnonzero(~np.all(np.isfinite(numbers) & (numbers > 0), axis=1))[0])
+        raise QueryValidationError(
+            f"lambda or T_k for app {out['app_id'].iloc[i]} at size {out['input_size'].iloc[i]:.17g} on {name} is not a "
+            "finite positive number; the app has no usable runtimes on the other boards: choose another app or source"
+        )
     return out

@@ -1,0 +1,249 @@
+"""Writing output files and directories without destroying what is not perfml's.
+
+Rules every writer here follows:
+
+* **Regular files only.** An existing output path must be a regular file; a device
+  node (``/dev/full``), FIFO, socket or directory is refused with
+  :class:`~perfml.errors.UnsafeOutputError`. A symbolic link is refused too (it is not
+  resolved): following it would write wherever the link points, which the user did not
+  name; give the link's target instead.
+* **Never overwrite silently.** An existing file is replaced only with ``overwrite=True``
+  (:class:`~perfml.errors.ResultFileExistsError` otherwise).
+* **Atomic.** Content goes to a temporary file in the same directory, which then
+  replaces the target with :func:`os.replace`; a failure (disk full, read-only file
+  system, a killed process) leaves the old file, and no temporary file, behind.
+* **The user's umask.** The new file gets mode ``0o666 & ~umask``, as ``open()`` would
+  give it (a bare :func:`tempfile.mkstemp` would leave it ``0o600``).
+
+Directories (model directories) are replaced by :func:`replace_directory`: only a
+directory the caller recognizes as its own may be replaced, never ``/``, the home
+directory, the working directory or one of its parents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+from perfml.errors import OutputWriteError, ResultFileExistsError, UnsafeOutputError
+
+__all__ = [
+    "check_output_path",
+    "atomic_output",
+    "write_bytes_atomic",
+    "write_text_atomic",
+    "write_dataframe_atomic",
+    "current_umask",
+    "replace_directory",
+    "make_staging_directory",
+]
+
+
+def current_umask() -> int:
+    """The process umask.
+
+    Read from ``/proc/self/status`` where Linux offers it (no change to the process);
+    elsewhere set and restored at once with :func:`os.umask`.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_output_path(path, *, overwrite: bool = False, option: str = "--output") -> Path:
+    """Check that ``path`` may be written as a regular file; return it as a :class:`Path`.
+
+    Raises
+    ------
+    UnsafeOutputError
+        If ``path`` exists and is not a regular file (device, FIFO, socket, directory,
+        symbolic link), or its parent exists and is not a directory.
+    ResultFileExistsError
+        If ``path`` is an existing regular file and ``overwrite`` is False.
+    """
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise UnsafeOutputError(f"a parent of {path} is not a directory, so it cannot be written; choose another {option}") from None
+    except OSError as exc:
+        raise OutputWriteError(f"cannot inspect {path} ({exc.strerror}); choose another {option}") from None
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeOutputError(
+                f"{path} is a symbolic link; perfml writes only regular files and does not follow links: "
+                f"give the link's target ({os.path.realpath(path)}) or another {option}"
+            )
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeOutputError(
+                f"{path} is {_kind(st.st_mode)}, not a regular file; perfml writes only regular files: choose another {option}"
+            )
+        if not overwrite:
+            raise ResultFileExistsError(f"{path} exists; choose another {option} or pass --overwrite to replace it")
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        raise UnsafeOutputError(f"{parent} is not a directory, so {path} cannot be written; choose another {option}")
+    return path
+
+
+@contextlib.contextmanager
+def atomic_output(path, *, overwrite: bool = False, option: str = "--output") -> Iterator[Path]:
+    """Context manager yielding a temporary path that replaces ``path`` on success.
+
+    The temporary file lies in the target's directory (so :func:`os.replace` is atomic);
+    it is removed on any error. The target is checked before writing and again just
+    before the replacement (it must still be absent or a regular file).
+    """
+    path = check_output_path(path, overwrite=overwrite, option=option)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise OutputWriteError(f"cannot create a file in {path.parent} ({exc.strerror}); choose another {option}") from None
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~current_umask())
+        check_output_path(path, overwrite=overwrite, option=option)  # still a regular file (or absent)?
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputWriteError(
+            f"writing {path} failed ({exc.strerror or exc}); nothing was written: free space or choose another {option}"
+        ) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_bytes_atomic(path, data: bytes, *, overwrite: bool = False, option: str = "--output") -> Path:
+    """Write ``data`` to the regular file ``path`` atomically (see :func:`atomic_output`)."""
+    with atomic_output(path, overwrite=overwrite, option=option) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return Path(path)
+
+
+def write_text_atomic(path, text: str, *, overwrite: bool = False, encoding: str = "utf-8", option: str = "--output") -> Path:
+    """Write ``text`` to the regular file ``path`` atomically (see :func:`atomic_output`)."""
+    return write_bytes_atomic(path, text.encode(encoding), overwrite=overwrite, option=option)
+
+
+def write_dataframe_atomic(frame, path, *, overwrite: bool = False, option: str = "--output") -> Path:
+    """Write a DataFrame atomically: Parquet for ``*.parquet``, JSON records for ``*.json``, CSV otherwise."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    with atomic_output(path, overwrite=overwrite, option=option) as tmp:
+        if suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        elif suffix == ".json":
+            tmp.write_text(frame.to_json(orient="records", indent=2))
+        else:
+            frame.to_csv(tmp, index=False)
+    return path
+
+
+# -- directories --------------------------------------------------------------------------
+def _protected(path: Path) -> str | None:
+    """Why ``path`` must never be replaced as a whole (None when it may be)."""
+    try:
+        real = path.resolve()
+    except OSError:
+        return None
+    if real == Path(real.anchor):
+        return "the root directory"
+    if real == Path.home().resolve():
+        return "your home directory"
+    cwd = Path.cwd().resolve()
+    if real == cwd or real in cwd.parents:
+        return "the working directory or one of its parents"
+    return None
+
+
+def make_staging_directory(target, *, option: str = "--out") -> Path:
+    """A new empty directory beside ``target`` (same file system), mode ``0o777 & ~umask``."""
+    target = Path(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        os.chmod(staging, 0o777 & ~current_umask())
+    except OSError as exc:
+        raise OutputWriteError(f"cannot create a directory in {target.parent} ({exc.strerror}); choose another {option}") from None
+    return staging
+
+
+def replace_directory(staging, target, *, overwrite: bool, is_own: Callable[[Path], str | None],
+                      what: str = "directory", option: str = "--out") -> Path:
+    """Move the finished ``staging`` directory to ``target``.
+
+    An existing ``target`` is replaced only when ``overwrite`` is True **and** ``is_own``
+    returns None for it (``is_own`` returns why the directory is not the caller's, e.g.
+    "it has no perfml-model.json"). The old directory is first renamed aside, the new one
+    renamed into place, and only then the old one deleted, so a failure leaves the old
+    directory in place. ``staging`` is removed on any failure.
+
+    Raises
+    ------
+    ResultFileExistsError
+        ``target`` exists and ``overwrite`` is False.
+    UnsafeOutputError
+        ``target`` is a symbolic link, a file, a protected directory or not the caller's.
+    OutputWriteError
+        The operating system refused a rename.
+    """
+    staging, target = Path(staging), Path(target)
+    aside = None
+    try:
+        if os.path.lexists(target):
+            st = os.lstat(target)
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafeOutputError(f"{target} is a symbolic link; perfml replaces only a {what} it wrote itself: choose another {option}")
+            if not stat.S_ISDIR(st.st_mode):
+                raise UnsafeOutputError(f"{target} is {_kind(st.st_mode) if not stat.S_ISREG(st.st_mode) else 'a file'}, "
+                                        f"not a {what}; perfml will not replace it: choose another {option}")
+            if not overwrite:
+                raise ResultFileExistsError(f"{target} exists; choose another {option} directory or pass --overwrite to replace it")
+            why = _protected(target)
+            if why is None:
+                why = is_own(target)
+            if why is not None:
+                raise UnsafeOutputError(f"refusing to replace {target}: it is not a {what} ({why}); --overwrite replaces only a "
+                                        f"{what} perfml wrote: choose another {option}")
+            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            os.rename(target, aside / "old")
+        os.rename(staging, target)
+    except OSError as exc:
+        if aside is not None and (aside / "old").exists() and not os.path.lexists(target):
+            os.rename(aside / "old", target)
+        raise OutputWriteError(f"cannot move the new {what} to {target} ({exc.strerror}); nothing was replaced") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+    return target
