@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from perfml.errors import PerfmlError
+from perfml.errors import KernelValidationError, PerfmlError
 from perfml.kernels._expr import ExpressionError, evaluate
 from perfml.kernels.catalog import ArgSpec, KernelFamily, LaunchConfig
 
@@ -40,10 +40,6 @@ __all__ = [
     "subseqmax",
     "copy",
 ]
-
-
-class KernelValidationError(PerfmlError):
-    """A kernel's output does not match its sidecar's validation rule."""
 
 
 Inputs = Mapping[str, Any]

@@ -23,17 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
-from perfml.errors import KernelCompileError, PerfmlError
+from perfml.errors import KernelCompileError, PerfmlError, SweepFailedPointsError
 from perfml.measure.store import ResultSet, make_row, point_id
-from perfml.measure.spec import PlannedPoint, SweepPlan, SweepSpec, plan_specs
+from perfml.measure.spec import DEFAULT_MAX_POINTS, PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
 __all__ = ["SweepFailedPointsError", "SweepReport", "run_plans", "run_sweeps"]
 
 
-class SweepFailedPointsError(PerfmlError):
-    """Some points failed to compile or validate; the others were recorded."""
-
-    exit_code = 1
 
 #: called after every point: (spec name, points done in this spec, points in the spec)
 ProgressCallback = Callable[[str, int, int], None]
@@ -190,6 +186,7 @@ def run_sweeps(
     board: Any = None,
     flush_every: int = 16,
     progress: ProgressCallback | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
 ) -> tuple[ResultSet, list[SweepReport]]:
     """Plan ``specs`` for the backend's device and run them into ``out``.
 
@@ -202,9 +199,14 @@ def run_sweeps(
     resume : bool
         Continue an existing result set: points already stored are skipped.
     catalog : mapping, optional
-        Kernel families by name; defaults to :func:`perfml.kernels.catalog.load_catalog`.
+        Kernel families by name: the one catalog both planning and the backend use.
+        Defaults to the backend's own (``backend.catalog``), else
+        :func:`perfml.kernels.catalog.load_catalog`. A backend holding a different
+        catalog is refused.
     board : Board, optional
         Registry entry, only used for time estimates.
+    max_points : int
+        Refuse a spec expanding to more points (see :func:`~perfml.measure.spec.plan_spec`).
 
     Raises
     ------
@@ -214,11 +216,20 @@ def run_sweeps(
         ``out`` holds results of another device.
     """
     if catalog is None:
+        catalog = getattr(backend, "catalog", None)
+    if catalog is None:
         from perfml.kernels.catalog import load_catalog
 
         catalog = load_catalog()
+    backend_catalog = getattr(backend, "catalog", None)
+    if backend_catalog is not None and backend_catalog is not catalog:
+        raise PerfmlError(
+            "the backend was created with another kernel catalog than the one given to "
+            "run_sweeps; create it with make_backend(..., catalog=catalog) so planning and "
+            "measuring use one catalog"
+        )
     device = backend.device_info()
-    plans = plan_specs(specs, catalog, sms=device.sms, board=board)
+    plans = plan_specs(specs, catalog, sms=device.sms, board=board, max_points=max_points)
     synthetic = bool(getattr(backend, "synthetic", False))
     result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
     reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress)
