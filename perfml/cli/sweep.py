@@ -201,6 +201,10 @@ def run(
             result_set, reports = run_sweeps(
                 loaded, be, target, resume=resume, catalog=catalog, board=reg,
                 flush_every=flush_every, progress=progress, max_points=max_points,
+                on_stale=lambda removed: console.print(
+                    f"[yellow]removed {len(removed)} stale temporary file(s) left by an "
+                    f"interrupted sweep: {', '.join(p.name for p in removed)}[/]"
+                ),
             )
     thresholds = {s.name: s.cv_threshold for s in loaded}
     for r in reports:

@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
@@ -99,12 +100,14 @@ def run_plans(
     flush_every: int = 16,
     progress: ProgressCallback | None = None,
     clock: Callable[[], float] = time.monotonic,
+    on_stale: Callable[[list[Path]], None] | None = None,
 ) -> list[SweepReport]:
     """Measure every planned point not yet in ``result_set``.
 
     Rows are written in batches of ``flush_every``; whatever was measured is written
     before an exception (including ``KeyboardInterrupt``) propagates. The set's writer
-    lock is held throughout, so two sweeps never append to one set at once.
+    lock is held throughout, so two sweeps never append to one set at once. Temporary
+    files a killed writer left behind are removed first and passed to ``on_stale``.
     """
     device = backend.device_info()
     result_set.check_device(device)
@@ -113,6 +116,9 @@ def run_plans(
     buffer = _Buffer(result_set, max(1, flush_every))
     reports: list[SweepReport] = []
     with result_set.writing():
+        removed = result_set.remove_stale()  # temp files of a killed writer: never results
+        if removed and on_stale is not None:
+            on_stale(removed)
         try:
             for plan in plans:
                 reports.append(
@@ -187,6 +193,7 @@ def run_sweeps(
     flush_every: int = 16,
     progress: ProgressCallback | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
+    on_stale: Callable[[list[Path]], None] | None = None,
 ) -> tuple[ResultSet, list[SweepReport]]:
     """Plan ``specs`` for the backend's device and run them into ``out``.
 
@@ -232,5 +239,6 @@ def run_sweeps(
     plans = plan_specs(specs, catalog, sms=device.sms, board=board, max_points=max_points)
     synthetic = bool(getattr(backend, "synthetic", False))
     result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
-    reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress)
+    reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress,
+                        on_stale=on_stale)
     return result_set, reports
