@@ -227,6 +227,9 @@ def compile_cubin(
     KernelCompileError
         If compilation fails; the message carries the compiler log.
     """
+    options = check_compile_options(
+        options, f"compiling {source.name if isinstance(source, Path) else name}"
+    )  # before any compiler runs
     if isinstance(source, Path):
         name = source.name
         text = source.read_text(encoding="utf-8")
@@ -234,7 +237,6 @@ def compile_cubin(
         text = source
     which = _pick_compiler(compiler)
     version = _nvcc_version(find_nvcc() or "nvcc") if which == "nvcc" else _nvrtc_version()
-    options = check_compile_options(options, f"compiling {name}")
     key = hashlib.sha256(
         "\0".join([which, version, arch, *options, text]).encode()
     ).hexdigest()
