@@ -1,4 +1,4 @@
-"""``perfml sweep plan|run``: microbenchmark sweeps from ``sweeps/*.toml`` specs."""
+"""``perfml sweep plan|run``: microbenchmark sweeps from specs (shipped in ``perfml/data/sweeps``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from perfml.errors import PerfmlError
 from perfml.measure.spec import DEFAULT_MAX_POINTS
 
 sweep_app = typer.Typer(
-    help="Plan and run microbenchmark sweeps (specs in sweeps/*.toml).",
+    help="Plan and run microbenchmark sweeps (specs shipped in perfml/data/sweeps, or your own).",
     no_args_is_help=True,
 )
 
@@ -36,7 +36,7 @@ def _specs(paths: list[Path] | None):
 
     chosen = list(paths or default_spec_paths())
     if not chosen:
-        raise PerfmlError("no sweep specs given and none found in sweeps/; pass SPEC files")
+        raise PerfmlError("no sweep specs given and none shipped in perfml/data/sweeps; pass SPEC files")
     return load_specs(chosen)
 
 

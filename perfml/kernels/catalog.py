@@ -52,8 +52,13 @@ from perfml.kernels.sidecar import load_family
 KERNELS_DIR_ENV = "PERFML_KERNELS_DIR"
 
 __all__ = [
+    "DTYPES",
+    "INITS",
+    "KERNELS_DIR_ENV",
+    "REGIONS",
     "SCHEMA_VERSION",
     "KINDS",
+    "VALIDATIONS",
     "KernelSidecarError",
     "UnknownKernelError",
     "Param",

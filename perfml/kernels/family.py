@@ -10,7 +10,6 @@ evaluator of :mod:`perfml.kernels._expr`.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path

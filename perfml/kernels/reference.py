@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from perfml.errors import KernelValidationError, PerfmlError
+from perfml.errors import KernelValidationError
 from perfml.kernels._expr import ExpressionError, evaluate
-from perfml.kernels.catalog import ArgSpec, KernelFamily, LaunchConfig
+from perfml.kernels.family import ArgSpec, KernelFamily
+from perfml.kernels.launch import LaunchConfig
 
 __all__ = [
     "REFERENCES",

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from perfml.errors import KernelValidationError, PerfmlError
+from perfml.errors import KernelValidationError
 
 __all__ = [
     "Backend",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import Backend, DeviceInfo, Launch, Measurement
-from perfml.errors import PerfmlError, ReplayMissError
+from perfml.errors import ReplayMissError
 
 __all__ = ["ReplayBackend", "ReplayMissError"]
 

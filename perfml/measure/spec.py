@@ -1,4 +1,4 @@
-"""Sweep specifications (``sweeps/*.toml``) and their plans.
+"""Sweep specifications (``perfml/data/sweeps/*.toml`` and the user's own) and their plans.
 
 A spec names kernel families of the catalog (``kernels/*.toml``, see
 ``kernels/SIDECAR.md``), the parameter grid and launch configs to run each with, how
@@ -34,6 +34,10 @@ per point, (warm-up + repetitions) launches, each a roofline lower bound of the 
 work (flops, bytes, target instructions) against the board registry's peaks, plus host
 costs (compilation once per compiled variant, buffer set-up and validation per point).
 :attr:`SweepPlan.worst_case_s` bounds it with every point hitting ``max_point_s``.
+
+Planning is bounded: :func:`count_points` multiplies the grid sizes without expanding
+anything, and a spec above ``max_points`` (default :data:`DEFAULT_MAX_POINTS`, the
+command line's ``--max-points``) is refused with :class:`~perfml.errors.SweepTooLargeError`.
 """
 
 from __future__ import annotations
@@ -292,7 +296,7 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise SweepSpecError(f"{path}: no such sweep spec; the shipped specs are in sweeps/") from None
+        raise SweepSpecError(f"{path}: no such sweep spec; the shipped specs are in perfml/data/sweeps (used when no spec is named)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepSpecError(f"{path}: not valid TOML ({exc})") from None
     return parse_spec(data, where=str(path), path=path)
