@@ -15,6 +15,7 @@ synthetic ones of ``tests/conftest.py``.
 from __future__ import annotations
 
 import errno
+import math
 import json
 import os
 import re
@@ -433,3 +434,41 @@ def test_runner_and_backend_share_one_catalog(tmp_path, small_run):
     other = load_catalog(write_synthetic_catalog(tmp_path / "other_kernels"))
     with pytest.raises(Base, match="one catalog"):
         run_sweeps([spec], backend, tmp_path / "b", catalog=other)
+
+
+# -- §3/§4 launches within CUDA's limits, sidecar sweeps bounded -----------------------------
+@settings(max_examples=40, deadline=None)
+@given(block=st.lists(st.integers(-4, 2100), min_size=1, max_size=3),
+       grid=st.lists(st.integers(-2, 70000), min_size=1, max_size=3))
+def test_planned_launches_respect_cuda_limits(synthetic_catalog, block, grid):
+    """A spec's explicit block/grid is planned only within CUDA's limits (threads per
+    block <= 1024, block z <= 64, grid y/z <= 65535); anything else is a SweepSpecError."""
+    from perfml.errors import SweepSpecError
+    from perfml.measure.spec import parse_spec, plan_spec
+
+    spec = parse_spec({"name": "s", "families": [
+        {"name": "syn_noisy", "launch": [{"block": block, "grid": grid}]}]})
+    b = list(block) + [1] * (3 - len(block))
+    g = list(grid) + [1] * (3 - len(grid))
+    ok = (min(b + g) >= 1 and math.prod(b) <= 1024 and b[0] <= 1024 and b[1] <= 1024
+          and b[2] <= 64 and g[1] <= 65535 and g[2] <= 65535)
+    if ok:
+        (point,) = plan_spec(spec, synthetic_catalog, sms=4).points
+        assert point.launch.block == tuple(b) and point.launch.grid == tuple(g)
+    else:
+        with pytest.raises(SweepSpecError):
+            plan_spec(spec, synthetic_catalog, sms=4)
+
+
+def test_sidecar_sweep_is_bounded(tmp_path):
+    from perfml.errors import KernelSidecarError
+
+    kernels = tmp_path / "kernels"
+    sidecar = _copy_family(kernels, "divergence")
+    text = sidecar.read_text()
+    text = re.sub(r"(?ms)^\[sweep\].*?(?=^\[)", "[sweep.grid]\nGROUP_SIZE = "
+                  + str(list(range(1, 101))) + "\nREPS = " + str(list(range(1, 101))) + "\n\n",
+                  text)
+    sidecar.write_text(text)
+    with pytest.raises(KernelSidecarError, match="10000 points, more than 1024"):
+        load_family(sidecar)

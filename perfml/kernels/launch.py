@@ -9,7 +9,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["LAUNCH_NAMES", "LaunchConfig"]
+__all__ = ["CUDA_LIMITS", "LAUNCH_NAMES", "LaunchConfig"]
+
+#: launch limits of every compute capability perfml targets (5.0 and newer): CUDA C++
+#: Programming Guide, "Technical Specifications per Compute Capability" (max threads
+#: per block; max x/y/z of a block and of a grid) and the largest dynamic shared memory
+#: a block may opt into (227 KiB, compute capability 9.0).
+CUDA_LIMITS = {
+    "threads_per_block": 1024,
+    "block": (1024, 1024, 64),
+    "grid": (2**31 - 1, 65535, 65535),
+    "shared_bytes": 227 * 1024,
+}
 
 #: names a sidecar expression may use besides the family's parameters
 LAUNCH_NAMES = ("sms", "threads", "blocks", "threads_per_block", "warps",
@@ -50,3 +61,19 @@ class LaunchConfig:
             "block_y": self.block[1],
             "block_z": self.block[2],
         }
+
+    def cuda_limit_violation(self) -> str | None:
+        """What breaks CUDA's launch limits (:data:`CUDA_LIMITS`), or None for a valid launch."""
+        if any(d < 1 for d in (*self.grid, *self.block)):
+            return f"grid {self.grid} and block {self.block} must be positive"
+        if self.threads_per_block > CUDA_LIMITS["threads_per_block"]:
+            return (f"block {self.block} has {self.threads_per_block} threads, more than "
+                    f"CUDA's {CUDA_LIMITS['threads_per_block']}")
+        for what, dims in (("block", self.block), ("grid", self.grid)):
+            for axis, value, limit in zip("xyz", dims, CUDA_LIMITS[what]):
+                if value > limit:
+                    return f"{what} {axis} = {value} is above CUDA's limit of {limit}"
+        if not 0 <= self.shared_bytes <= CUDA_LIMITS["shared_bytes"]:
+            return (f"shared_bytes = {self.shared_bytes} is outside 0..{CUDA_LIMITS['shared_bytes']} "
+                    "(the most a block may use)")
+        return None

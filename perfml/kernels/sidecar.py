@@ -6,6 +6,7 @@ Every key is checked against ``perfml/kernels/cuda/SIDECAR.md``; a problem is a
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -33,7 +34,10 @@ from perfml.kernels.family import (
 from perfml.kernels.launch import LAUNCH_NAMES as _LAUNCH_NAMES
 from perfml.kernels.options import check_sidecar_options
 
-__all__ = ["load_family"]
+__all__ = ["MAX_SWEEP_POINTS", "load_family"]
+
+#: most points a sidecar's own [sweep] may expand to (`kernels check --sweep` compiles each)
+MAX_SWEEP_POINTS = 1024
 
 _TOP_KEYS = {
     "schema_version", "name", "kind", "source", "entry", "component", "target", "target_note",
@@ -247,6 +251,11 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
             if not values or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
                 raise _fail(path, f"sweep values of {pname}", f"expected integers, found "
                             f"{list(values)!r}", "list integer values")
+        n_points = math.prod(len(v) for v in grid.values())
+        if n_points > MAX_SWEEP_POINTS:
+            raise _fail(path, "sweep", f"expands to {n_points} points, more than "
+                        f"{MAX_SWEEP_POINTS}", "sweep fewer values here and put larger grids in "
+                        "a sweep spec (perfml sweep plan --max-points N)")
         sweep = Sweep(MappingProxyType(grid))
     elif kind == "dynamic":
         raise _fail(path, "sweep", "a dynamic family needs a sweep",

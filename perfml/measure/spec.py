@@ -499,6 +499,9 @@ def plan_spec(
             try:
                 params = family.resolve_params({**point, **overrides})
                 lc = _launch_config(family, params, cfg, sms)
+                problem = lc.cuda_limit_violation()
+                if problem:
+                    raise SweepSpecError(f"{problem}; change the launch or the parameters")
                 launch = Launch(
                     family=run.name,
                     params=params,
