@@ -472,3 +472,31 @@ def test_sidecar_sweep_is_bounded(tmp_path):
     sidecar.write_text(text)
     with pytest.raises(KernelSidecarError, match="10000 points, more than 1024"):
         load_family(sidecar)
+
+
+# "((((9**64)**64)**64)**64)**64" belongs here too once the bounded evaluator of
+# perfml/_expr.py (another slice of issue 14) replaces perfml/kernels/_expr.py.
+@pytest.mark.parametrize("expr", ["1e308*10", "ceil(1e308*10)", "1/0", "9**9**9"])
+def test_sidecar_expressions_fail_typed_and_bounded(tmp_path, capsys, expr):
+    """Every sidecar expression goes through the bounded evaluator; overflow, division by
+    zero or a non-finite result is one typed line, never a traceback or an endless loop."""
+    import time
+
+    from perfml.errors import KernelSidecarError
+    from perfml.kernels.launch import LaunchConfig
+
+    kernels = tmp_path / "kernels"
+    sidecar = _copy_family(kernels)
+    text = sidecar.read_text()
+    text = re.sub(r"(?m)^flops = .*$", f"flops = {json.dumps(expr)}", text, count=1)
+    sidecar.write_text(text)
+    fam = load_family(sidecar)
+    start = time.monotonic()
+    with pytest.raises(KernelSidecarError, match="work.flops"):
+        fam.work(None, LaunchConfig((4, 1, 1), (256, 1, 1)))
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "s"\n[[families]]\nname = "vectorAdd"\n')
+    assert _cli(["sweep", "plan", str(spec), "--sms", "4", "--kernels-dir", str(kernels)]) == 2
+    err = capsys.readouterr().err
+    assert "work.flops" in err and "Traceback" not in err
+    assert time.monotonic() - start < 5.0

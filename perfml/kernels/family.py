@@ -10,6 +10,7 @@ evaluator of :mod:`perfml.kernels._expr`.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,11 +269,27 @@ class KernelFamily:
         names.update(extra)
         return names
 
-    def _int(self, expr: str | int, names: Mapping[str, Any], key: str) -> int:
+    def evaluate(self, expr: str | int | float, names: Mapping[str, Any], key: str,
+                 error: type[Exception] = KernelSidecarError) -> int | float:
+        """One sidecar expression, through the bounded expression evaluator.
+
+        Every sidecar expression (launch dimensions, buffer sizes, scalar values, work,
+        fill values, expected outputs) is evaluated here, so its cost is bounded by the
+        evaluator and any failure (a bad expression, an overflow, a non-finite result)
+        is one typed ``error`` naming the sidecar and the key.
+        """
         try:
             value = evaluate(expr, names)
-        except ExpressionError as exc:
-            raise KernelSidecarError(f"{self.sidecar_path}: {key}: {exc}") from exc
+            finite = math.isfinite(value)
+        except (ExpressionError, ArithmeticError, ValueError, TypeError) as exc:
+            raise error(f"{self.sidecar_path}: {key}: {exc}; fix the expression") from exc
+        if not finite:
+            raise error(f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a "
+                        "finite number; fix the expression")
+        return value
+
+    def _int(self, expr: str | int, names: Mapping[str, Any], key: str) -> int:
+        value = self.evaluate(expr, names, key)
         if value != int(value) or value < 0:
             raise KernelSidecarError(
                 f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a non-negative "
@@ -338,11 +355,8 @@ class KernelFamily:
         spec = self.arg(arg) if isinstance(arg, str) else arg
         if spec.kind != "scalar":
             raise KernelSidecarError(f"{self.sidecar_path}: argument {spec.name!r} is not a scalar")
-        try:
-            value = evaluate(spec.value if spec.value is not None else 0,
-                             self.expression_names(params, launch))
-        except ExpressionError as exc:
-            raise KernelSidecarError(f"{self.sidecar_path}: args.{spec.name}.value: {exc}") from exc
+        value = self.evaluate(spec.value if spec.value is not None else 0,
+                              self.expression_names(params, launch), f"args.{spec.name}.value")
         return float(value) if spec.dtype.startswith("float") else int(value)
 
     def work(self, params: Mapping[str, int] | None, launch: LaunchConfig) -> dict[str, float]:
@@ -350,8 +364,5 @@ class KernelFamily:
         names = self.expression_names(params, launch)
         out = {}
         for key, expr in self.work_spec.items():
-            try:
-                out[key] = float(evaluate(expr, names))
-            except ExpressionError as exc:
-                raise KernelSidecarError(f"{self.sidecar_path}: work.{key}: {exc}") from exc
+            out[key] = float(self.evaluate(expr, names, f"work.{key}"))
         return out
