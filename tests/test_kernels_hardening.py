@@ -130,7 +130,7 @@ def test_only_allow_listed_shapes_pass(opt):
     assert any(p.fullmatch(opt) for p in patterns)
     assert opt.startswith("-") and len(opt) <= 40
     assert not re.search(r"[\s/\\;$`|&<>*?'\"]", opt), opt
-    assert not opt.startswith(DANGEROUS) or opt == "-Xptxas=-v", opt
+    assert not opt.startswith(DANGEROUS) or opt in ("-Xptxas=-v", "-lineinfo"), opt
 
 
 def test_ccbin_in_a_sidecar_never_runs(tmp_path, capsys):
@@ -500,3 +500,17 @@ def test_sidecar_expressions_fail_typed_and_bounded(tmp_path, capsys, expr):
     err = capsys.readouterr().err
     assert "work.flops" in err and "Traceback" not in err
     assert time.monotonic() - start < 5.0
+
+
+def test_empty_inputs_are_errors_not_empty_answers(tmp_path, capsys):
+    """An empty kernels or spec directory, or a non-positive SM count, is a typed error
+    (it used to print an empty table and exit 0)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _cli(["kernels", "list", "--kernels-dir", str(empty)]) == 2
+    assert "no <family>.toml" in capsys.readouterr().err
+    assert _cli(["sweep", "plan", str(empty), "--sms", "4"]) == 2
+    assert "without sweep specs" in capsys.readouterr().err
+    for sms in ("0", "-3"):
+        assert _cli(["sweep", "plan", "--sms", sms]) == 2
+        capsys.readouterr()

@@ -55,7 +55,8 @@ def plan(
         str, typer.Option("--board", help="Registry board to plan for (SMs, peaks).")
     ] = "H100-SXM",
     sms: Annotated[
-        int | None, typer.Option("--sms", help="SM count; overrides the board's, no peaks then.")
+        int | None,
+        typer.Option("--sms", min=1, help="SM count; overrides the board's, no peaks then."),
     ] = None,
     points: Annotated[bool, typer.Option("--points", help="List every planned point.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
@@ -155,7 +156,7 @@ def run(
     replay: Annotated[
         Path | None, typer.Option("--replay", help="Result set to serve with --backend replay.")
     ] = None,
-    device: Annotated[int, typer.Option("--device", help="CUDA device ordinal.")] = 0,
+    device: Annotated[int, typer.Option("--device", min=0, help="CUDA device ordinal.")] = 0,
     board: Annotated[
         str | None, typer.Option("--board", help="Registry board, for time estimates only.")
     ] = None,

@@ -102,7 +102,7 @@ def load_catalog(root: Path | str | None = None) -> dict[str, KernelFamily]:
     Raises
     ------
     KernelSidecarError
-        ``root`` is not a directory, or a sidecar in it is malformed.
+        ``root`` is not a directory, holds no sidecar, or a sidecar in it is malformed.
     """
     directory = Path(root) if root is not None else default_kernels_dir()
     if not directory.is_dir():
@@ -110,8 +110,14 @@ def load_catalog(root: Path | str | None = None) -> dict[str, KernelFamily]:
             f"kernels directory {directory} does not exist; pass --kernels-dir DIR (or set "
             f"{KERNELS_DIR_ENV}) naming a directory of <family>.cu/<family>.toml pairs"
         )
+    sidecars = sorted(directory.glob("*.toml"))
+    if not sidecars:
+        raise KernelSidecarError(
+            f"kernels directory {directory} holds no <family>.toml sidecars; pass the directory "
+            "of your .cu/.toml pairs (see perfml/kernels/cuda/SIDECAR.md)"
+        )
     families = {}
-    for sidecar in sorted(directory.glob("*.toml")):
+    for sidecar in sidecars:
         fam = load_family(sidecar, root=directory)
         families[fam.name] = fam
     return families

@@ -308,6 +308,9 @@ def load_specs(paths: Iterable[str | os.PathLike[str]]) -> list[SweepSpec]:
     for p in paths:
         p = Path(p)
         files = sorted(p.glob("*.toml")) if p.is_dir() else [p]
+        if p.is_dir() and not files:
+            raise SweepSpecError(f"{p}: a directory without sweep specs (*.toml); name spec "
+                                 "files, or a directory holding some")
         specs.extend(load_spec(f) for f in files)
     seen: dict[str, Path | None] = {}
     for spec in specs:
@@ -483,6 +486,8 @@ def plan_spec(
         The spec expands to more than ``max_points`` points (counted before expanding,
         by :func:`count_points`).
     """
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
+        raise SweepSpecError(f"sms must be a positive integer (the device's SM count), found {sms!r}")
     check_size(spec, catalog, max_points)
     points: list[PlannedPoint] = []
     compiled: set[str] = set()
