@@ -144,3 +144,56 @@ class QueryValidationError(DatasetSchemaError):
     """A prediction query row is outside what the model can answer (CUDA launch limits,
     a non-integer or non-finite size, an app the model never trained on, a column that
     collides with an output column)."""
+
+# --- added by measure ---
+__all__ += ["KernelSidecarError", "UnknownKernelError", "KernelValidationError"]
+__all__ += ["KernelOptionError", "KernelPathError", "SweepTooLargeError", "ResultWriteError"]
+__all__ += ["UnknownChoiceError", "SweepFailedPointsError", "ReplayMissError"]
+
+
+class KernelSidecarError(PerfmlError):
+    """A kernel sidecar (``perfml/kernels/cuda/<family>.toml``) is malformed or inconsistent."""
+
+
+class UnknownKernelError(PerfmlError, KeyError):
+    """A kernel family or kernel name is not in the catalog."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class KernelValidationError(PerfmlError):
+    """A kernel's arguments cannot be built, or its output failed validation."""
+
+
+class KernelOptionError(KernelSidecarError):
+    """A compiler option in a sidecar is not on the allow-list of microbenchmark flags."""
+
+
+class KernelPathError(KernelSidecarError):
+    """A path in a sidecar (``source``) leaves the kernels directory or is not a plain file."""
+
+
+class SweepTooLargeError(SweepSpecError):
+    """A sweep spec expands to more points than the limit allows."""
+
+
+class ResultWriteError(PerfmlError):
+    """Writing a result file failed (disk full, read-only file system, permissions, ...)."""
+
+
+class UnknownChoiceError(PerfmlError):
+    """A command-line value is not one of the values the command knows (kind, arch, ...)."""
+
+
+class SweepFailedPointsError(PerfmlError):
+    """Some points failed to compile or validate; the others were recorded."""
+
+    exit_code = 1
+
+
+class ReplayMissError(PerfmlError, KeyError):
+    """The replayed recording holds no measurement of the requested launch."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

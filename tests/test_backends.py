@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from backend_conformance import CHECKS
 from conftest import SYNTHETIC_DEVICE, SyntheticBackend
 
 from perfml.measure import (
@@ -22,6 +21,7 @@ from perfml.measure import (
     make_backend,
 )
 from perfml.errors import DeviceUnavailableError, PerfmlError, ResultSchemaError
+from perfml.testing.backend_conformance import CHECKS, check_backend
 
 BACKENDS = ["synthetic", "replay", pytest.param("cupy", marks=pytest.mark.gpu)]
 
@@ -57,6 +57,22 @@ def backend_and_launches(request, synthetic_recording):
 def test_backend_conformance(backend_and_launches, check, tmp_path):
     backend, launches = backend_and_launches
     check(backend, launches, tmp_path)
+
+
+def test_check_backend_runs_the_whole_suite(synthetic_recording, tmp_path):
+    """The packaged entry point passes a conforming backend and names a broken one's check."""
+    backend = ReplayBackend(synthetic_recording)
+    check_backend(backend, backend.launches()[:3], tmp_path / "ok")
+
+    class Unvalidated(ReplayBackend):
+        def run(self, launch):
+            import dataclasses
+
+            return dataclasses.replace(super().run(launch), validated=False)
+
+    broken = Unvalidated(synthetic_recording)
+    with pytest.raises(AssertionError, match="check_output_validated_before_timing"):
+        check_backend(broken, broken.launches()[:3], tmp_path / "broken")
 
 
 # -- the data model ------------------------------------------------------------------------

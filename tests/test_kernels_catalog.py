@@ -12,6 +12,7 @@ Where the truth comes from:
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from pathlib import Path
@@ -160,16 +161,26 @@ def test_get_kernel_and_unknown_names(catalog):
         catalog["fp32_simple"].compile_options({"ITER": 3})
 
 
-def test_kernels_dir_env_override(tmp_path, monkeypatch):
+def test_kernels_dir_is_an_argument_and_the_env_is_read_only_by_the_cli(tmp_path, monkeypatch, capsys):
+    """issue 9: a user directory is passed down; the library ignores $PERFML_KERNELS_DIR."""
+    from perfml.cli import main
+
     src = default_kernels_dir()
     for stem in ("vectorAdd",):
         for ext in (".cu", ".toml"):
             (tmp_path / f"{stem}{ext}").write_text((src / f"{stem}{ext}").read_text())
+    assert list(load_catalog(tmp_path)) == ["vectorAdd"]
     monkeypatch.setenv("PERFML_KERNELS_DIR", str(tmp_path))
-    assert list(load_catalog()) == ["vectorAdd"]
-    monkeypatch.setenv("PERFML_KERNELS_DIR", str(tmp_path / "missing"))
-    with pytest.raises(KernelSidecarError, match="PERFML_KERNELS_DIR"):
-        load_catalog()
+    assert len(load_catalog()) > 1  # the library does not read the environment
+    assert main(["kernels", "list", "--json"]) == 0  # the CLI does
+    assert {r["family"] for r in json.loads(capsys.readouterr().out)} == {"vectorAdd"}
+    monkeypatch.delenv("PERFML_KERNELS_DIR")
+    assert main(["kernels", "list", "--json", "--kernels-dir", str(tmp_path)]) == 0
+    assert {r["family"] for r in json.loads(capsys.readouterr().out)} == {"vectorAdd"}
+    with pytest.raises(KernelSidecarError, match="--kernels-dir"):
+        load_catalog(tmp_path / "missing")
+    assert main(["kernels", "list", "--kernels-dir", str(tmp_path / "missing")]) == 2
+    assert "--kernels-dir" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- malformed sidecars

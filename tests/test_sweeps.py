@@ -7,6 +7,7 @@ All measurements here come from the synthetic backend or a synthetic recording
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -374,3 +375,53 @@ def test_two_writers_are_refused(tmp_path, synthetic_catalog):
         with pytest.raises(ResultFileExistsError, match="another perfml sweep"):
             _run(rs.path, synthetic_catalog, resume=True)
     _run(rs.path, synthetic_catalog, resume=True)  # released: the sweep runs
+
+
+# -- layering (issue 9: one measurement layer, imports run downward) -----------------------
+def _perfml_imports(path):
+    """Every ``perfml.*`` module a file imports, at module level or inside functions."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m == "perfml" or m.startswith("perfml.")}
+
+
+def test_measure_imports_run_downward():
+    import perfml
+
+    root = Path(perfml.__file__).parent
+    rank = {"backend": 0, "store": 1, "replay": 2, "cupy_backend": 2, "spec": 3, "runner": 4,
+            "__init__": 5}
+    assert {p.stem for p in (root / "measure").glob("*.py")} == set(rank)
+    for path in (root / "measure").glob("*.py"):
+        for module in _perfml_imports(path):
+            assert not module.startswith(("perfml.cli", "perfml.learned", "perfml.evaluation",
+                                          "perfml.experiments")), (path.name, module)
+            if module.startswith("perfml.measure."):
+                other = module.split(".")[2]
+                assert rank[other] < rank[path.stem], f"{path.name} imports {module} (upward)"
+    for package in ("kernels", "closed_form"):
+        for path in (root / package).rglob("*.py"):
+            for module in _perfml_imports(path):
+                assert not module.startswith(("perfml.measure", "perfml.cli")), (path, module)
+
+
+def test_planner_estimate_is_the_closed_form_roofline():
+    """The planner's whole-device bound is perfml.closed_form.roofline's, not a copy."""
+    from perfml import boards
+    from perfml.closed_form.roofline import roofline_time_ms
+    from perfml.measure.spec import MIN_LAUNCH_S, _kernel_seconds
+
+    board = boards.get_board("H100-SXM")
+    work = {"flops": 4e12, "instructions": 1e9, "bytes": 2e9}
+    expected = roofline_time_ms(4e12, 2e9, boards.peak_flops(board, "fp32"),
+                                boards.peak_bandwidth(board)) / 1e3
+    assert _kernel_seconds(work, {}, board) == pytest.approx(max(MIN_LAUNCH_S, expected))
+    memory_bound = {"flops": 0.0, "instructions": 0.0, "bytes": 3e12}
+    assert _kernel_seconds(memory_bound, {}, board) == pytest.approx(
+        3e12 / boards.peak_bandwidth(board))

@@ -25,20 +25,88 @@ _JSON_KEYS = ("kernel", "family", "kind", "arch", "target", "purity", "n_target"
               "n_instructions", "region", "kernel_purity", "passed", "error", "histogram")
 
 
-def _select(families: list[str] | None, kinds: list[str] | None, root: Path | None):
-    from perfml.kernels.catalog import UnknownKernelError, load_catalog
+def resolve_kernels_dir(option: Path | None) -> Path | None:
+    """``--kernels-dir``, else ``$PERFML_KERNELS_DIR``, else None (the shipped kernels).
 
-    catalog = load_catalog(root)
+    The environment is read here, in the CLI, and passed down as an argument: library
+    code never reads it.
+    """
+    import os
+
+    from perfml.kernels.catalog import KERNELS_DIR_ENV
+
+    if option is not None:
+        return option
+    env = os.environ.get(KERNELS_DIR_ENV)
+    return Path(env) if env else None
+
+
+def resolve_cache_dir(option: Path | None) -> Path | None:
+    """``--cache-dir``, else ``$PERFML_CACHE_DIR``, else ``$XDG_CACHE_HOME/perfml/cubin``, else None."""
+    import os
+
+    from perfml.kernels.compile import CACHE_DIR_ENV
+
+    if option is not None:
+        return option
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "perfml" / "cubin"
+    return None
+
+
+def _finite_or_null(value):
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(v) for v in value]
+    return value
+
+
+def strict_json(value, **kwargs) -> str:
+    """JSON that every parser accepts: infinities and NaN become ``null``, never ``Infinity``."""
+    return json.dumps(_finite_or_null(value), allow_nan=False, **kwargs)
+
+
+def _check_choices(option: str, given: list[str] | None, valid) -> None:
+    from perfml.errors import UnknownChoiceError
+
+    valid = list(valid)
+    unknown = [g for g in (given or []) if g not in valid]
+    if unknown:
+        raise UnknownChoiceError(
+            f"{option} {', '.join(map(repr, unknown))} is not known; expected one of "
+            f"{', '.join(valid) or '(none)'}"
+        )
+
+
+def _select(families: list[str] | None, kinds: list[str] | None, root: Path | None):
+    from perfml.kernels.catalog import KINDS, UnknownKernelError, load_catalog
+
+    _check_choices("--kind", kinds, KINDS)
+    catalog = load_catalog(resolve_kernels_dir(root))
     if families:
         unknown = [f for f in families if f not in catalog]
         if unknown:
             raise UnknownKernelError(
-                f"no kernel family {', '.join(unknown)}; known: {', '.join(catalog)}"
+                f"--family {', '.join(map(repr, unknown))} is not in the catalog; expected one "
+                f"of {', '.join(catalog) or '(none)'}"
             )
         catalog = {name: catalog[name] for name in families}
     if kinds:
         catalog = {n: f for n, f in catalog.items() if f.kind in kinds}
     return catalog
+
+
+_KERNELS_DIR_HELP = (
+    "Directory of .cu/.toml pairs to use instead of the shipped kernels "
+    "(default: $PERFML_KERNELS_DIR, else the kernels inside the perfml package)."
+)
 
 
 @kernels_app.command("list")
@@ -50,7 +118,7 @@ def list_kernels(
     as_json: bool = typer.Option(False, "--json", help="Print only a JSON list."),
     kernels_dir: Optional[Path] = typer.Option(
         None, "--kernels-dir",
-        help="Directory of .cu/.toml pairs (default: the checkout's kernels/ or $PERFML_KERNELS_DIR).",
+        help=_KERNELS_DIR_HELP,
     ),
 ) -> None:
     """List kernel families, their kernels (variants), targets and sweeps."""
@@ -69,7 +137,7 @@ def list_kernels(
                 "sweep": {p: list(v) for p, v in fam.sweep.grid.items()} if fam.sweep else None,
             })
     if as_json:
-        typer.echo(json.dumps(rows, indent=1))
+        typer.echo(strict_json(rows, indent=1))
         return
     width = max((len(r["kernel"]) for r in rows), default=6)
     typer.echo(f"{'kernel':<{width}}  {'kind':<11} {'component':<16} {'target':<11} sweep")
@@ -101,7 +169,7 @@ def check(
     ),
     cache_dir: Optional[Path] = typer.Option(
         None, "--cache-dir",
-        help="Cubin cache (default $PERFML_CACHE_DIR or ~/.cache/perfml/cubin).",
+        help="Cubin cache (default $PERFML_CACHE_DIR, else $XDG_CACHE_HOME/perfml/cubin, else ~/.cache/perfml/cubin).",
     ),
     workers: Optional[int] = typer.Option(
         None, "--workers", min=1,
@@ -109,7 +177,7 @@ def check(
     ),
     kernels_dir: Optional[Path] = typer.Option(
         None, "--kernels-dir",
-        help="Directory of .cu/.toml pairs.",
+        help=_KERNELS_DIR_HELP,
     ),
     sweep: bool = typer.Option(
         False, "--sweep",
@@ -126,15 +194,17 @@ def check(
     from perfml.kernels.purity import DEFAULT_ARCHS, STATIC_THRESHOLD, check_kernels
 
     catalog = _select(family, kind, kernels_dir)
+    known_archs = sorted({a for fam in catalog.values() for a in fam.archs})
+    _check_choices("--arch", arch, known_archs)
     archs = tuple(arch) if arch else DEFAULT_ARCHS
     kernels = ([k for fam in catalog.values() for k in fam.sweep_kernels()] if sweep
                else iter_kernels(catalog))
-    results = check_kernels(kernels, archs, cache_dir=cache_dir,
+    results = check_kernels(kernels, archs, cache_dir=resolve_cache_dir(cache_dir),
                             compiler=compiler, workers=workers)
     failed = [r for r in results if not r.passed]
     if as_json:
-        typer.echo(json.dumps([{k: r.to_dict()[k] for k in _JSON_KEYS} for r in results],
-                              indent=1))
+        typer.echo(strict_json([{k: r.to_dict()[k] for k in _JSON_KEYS} for r in results],
+                               indent=1))
     else:
         by_kernel: dict[str, dict[str, object]] = {}
         for r in results:

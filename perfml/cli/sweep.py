@@ -1,8 +1,7 @@
-"""``perfml sweep plan|run``: microbenchmark sweeps from ``sweeps/*.toml`` specs."""
+"""``perfml sweep plan|run``: microbenchmark sweeps from specs (shipped in ``perfml/data/sweeps``)."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,13 +9,26 @@ from typing import Annotated, Any
 import typer
 
 from perfml.errors import PerfmlError
+from perfml.measure.spec import DEFAULT_MAX_POINTS
 
 sweep_app = typer.Typer(
-    help="Plan and run microbenchmark sweeps (specs in sweeps/*.toml).",
+    help="Plan and run microbenchmark sweeps (specs shipped in perfml/data/sweeps, or your own).",
     no_args_is_help=True,
 )
 
-_SPECS_HELP = "Sweep spec files or directories (default: the shipped sweeps/*.toml)."
+_SPECS_HELP = "Sweep spec files or directories (default: the specs shipped in perfml/data/sweeps)."
+_KERNELS_DIR_HELP = (
+    "Directory of .cu/.toml pairs to use instead of the shipped kernels "
+    "(default: $PERFML_KERNELS_DIR, else the kernels inside the perfml package)."
+)
+_MAX_POINTS_HELP = "Refuse a spec that expands to more points than this (counted before expanding)."
+
+
+def _catalog(kernels_dir: Path | None):
+    from perfml.cli.kernels import resolve_kernels_dir
+    from perfml.kernels.catalog import load_catalog
+
+    return load_catalog(resolve_kernels_dir(kernels_dir))
 
 
 def _specs(paths: list[Path] | None):
@@ -24,7 +36,7 @@ def _specs(paths: list[Path] | None):
 
     chosen = list(paths or default_spec_paths())
     if not chosen:
-        raise PerfmlError("no sweep specs given and none found in sweeps/; pass SPEC files")
+        raise PerfmlError("no sweep specs given and none shipped in perfml/data/sweeps; pass SPEC files")
     return load_specs(chosen)
 
 
@@ -43,18 +55,26 @@ def plan(
         str, typer.Option("--board", help="Registry board to plan for (SMs, peaks).")
     ] = "H100-SXM",
     sms: Annotated[
-        int | None, typer.Option("--sms", help="SM count; overrides the board's, no peaks then.")
+        int | None,
+        typer.Option("--sms", min=1, help="SM count; overrides the board's, no peaks then."),
     ] = None,
     points: Annotated[bool, typer.Option("--points", help="List every planned point.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    kernels_dir: Annotated[
+        Path | None, typer.Option("--kernels-dir", help=_KERNELS_DIR_HELP)
+    ] = None,
+    max_points: Annotated[
+        int, typer.Option("--max-points", min=1, help=_MAX_POINTS_HELP)
+    ] = DEFAULT_MAX_POINTS,
 ) -> None:
     """Print the planned points and the estimated time of each spec."""
-    from perfml.kernels.catalog import load_catalog
+    from perfml.cli.kernels import strict_json
     from perfml.measure.spec import plan_specs
 
     reg = None if sms else _board(board)
     n_sms = sms or int(reg.sms)
-    plans = plan_specs(_specs(specs), load_catalog(), sms=n_sms, board=reg)
+    plans = plan_specs(_specs(specs), _catalog(kernels_dir), sms=n_sms, board=reg,
+                       max_points=max_points)
     total = sum(p.estimated_s for p in plans)
     if json_:
         doc = {
@@ -87,7 +107,7 @@ def plan(
                 for p in plans
             ],
         }
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(strict_json(doc, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
@@ -136,13 +156,19 @@ def run(
     replay: Annotated[
         Path | None, typer.Option("--replay", help="Result set to serve with --backend replay.")
     ] = None,
-    device: Annotated[int, typer.Option("--device", help="CUDA device ordinal.")] = 0,
+    device: Annotated[int, typer.Option("--device", min=0, help="CUDA device ordinal.")] = 0,
     board: Annotated[
         str | None, typer.Option("--board", help="Registry board, for time estimates only.")
     ] = None,
     flush_every: Annotated[
-        int, typer.Option("--flush-every", help="Points per appended Parquet part.")
+        int, typer.Option("--flush-every", min=1, help="Points per appended Parquet part.")
     ] = 16,
+    kernels_dir: Annotated[
+        Path | None, typer.Option("--kernels-dir", help=_KERNELS_DIR_HELP)
+    ] = None,
+    max_points: Annotated[
+        int, typer.Option("--max-points", min=1, help=_MAX_POINTS_HELP)
+    ] = DEFAULT_MAX_POINTS,
 ) -> None:
     """Measure the specs' points into an append-only result set."""
     from rich.console import Console
@@ -153,8 +179,10 @@ def run(
 
     loaded = _specs(specs)
     reg = _board(board)
+    catalog = _catalog(kernels_dir)  # one catalog for planning and for the backend
     console = Console(stderr=True)
-    with make_backend(backend, replay=str(replay) if replay else None, device=device) as be:
+    with make_backend(backend, replay=str(replay) if replay else None, device=device,
+                      catalog=catalog) as be:
         target = out or _default_out(be.device_info().name)
         with Progress(
             TextColumn("{task.description}"),
@@ -172,7 +200,12 @@ def run(
                 bar.update(tasks[spec], completed=done)
 
             result_set, reports = run_sweeps(
-                loaded, be, target, resume=resume, board=reg, flush_every=flush_every, progress=progress
+                loaded, be, target, resume=resume, catalog=catalog, board=reg,
+                flush_every=flush_every, progress=progress, max_points=max_points,
+                on_stale=lambda removed: console.print(
+                    f"[yellow]removed {len(removed)} stale temporary file(s) left by an "
+                    f"interrupted sweep: {', '.join(p.name for p in removed)}[/]"
+                ),
             )
     thresholds = {s.name: s.cv_threshold for s in loaded}
     for r in reports:

@@ -1,9 +1,12 @@
 """Kernel catalog, offline compilation, SASS disassembly and purity checks.
 
-``kernels/<family>.cu`` + ``kernels/<family>.toml`` (see ``kernels/SIDECAR.md``) are the
-data; this package reads them (:mod:`perfml.kernels.catalog`), compiles them without a GPU
-(:mod:`perfml.kernels.compile`), parses the SASS (:mod:`perfml.kernels.sass`) and measures the
-share of target instructions in the timed region (:mod:`perfml.kernels.purity`).
+``cuda/<family>.cu`` + ``cuda/<family>.toml`` (see ``cuda/SIDECAR.md``; shipped as
+package data) are the data. This package models a sidecar (:mod:`perfml.kernels.family`,
+:mod:`perfml.kernels.launch`), reads and checks one (:mod:`perfml.kernels.sidecar`, with
+the compiler-option allow-list of :mod:`perfml.kernels.options`), collects a directory
+of them (:mod:`perfml.kernels.catalog`), compiles them without a GPU
+(:mod:`perfml.kernels.compile`), parses the SASS (:mod:`perfml.kernels.sass`) and
+measures the share of target instructions in the timed region (:mod:`perfml.kernels.purity`).
 """
 
 from perfml.kernels.catalog import (

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from perfml.errors import KernelCompileError
+from perfml.kernels.options import check_compile_options
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -55,12 +56,8 @@ class Cubin:
 
 
 def default_cache_dir() -> Path:
-    """``$PERFML_CACHE_DIR`` or ``$XDG_CACHE_HOME/perfml/cubin`` (``~/.cache/perfml/cubin``)."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "perfml" / "cubin"
+    """``~/.cache/perfml/cubin``; the CLI passes ``--cache-dir`` or ``$PERFML_CACHE_DIR`` instead."""
+    return Path.home() / ".cache" / "perfml" / "cubin"
 
 
 def _cuda_homes() -> list[Path]:
@@ -222,11 +219,17 @@ def compile_cubin(
 
     Raises
     ------
+    KernelOptionError
+        If an option is not on the allow-list of :mod:`perfml.kernels.options`
+        (checked before any compiler runs; the command is an argument list, no shell).
     ToolchainMissingError
         If no compiler is installed.
     KernelCompileError
         If compilation fails; the message carries the compiler log.
     """
+    options = check_compile_options(
+        options, f"compiling {source.name if isinstance(source, Path) else name}"
+    )  # before any compiler runs
     if isinstance(source, Path):
         name = source.name
         text = source.read_text(encoding="utf-8")
@@ -234,7 +237,6 @@ def compile_cubin(
         text = source
     which = _pick_compiler(compiler)
     version = _nvcc_version(find_nvcc() or "nvcc") if which == "nvcc" else _nvrtc_version()
-    options = tuple(options)
     key = hashlib.sha256(
         "\0".join([which, version, arch, *options, text]).encode()
     ).hexdigest()

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from perfml.errors import KernelCompileError
-from perfml.kernels.catalog import KernelFamily, KernelSpec
+from perfml.kernels.family import KernelFamily, KernelSpec
 from perfml.kernels.compile import Cubin, ToolchainMissingError, compile_many
 from perfml.kernels.sass import (
     SassFunction,

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from perfml.errors import PerfmlError
-from perfml.kernels._expr import ExpressionError, evaluate
-from perfml.kernels.catalog import ArgSpec, KernelFamily, LaunchConfig
+from perfml.errors import KernelValidationError
+from perfml.kernels.family import ArgSpec, KernelFamily
+from perfml.kernels.launch import LaunchConfig
 
 __all__ = [
     "REFERENCES",
@@ -42,10 +42,6 @@ __all__ = [
 ]
 
 
-class KernelValidationError(PerfmlError):
-    """A kernel's output does not match its sidecar's validation rule."""
-
-
 Inputs = Mapping[str, Any]
 Reference = Callable[[Inputs, Mapping[str, int], LaunchConfig], np.ndarray]
 
@@ -54,10 +50,8 @@ Reference = Callable[[Inputs, Mapping[str, int], LaunchConfig], np.ndarray]
 
 
 def _fill_value(fam: KernelFamily, arg: ArgSpec, names: Mapping[str, Any]) -> float:
-    try:
-        return evaluate(arg.init_value if arg.init_value is not None else 0, names)
-    except ExpressionError as exc:
-        raise KernelValidationError(f"{fam.sidecar_path}: args.{arg.name}.init_value: {exc}") from exc
+    return fam.evaluate(arg.init_value if arg.init_value is not None else 0, names,
+                        f"args.{arg.name}.init_value", KernelValidationError)
 
 
 def _buffer(fam: KernelFamily, arg: ArgSpec, params: Mapping[str, int], launch: LaunchConfig,
@@ -82,7 +76,8 @@ def _buffer(fam: KernelFamily, arg: ArgSpec, params: Mapping[str, int], launch: 
         low = -high if dtype.kind in "if" else 0
         return rng.integers(low, high, n).astype(dtype)
     if arg.init == "chase":
-        stride = int(evaluate(arg.stride, names))  # validated at load time
+        stride = int(fam.evaluate(arg.stride, names, f"args.{arg.name}.stride",
+                                  KernelValidationError))
         if dtype.itemsize != 8:
             raise KernelValidationError(
                 f"{fam.sidecar_path}: args.{arg.name}: init = \"chase\" needs a 64-bit dtype "
@@ -229,10 +224,8 @@ def validate(
         expected: np.ndarray | float = np.asarray(inputs[name])
         what = "its initial value (the never-true store fired)"
     elif rule.kind == "equals":
-        try:
-            expected = evaluate(rule.expected, family.expression_names(resolved, launch))
-        except ExpressionError as exc:
-            raise KernelValidationError(f"{family.sidecar_path}: validation.expected: {exc}") from exc
+        expected = family.evaluate(rule.expected, family.expression_names(resolved, launch),
+                                   "validation.expected", KernelValidationError)
         what = f"{expected}"
     elif rule.kind == "finite":
         bad = ~np.isfinite(got.astype(np.float64))

@@ -30,10 +30,12 @@ from perfml.measure.cupy_backend import CupyBackend, cupy_device_available
 from perfml.measure.replay import ReplayBackend, ReplayMissError
 from perfml.measure.runner import SweepFailedPointsError, SweepReport, run_plans, run_sweeps
 from perfml.measure.spec import (
+    DEFAULT_MAX_POINTS,
     FamilyRun,
     PlannedPoint,
     SweepPlan,
     SweepSpec,
+    count_points,
     default_spec_paths,
     load_spec,
     load_specs,
@@ -45,6 +47,7 @@ from perfml.measure.store import SCHEMA_VERSION, ResultSet, make_row, point_id
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_MAX_POINTS",
     "SCHEMA_VERSION",
     "Backend",
     "CupyBackend",
@@ -62,6 +65,7 @@ __all__ = [
     "SweepReport",
     "SweepSpec",
     "canonical_json",
+    "count_points",
     "cupy_device_available",
     "default_spec_paths",
     "load_spec",

@@ -5,7 +5,7 @@ A backend turns one fully specified kernel launch (:class:`Launch`) into one
 reports them, clocks and energy where NVML gives them, and the compiled kernel's
 attributes. Two implementations exist: :class:`~perfml.measure.CupyBackend`
 (a real GPU) and :class:`~perfml.measure.ReplayBackend` (recorded results), and
-``tests/backend_conformance.py`` holds the checks every backend must pass.
+:mod:`perfml.testing.backend_conformance` holds the checks every backend must pass.
 
 The data model is small and immutable, in the manner of pyperf's ``Run``:
 measurements are never edited, only recorded.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from perfml.errors import PerfmlError
+from perfml.errors import KernelValidationError
 
 __all__ = [
     "Backend",
@@ -33,10 +33,6 @@ __all__ = [
     "Measurement",
     "canonical_json",
 ]
-
-
-class KernelValidationError(PerfmlError):
-    """A kernel's output did not match its sidecar's validation rule, so it was not timed."""
 
 
 def canonical_json(value: Any) -> str:

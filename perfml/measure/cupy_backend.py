@@ -30,6 +30,7 @@ from typing import Any
 
 from perfml.measure.backend import Backend, DeviceInfo, KernelValidationError, Launch, Measurement
 from perfml.errors import DeviceUnavailableError, KernelCompileError, PerfmlError
+from perfml.kernels.options import check_compile_options
 
 __all__ = ["CupyBackend"]
 
@@ -217,7 +218,7 @@ class CupyBackend(Backend):
 
     # -- compilation ---------------------------------------------------------------------
     def _kernel(self, family: Any, params: Mapping[str, int]):
-        options = tuple(family.compile_options(params))
+        options = check_compile_options(family.compile_options(params), str(family.sidecar_path))
         key = (family.name, options)
         if key not in self._kernels:
             try:

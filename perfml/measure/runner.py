@@ -20,20 +20,17 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
-from perfml.errors import KernelCompileError, PerfmlError
+from perfml.errors import KernelCompileError, PerfmlError, SweepFailedPointsError
 from perfml.measure.store import ResultSet, make_row, point_id
-from perfml.measure.spec import PlannedPoint, SweepPlan, SweepSpec, plan_specs
+from perfml.measure.spec import DEFAULT_MAX_POINTS, PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
 __all__ = ["SweepFailedPointsError", "SweepReport", "run_plans", "run_sweeps"]
 
 
-class SweepFailedPointsError(PerfmlError):
-    """Some points failed to compile or validate; the others were recorded."""
-
-    exit_code = 1
 
 #: called after every point: (spec name, points done in this spec, points in the spec)
 ProgressCallback = Callable[[str, int, int], None]
@@ -103,12 +100,14 @@ def run_plans(
     flush_every: int = 16,
     progress: ProgressCallback | None = None,
     clock: Callable[[], float] = time.monotonic,
+    on_stale: Callable[[list[Path]], None] | None = None,
 ) -> list[SweepReport]:
     """Measure every planned point not yet in ``result_set``.
 
     Rows are written in batches of ``flush_every``; whatever was measured is written
     before an exception (including ``KeyboardInterrupt``) propagates. The set's writer
-    lock is held throughout, so two sweeps never append to one set at once.
+    lock is held throughout, so two sweeps never append to one set at once. Temporary
+    files a killed writer left behind are removed first and passed to ``on_stale``.
     """
     device = backend.device_info()
     result_set.check_device(device)
@@ -117,6 +116,9 @@ def run_plans(
     buffer = _Buffer(result_set, max(1, flush_every))
     reports: list[SweepReport] = []
     with result_set.writing():
+        removed = result_set.remove_stale()  # temp files of a killed writer: never results
+        if removed and on_stale is not None:
+            on_stale(removed)
         try:
             for plan in plans:
                 reports.append(
@@ -190,6 +192,8 @@ def run_sweeps(
     board: Any = None,
     flush_every: int = 16,
     progress: ProgressCallback | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
+    on_stale: Callable[[list[Path]], None] | None = None,
 ) -> tuple[ResultSet, list[SweepReport]]:
     """Plan ``specs`` for the backend's device and run them into ``out``.
 
@@ -202,9 +206,14 @@ def run_sweeps(
     resume : bool
         Continue an existing result set: points already stored are skipped.
     catalog : mapping, optional
-        Kernel families by name; defaults to :func:`perfml.kernels.catalog.load_catalog`.
+        Kernel families by name: the one catalog both planning and the backend use.
+        Defaults to the backend's own (``backend.catalog``), else
+        :func:`perfml.kernels.catalog.load_catalog`. A backend holding a different
+        catalog is refused.
     board : Board, optional
         Registry entry, only used for time estimates.
+    max_points : int
+        Refuse a spec expanding to more points (see :func:`~perfml.measure.spec.plan_spec`).
 
     Raises
     ------
@@ -214,12 +223,22 @@ def run_sweeps(
         ``out`` holds results of another device.
     """
     if catalog is None:
+        catalog = getattr(backend, "catalog", None)
+    if catalog is None:
         from perfml.kernels.catalog import load_catalog
 
         catalog = load_catalog()
+    backend_catalog = getattr(backend, "catalog", None)
+    if backend_catalog is not None and backend_catalog is not catalog:
+        raise PerfmlError(
+            "the backend was created with another kernel catalog than the one given to "
+            "run_sweeps; create it with make_backend(..., catalog=catalog) so planning and "
+            "measuring use one catalog"
+        )
     device = backend.device_info()
-    plans = plan_specs(specs, catalog, sms=device.sms, board=board)
+    plans = plan_specs(specs, catalog, sms=device.sms, board=board, max_points=max_points)
     synthetic = bool(getattr(backend, "synthetic", False))
     result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
-    reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress)
+    reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress,
+                        on_stale=on_stale)
     return result_set, reports

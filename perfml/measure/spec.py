@@ -1,4 +1,4 @@
-"""Sweep specifications (``sweeps/*.toml``) and their plans.
+"""Sweep specifications (``perfml/data/sweeps/*.toml`` and the user's own) and their plans.
 
 A spec names kernel families of the catalog (``kernels/*.toml``, see
 ``kernels/SIDECAR.md``), the parameter grid and launch configs to run each with, how
@@ -34,6 +34,10 @@ per point, (warm-up + repetitions) launches, each a roofline lower bound of the 
 work (flops, bytes, target instructions) against the board registry's peaks, plus host
 costs (compilation once per compiled variant, buffer set-up and validation per point).
 :attr:`SweepPlan.worst_case_s` bounds it with every point hitting ``max_point_s``.
+
+Planning is bounded: :func:`count_points` multiplies the grid sizes without expanding
+anything, and a spec above ``max_points`` (default :data:`DEFAULT_MAX_POINTS`, the
+command line's ``--max-points``) is refused with :class:`~perfml.errors.SweepTooLargeError`.
 """
 
 from __future__ import annotations
@@ -49,11 +53,13 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.measure.backend import Launch
-from perfml.errors import SweepSpecError
+from perfml.errors import SweepSpecError, SweepTooLargeError
 
 __all__ = [
+    "DEFAULT_MAX_POINTS",
     "FamilyRun",
     "PlannedPoint",
+    "count_points",
     "SweepPlan",
     "SweepSpec",
     "default_spec_paths",
@@ -66,6 +72,8 @@ __all__ = [
 ]
 
 SPEC_VERSION = 1
+#: most points one spec may expand to unless the caller raises it (``--max-points``)
+DEFAULT_MAX_POINTS = 10_000
 
 # Host-side costs used by the time estimate (software overheads, not hardware specs):
 #: NVRTC compilation of one compiled variant (CuPy caches it afterwards)
@@ -288,7 +296,7 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise SweepSpecError(f"{path}: no such sweep spec; the shipped specs are in sweeps/") from None
+        raise SweepSpecError(f"{path}: no such sweep spec; the shipped specs are in perfml/data/sweeps (used when no spec is named)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepSpecError(f"{path}: not valid TOML ({exc})") from None
     return parse_spec(data, where=str(path), path=path)
@@ -300,6 +308,9 @@ def load_specs(paths: Iterable[str | os.PathLike[str]]) -> list[SweepSpec]:
     for p in paths:
         p = Path(p)
         files = sorted(p.glob("*.toml")) if p.is_dir() else [p]
+        if p.is_dir() and not files:
+            raise SweepSpecError(f"{p}: a directory without sweep specs (*.toml); name spec "
+                                 "files, or a directory holding some")
         specs.extend(load_spec(f) for f in files)
     seen: dict[str, Path | None] = {}
     for spec in specs:
@@ -393,36 +404,70 @@ def _kernel_seconds(
 ) -> float:
     """Estimated time of one launch on ``board``: the largest of a few lower bounds.
 
-    Whole-device throughput bounds from the registry peaks (flops, target instructions at
-    one per FP32 lane per cycle, bytes at the DRAM bandwidth), a per-thread issue bound
-    (one instruction per cycle at the boost clock) and, for latency kernels, a dependent
-    access bound (``hops`` x :data:`DEPENDENT_ACCESS_CYCLES`).
+    The whole-device bound is the roofline of :func:`perfml.closed_form.roofline.roofline_time_ms`
+    (Williams, Waterman & Patterson 2009, Section 2: time = max(ops / peak ops, bytes /
+    peak bandwidth)) with the registry's FP32 peak and DRAM bandwidth; target
+    instructions count two ops each (one per FP32 lane per cycle, an FMA being two
+    flops). Two per-thread bounds follow: one instruction per cycle at the boost clock
+    (issue), and for latency kernels ``hops`` x :data:`DEPENDENT_ACCESS_CYCLES`.
     """
     if board is None:
         return 1e-3
     from perfml import boards
+    from perfml.closed_form.roofline import roofline_time_ms
 
-    t = MIN_LAUNCH_S
     try:
         peak_fp32 = float(boards.peak_flops(board, "fp32"))
     except Exception:
-        peak_fp32 = None
+        peak_fp32 = math.inf  # unknown peak: no compute bound
     try:
         peak_bw = float(boards.peak_bandwidth(board))
     except Exception:
-        peak_bw = None
+        peak_bw = math.inf  # unknown bandwidth: no memory bound
+    ops = max(work.get("flops") or 0.0, 2.0 * (work.get("instructions") or 0.0))
+    t = max(MIN_LAUNCH_S, float(roofline_time_ms(ops, work.get("bytes") or 0.0, peak_fp32, peak_bw)) / 1e3)
     clock_hz = (getattr(board, "boost_clock_mhz", None) or 0) * 1e6
-    if work.get("flops") and peak_fp32:
-        t = max(t, work["flops"] / peak_fp32)
-    if work.get("instructions") and peak_fp32:
-        # one thread instruction per FP32 lane per cycle; an FMA counts two flops
-        t = max(t, work["instructions"] / (peak_fp32 / 2))
-    if work.get("bytes") and peak_bw:
-        t = max(t, work["bytes"] / peak_bw)
     if clock_hz:
         t = max(t, per_thread.get("target_instructions", 0.0) / clock_hz)
         t = max(t, per_thread.get("hops", 0.0) * DEPENDENT_ACCESS_CYCLES / clock_hz)
     return t
+
+
+def count_points(spec: SweepSpec, catalog: Mapping[str, Any]) -> int:
+    """Points ``spec`` expands to, counted from the grid sizes without expanding anything.
+
+    Per ``[[families]]`` entry: kernels (chosen variants, or all) x parameter grid (the
+    spec's, else the family's ``[sweep]``) x launch configs.
+    """
+    total = 0
+    for run in spec.families:
+        family = catalog.get(run.name)
+        if family is None:
+            known = ", ".join(sorted(catalog)) or "none"
+            raise SweepSpecError(
+                f"{spec.path or spec.name}: unknown kernel family {run.name!r}; known: {known}"
+            )
+        n_kernels = len(run.variants) if run.variants is not None else max(1, len(family.variants))
+        if run.params is not None:
+            grid = math.prod(len(v) for v in run.params.values())
+        elif getattr(family, "sweep", None) is not None:
+            grid = math.prod(len(v) for v in family.sweep.grid.values())
+        else:
+            grid = 1
+        total += n_kernels * grid * max(1, len(run.launch))
+    return total
+
+
+def check_size(spec: SweepSpec, catalog: Mapping[str, Any], max_points: int) -> int:
+    """:func:`count_points`, refused with :class:`~perfml.errors.SweepTooLargeError` above ``max_points``."""
+    n_points = count_points(spec, catalog)
+    if n_points > max_points:
+        raise SweepTooLargeError(
+            f"{spec.path or spec.name}: expands to {n_points} points, more than the limit of "
+            f"{max_points}; shrink its parameter grids or raise the limit with --max-points "
+            f"{n_points} (max_points= in Python)"
+        )
+    return n_points
 
 
 def plan_spec(
@@ -431,8 +476,19 @@ def plan_spec(
     *,
     sms: int,
     board: Any = None,
+    max_points: int = DEFAULT_MAX_POINTS,
 ) -> SweepPlan:
-    """Expand a spec into launches on a device with ``sms`` SMs and estimate its time."""
+    """Expand a spec into launches on a device with ``sms`` SMs and estimate its time.
+
+    Raises
+    ------
+    SweepTooLargeError
+        The spec expands to more than ``max_points`` points (counted before expanding,
+        by :func:`count_points`).
+    """
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
+        raise SweepSpecError(f"sms must be a positive integer (the device's SM count), found {sms!r}")
+    check_size(spec, catalog, max_points)
     points: list[PlannedPoint] = []
     compiled: set[str] = set()
     total = 0.0
@@ -448,6 +504,9 @@ def plan_spec(
             try:
                 params = family.resolve_params({**point, **overrides})
                 lc = _launch_config(family, params, cfg, sms)
+                problem = lc.cuda_limit_violation()
+                if problem:
+                    raise SweepSpecError(f"{problem}; change the launch or the parameters")
                 launch = Launch(
                     family=run.name,
                     params=params,
@@ -497,6 +556,14 @@ def plan_spec(
 
 
 def plan_specs(
-    specs: Sequence[SweepSpec], catalog: Mapping[str, Any], *, sms: int, board: Any = None
+    specs: Sequence[SweepSpec],
+    catalog: Mapping[str, Any],
+    *,
+    sms: int,
+    board: Any = None,
+    max_points: int = DEFAULT_MAX_POINTS,
 ) -> list[SweepPlan]:
-    return [plan_spec(s, catalog, sms=sms, board=board) for s in specs]
+    """:func:`plan_spec` for every spec; each is counted against ``max_points`` first."""
+    for s in specs:  # refuse an oversized spec before planning any
+        check_size(s, catalog, max_points)
+    return [plan_spec(s, catalog, sms=sms, board=board, max_points=max_points) for s in specs]

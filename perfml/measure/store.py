@@ -9,8 +9,14 @@ Layout of a result set directory::
       ...
 
 * **Append-only.** Each flush of measured rows becomes a new part file, written to a
-  temporary name and hard-linked into place, so a part is either complete or absent and
-  no existing file is ever rewritten (``os.link`` fails rather than overwrite).
+  temporary name in the same directory, fsynced and hard-linked into place, so a part is
+  either complete or absent and no existing file is ever rewritten (``os.link`` fails
+  rather than overwrite). A writer killed mid-write leaves at most a hidden
+  ``.part-*.parquet.tmp``, which is never read and is removed (and reported) by the
+  next ``--resume``.
+* **Typed failures.** An OS error while writing (disk full, read-only file system,
+  permissions, a file where a directory is expected) is a
+  :class:`~perfml.errors.ResultWriteError` naming the path and the fix.
 * **Versioned.** ``manifest.json`` and every part (Parquet key-value metadata
   ``perfml.schema_version``) carry :data:`SCHEMA_VERSION`; a reader meeting any other
   version raises :class:`~perfml.errors.ResultSchemaError` instead of guessing.
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -43,7 +50,12 @@ from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import DeviceInfo, Measurement, canonical_json
-from perfml.errors import MixedDeviceError, ResultFileExistsError, ResultSchemaError
+from perfml.errors import (
+    MixedDeviceError,
+    ResultFileExistsError,
+    ResultSchemaError,
+    ResultWriteError,
+)
 
 __all__ = [
     "FORMAT",
@@ -55,11 +67,59 @@ __all__ = [
     "result_schema",
 ]
 
+#: temporary files a writer leaves only when killed mid-write (removed on --resume)
+STALE_PATTERNS = (".part-*.parquet.tmp", ".manifest.json.*.tmp")
 #: the version of the row schema and directory layout written by this perfml
 SCHEMA_VERSION = 1
 FORMAT = "perfml-sweep-results"
 MANIFEST_NAME = "manifest.json"
 _SCHEMA_KEY = b"perfml.schema_version"
+
+
+_ERRNO_FIX = {
+    errno.ENOSPC: "the disk is full: free space or choose another --out directory",
+    errno.EDQUOT: "the disk quota is exhausted: free space or choose another --out directory",
+    errno.EROFS: "the file system is read-only: choose a writable --out directory",
+    errno.EACCES: "permission denied: choose an --out directory you may write to",
+    errno.EPERM: "permission denied: choose an --out directory you may write to",
+    errno.EISDIR: "a directory is in the way where a file is expected: choose another --out",
+    errno.ENOTDIR: "a file is in the way where a directory is expected: --out must name a directory",
+    errno.EEXIST: "a file is in the way where a directory is expected: --out must name a directory",
+}
+
+
+def _write_error(path: Path, exc: OSError, doing: str) -> ResultWriteError:
+    """A one-line :class:`ResultWriteError` for an OS error while writing results."""
+    fix = _ERRNO_FIX.get(exc.errno or 0, "check the path and the file system, then re-run with --resume")
+    reason = exc.strerror or str(exc)
+    return ResultWriteError(f"cannot {doing} {path} ({reason}); {fix}; nothing half-written was kept")
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename/link in ``path`` durable (best effort where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_durably(tmp: Path, data: bytes) -> None:
+    """Write ``data`` to ``tmp`` and fsync it (the caller links it into place)."""
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def result_schema():  # -> pyarrow.Schema
@@ -269,7 +329,13 @@ class ResultSet:
                 f"{path} already holds a result set; pass --resume to continue it, "
                 "or choose another --out directory (perfml never overwrites results)"
             )
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _write_error(path, exc, "create the result directory") from None
+        if not path.is_dir():
+            raise _write_error(path, OSError(errno.ENOTDIR, "not a directory"),
+                               "create the result directory")
         created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         data = {
             "format": FORMAT,
@@ -280,15 +346,19 @@ class ResultSet:
             "fingerprint": device.fingerprint,
         }
         tmp = path / f".{MANIFEST_NAME}.{uuid.uuid4().hex[:8]}.tmp"
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
         try:
-            os.link(tmp, manifest)
+            _write_durably(tmp, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+            os.link(tmp, manifest)  # fails rather than overwrite
+            _fsync_dir(path)
         except FileExistsError:
             raise ResultFileExistsError(
                 f"{manifest} appeared while creating the result set; choose another --out"
             ) from None
+        except OSError as exc:
+            raise _write_error(manifest, exc, "write") from None
         finally:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
         return cls(path=path, device=device, synthetic=bool(synthetic), created=created)
 
     @classmethod
@@ -398,19 +468,43 @@ class ResultSet:
             )
         schema = result_schema().with_metadata({_SCHEMA_KEY: str(SCHEMA_VERSION).encode()})
         table = pa.Table.from_pylist(rows, schema=schema)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        data = sink.getvalue().to_pybytes()
         index = len(self.parts())
         while True:
             final = self.path / f"part-{index:05d}-{uuid.uuid4().hex[:8]}.parquet"
             tmp = self.path / f".{final.name}.tmp"
-            pq.write_table(table, tmp)
             try:
+                _write_durably(tmp, data)  # complete and on disk before it gets its name
                 os.link(tmp, final)  # fails instead of overwriting
+                _fsync_dir(self.path)
                 break
             except FileExistsError:  # pragma: no cover - uuid collision
                 index += 1
+            except OSError as exc:
+                raise _write_error(final, exc, "write the result part") from None
             finally:
-                tmp.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
         return final
+
+    def stale_files(self) -> list[Path]:
+        """Temporary files a killed writer left behind (never results: parts are linked whole)."""
+        return sorted(p for pattern in STALE_PATTERNS for p in self.path.glob(pattern))
+
+    def remove_stale(self) -> list[Path]:
+        """Delete :meth:`stale_files` (call with the writer lock held); returns what was removed."""
+        removed = []
+        for stale in self.stale_files():
+            try:
+                stale.unlink()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise _write_error(stale, exc, "remove the stale temporary file") from None
+            removed.append(stale)
+        return removed
 
     def read(self):  # -> pandas.DataFrame
         """All rows of all parts, checked against the schema version."""
@@ -419,10 +513,13 @@ class ResultSet:
 
         tables = []
         for part in self.parts():
-            meta = pq.read_schema(part).metadata or {}
-            found = meta.get(_SCHEMA_KEY)
-            _check_version(int(found) if found is not None else None, str(part))
-            tables.append(pq.read_table(part))
+            try:
+                meta = pq.read_schema(part).metadata or {}
+                found = meta.get(_SCHEMA_KEY)
+                _check_version(int(found) if found is not None else None, str(part))
+                tables.append(pq.read_table(part))
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise _unreadable(part, exc) from None
         if not tables:
             return result_schema().empty_table().to_pandas()
         table = pa.concat_tables(tables, promote_options="default")
@@ -435,10 +532,25 @@ class ResultSet:
         """``point_id`` of every row already stored (what a resumed sweep skips)."""
         import pyarrow.parquet as pq
 
+        import pyarrow as pa
+
         done: set[str] = set()
         for part in self.parts():
-            done.update(pq.read_table(part, columns=["point_id"]).column(0).to_pylist())
+            try:
+                done.update(pq.read_table(part, columns=["point_id"]).column(0).to_pylist())
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise _unreadable(part, exc) from None
         return done
+
+
+def _unreadable(part: Path, exc: Exception) -> ResultSchemaError:
+    if isinstance(exc, ResultSchemaError):
+        return exc
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return ResultSchemaError(
+        f"{part} is not a readable result part ({first}); perfml writes parts whole, so it was "
+        "changed outside perfml: move it out of the result set and re-run with --resume"
+    )
 
 
 def _check_version(found: Any, where: str) -> None:

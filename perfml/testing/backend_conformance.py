@@ -1,20 +1,45 @@
 """The conformance suite every backend passes (cf. scikit-learn's estimator checks).
 
-Each ``check_*`` takes a backend and a few launches the backend can serve, and asserts
-one property of the ``run(launch) -> Measurement`` contract. ``tests/test_backends.py``
-runs every check against every backend (CuPy on a GPU, replay, the synthetic test
-double), so a new backend is added to one fixture and inherits the whole suite.
+Each ``check_*`` takes a backend, a few launches the backend can serve and a scratch
+directory, and asserts one property of the ``run(launch) -> Measurement`` contract
+(an :class:`AssertionError` says which). ``tests/test_backends.py`` runs every check
+against every backend (CuPy on a GPU, replay, the synthetic test double); a user's
+own backend is checked the same way::
+
+    from perfml.testing.backend_conformance import check_backend
+    check_backend(MyBackend(), launches, tmp_path)
+
+or with pytest, one test per check::
+
+    @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+    def test_my_backend(check, tmp_path):
+        check(MyBackend(), launches, tmp_path)
+
+Only the standard library and perfml are needed (no pytest).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
-import pytest
-
-from perfml.measure import Backend, DeviceInfo, Launch, Measurement
 from perfml.errors import PerfmlError
+from perfml.measure import Backend, DeviceInfo, Launch, Measurement
+
+__all__ = ["CHECKS", "check_backend"]
+
+
+@contextlib.contextmanager
+def _raises(kind: type[BaseException]) -> Iterator[None]:
+    try:
+        yield
+    except kind:
+        return
+    raise AssertionError(f"expected {kind.__name__} to be raised")
 
 KNOWN_ATTRIBUTES = {
     "num_regs",
@@ -75,14 +100,14 @@ def check_optional_fields_typed(backend: Backend, launches, tmp_path) -> None:
 
 def check_measurement_is_immutable(backend: Backend, launches, tmp_path) -> None:
     m = backend.run(launches[0])
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with _raises(dataclasses.FrozenInstanceError):
         m.times_s = (1.0,)  # type: ignore[misc]
-    with pytest.raises(TypeError):
+    with _raises(TypeError):
         m.kernel_attributes["num_regs"] = 1  # type: ignore[index]
 
 
 def check_unknown_family_is_a_perfml_error(backend: Backend, launches, tmp_path) -> None:
-    with pytest.raises(PerfmlError):
+    with _raises(PerfmlError):
         backend.run(Launch(family="no_such_family_anywhere", grid=1, block=32))
 
 
@@ -124,3 +149,31 @@ CHECKS = [
     check_context_manager,
     check_runs_through_the_sweep_runner,
 ]
+
+
+def check_backend(
+    backend: Backend, launches: Sequence[Launch], tmp_path: str | os.PathLike[str]
+) -> None:
+    """Run every check of :data:`CHECKS` on ``backend``; the first failure raises.
+
+    Parameters
+    ----------
+    backend : Backend
+        The backend under test.
+    launches : sequence of Launch
+        A few launches the backend can serve (at least one).
+    tmp_path : path-like
+        An empty scratch directory (a result set is written under it).
+
+    Raises
+    ------
+    AssertionError
+        Naming the check that failed.
+    """
+    for check in CHECKS:
+        scratch = Path(tmp_path) / check.__name__
+        scratch.mkdir(parents=True, exist_ok=True)
+        try:
+            check(backend, list(launches), scratch)
+        except AssertionError as exc:
+            raise AssertionError(f"{check.__name__}: {exc}") from exc

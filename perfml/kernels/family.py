@@ -1,0 +1,368 @@
+"""The sidecar model: a kernel family, its parameters, variants, sweep, arguments and checks.
+
+These frozen dataclasses mirror the keys of ``perfml/kernels/cuda/SIDECAR.md``;
+:mod:`perfml.kernels.sidecar` builds them from a TOML file and
+:mod:`perfml.kernels.catalog` collects them. Sidecar expressions (launch dimensions,
+buffer sizes, work) are evaluated here, always through the bounded expression
+evaluator of :mod:`perfml.kernels._expr`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from perfml.errors import KernelSidecarError
+from perfml.kernels._expr import ExpressionError, evaluate
+from perfml.kernels.launch import LaunchConfig
+
+__all__ = [
+    "DTYPES",
+    "INITS",
+    "KINDS",
+    "REGIONS",
+    "SCHEMA_VERSION",
+    "VALIDATIONS",
+    "ArgSpec",
+    "KernelFamily",
+    "KernelSpec",
+    "LaunchSpec",
+    "Param",
+    "Sweep",
+    "Validation",
+    "Variant",
+]
+
+#: version of the sidecar schema this module reads
+SCHEMA_VERSION = 1
+#: allowed values of ``kind``
+KINDS = ("static", "dynamic", "latency", "application")
+#: allowed ``dtype`` values of arguments (numpy names)
+DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+          "float16", "float32", "float64")
+#: allowed ``init`` values of buffer arguments
+INITS = ("zeros", "ones", "fill", "arange", "random", "random_int", "chase")
+#: allowed ``validation.kind`` values
+VALIDATIONS = ("untouched", "equals", "reference", "finite", "none")
+#: environment variable that overrides the kernels directory
+#: allowed ``purity_region`` values (see kernels/SIDECAR.md, "Purity")
+REGIONS = ("loop", "target_loop", "kernel")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A compile-time constant of a family (``-DNAME=value``)."""
+
+    name: str
+    default: int
+    description: str = ""
+    define: bool = True  # False: launch/argument-only, not passed as -D (e.g. an input size)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named parameter set of a family; each variant is one kernel of the catalog."""
+
+    name: str
+    params: Mapping[str, int]
+    target: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The intensity sweep of a dynamic family: the cartesian product of ``grid``."""
+
+    grid: Mapping[str, tuple[int, ...]]
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(self.grid)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel argument, in call order."""
+
+    name: str
+    kind: str  # "buffer" | "scalar"
+    dtype: str
+    elements: str | int | None = None  # buffers: expression over params and launch names
+    value: str | int | float | None = None  # scalars: number or expression
+    init: str = "zeros"  # buffers: see INITS
+    init_value: str | int | float | None = None  # "fill": the value; "random_int": high bound
+    stride: str | int | None = None  # "chase": distance in elements to the next hop
+    output: bool = False  # read back after the launch (validated or returned)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """How the output of a launch is checked before a measurement is accepted."""
+
+    kind: str  # see VALIDATIONS
+    buffer: str | None = None
+    expected: str | int | float | None = None  # "equals"
+    reference: str | None = None  # "reference": function name in perfml.kernels.reference
+    rtol: float = 1e-5
+    atol: float = 0.0
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Launch configuration as written in the sidecar (expressions)."""
+
+    block: tuple[str | int, str | int, str | int]
+    blocks: tuple[str | int, str | int, str | int] | None = None
+    blocks_per_sm: str | int | None = None
+    shared_bytes: str | int = 0
+
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One compilable kernel: a family with a variant's parameters applied."""
+
+    name: str
+    family: KernelFamily
+    variant: str | None
+    params: Mapping[str, int]
+    target: str
+
+    def compile_options(self, params: Mapping[str, int] | None = None) -> tuple[str, ...]:
+        merged = dict(self.params)
+        merged.update(params or {})
+        return self.family.compile_options(merged)
+
+
+@dataclass(frozen=True)
+class KernelFamily:
+    """A kernel family: one ``.cu`` source and its sidecar.
+
+    Attributes mirror the sidecar keys documented in ``kernels/SIDECAR.md``.
+    """
+
+    name: str
+    kind: str
+    source: str
+    entry: str
+    component: str
+    target: str
+    description: str
+    archs: tuple[str, ...]
+    params: Mapping[str, Param]
+    launch_spec: LaunchSpec
+    args: tuple[ArgSpec, ...]
+    validation: Validation
+    sidecar_path: Path
+    target_note: str = ""
+    options: tuple[str, ...] = ()
+    variants: Mapping[str, Variant] = field(default_factory=lambda: MappingProxyType({}))
+    sweep: Sweep | None = None
+    work_spec: Mapping[str, str | int | float] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    references: tuple[str, ...] = ()
+    purity_region: str = "loop"
+
+    # -- files
+    @property
+    def source_path(self) -> Path:
+        """Absolute path of the CUDA source."""
+        return self.sidecar_path.parent / self.source
+
+    def read_source(self) -> str:
+        return self.source_path.read_text(encoding="utf-8")
+
+    # -- parameters
+    def default_params(self) -> dict[str, int]:
+        """Default value of every parameter."""
+        return {name: p.default for name, p in self.params.items()}
+
+    def resolve_params(self, params: Mapping[str, int] | None = None) -> dict[str, int]:
+        """Defaults overridden by ``params``; unknown names and non-integers are refused."""
+        merged = self.default_params()
+        for name, value in (params or {}).items():
+            if name not in self.params:
+                raise KernelSidecarError(
+                    f"{self.name}: unknown parameter {name!r}; expected one of "
+                    f"{', '.join(sorted(self.params)) or '(none)'} (declared in "
+                    f"{self.sidecar_path} [params])"
+                )
+            if isinstance(value, bool) or not isinstance(value, int):
+                try:
+                    as_int = int(value)
+                except (TypeError, ValueError):
+                    as_int = None
+                if as_int is None or as_int != value:
+                    raise KernelSidecarError(
+                        f"{self.name}: parameter {name} must be an integer, found {value!r}"
+                    )
+                value = as_int
+            merged[name] = int(value)
+        return merged
+
+    def compile_options(self, params: Mapping[str, int] | None = None) -> tuple[str, ...]:
+        """Options for nvcc/NVRTC: ``-std=c++17``, sidecar ``options`` and sorted ``-D``s.
+
+        The architecture is not included; the compiler or backend adds it. The tuple is
+        deterministic, so it can serve as (part of) a cache key.
+        """
+        resolved = self.resolve_params(params)
+        defines = tuple(
+            f"-D{name}={value}" for name, value in sorted(resolved.items())
+            if self.params[name].define
+        )
+        return ("-std=c++17", *self.options, *defines)
+
+    # -- kernels (variants)
+    def kernels(self) -> list[KernelSpec]:
+        """One :class:`KernelSpec` per variant, or a single one named after the family."""
+        if not self.variants:
+            return [KernelSpec(self.name, self, None, MappingProxyType(self.default_params()),
+                               self.target)]
+        out = []
+        for vname, var in self.variants.items():
+            params = MappingProxyType(self.resolve_params(var.params))
+            out.append(KernelSpec(f"{self.name}.{vname}", self, vname, params, var.target))
+        return out
+
+    def sweep_kernels(self) -> list[KernelSpec]:
+        """Every variant at every sweep point, named ``kernel[P=v,...]``; :meth:`kernels`
+        if the family has no sweep. Points differing only in launch-only parameters
+        (``define = false``) compile to the same code and are listed once."""
+        if self.sweep is None:
+            return self.kernels()
+        out, seen = [], set()
+        for k in self.kernels():
+            for point in self.sweep_points():
+                params = dict(k.params)
+                params.update({p: point[p] for p in self.sweep.grid})
+                key = (k.name, self.compile_options(params))
+                if key in seen:
+                    continue
+                seen.add(key)
+                label = ",".join(f"{p}={point[p]}" for p in self.sweep.grid
+                                 if self.params[p].define)
+                name = f"{k.name}[{label}]" if label else k.name
+                out.append(KernelSpec(name, self, k.variant, MappingProxyType(params), k.target))
+        return out
+
+    # -- sweep
+    def sweep_points(self) -> list[dict[str, int]]:
+        """Full parameter sets of the sweep (defaults overridden); ``[defaults]`` if none."""
+        if self.sweep is None:
+            return [self.default_params()]
+        names = list(self.sweep.grid)
+        points = []
+        for combo in itertools.product(*(self.sweep.grid[n] for n in names)):
+            points.append(self.resolve_params(dict(zip(names, combo))))
+        return points
+
+    # -- launch
+    def _names(self, params: Mapping[str, int] | None, **extra: int) -> dict[str, int]:
+        names: dict[str, Any] = self.resolve_params(params)
+        names.update(extra)
+        return names
+
+    def evaluate(self, expr: str | int | float, names: Mapping[str, Any], key: str,
+                 error: type[Exception] = KernelSidecarError) -> int | float:
+        """One sidecar expression, through the bounded expression evaluator.
+
+        Every sidecar expression (launch dimensions, buffer sizes, scalar values, work,
+        fill values, expected outputs) is evaluated here, so its cost is bounded by the
+        evaluator and any failure (a bad expression, an overflow, a non-finite result)
+        is one typed ``error`` naming the sidecar and the key.
+        """
+        try:
+            value = evaluate(expr, names)
+            finite = math.isfinite(value)
+        except (ExpressionError, ArithmeticError, ValueError, TypeError) as exc:
+            raise error(f"{self.sidecar_path}: {key}: {exc}; fix the expression") from exc
+        if not finite:
+            raise error(f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a "
+                        "finite number; fix the expression")
+        return value
+
+    def _int(self, expr: str | int, names: Mapping[str, Any], key: str) -> int:
+        value = self.evaluate(expr, names, key)
+        if value != int(value) or value < 0:
+            raise KernelSidecarError(
+                f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a non-negative "
+                f"integer; wrap it in ceil() or int()"
+            )
+        return int(value)
+
+    def block(self, params: Mapping[str, int] | None = None) -> tuple[int, int, int]:
+        """Block dimensions."""
+        names = self._names(params)
+        dims = tuple(self._int(e, names, "launch.block") for e in self.launch_spec.block)
+        return dims  # type: ignore[return-value]
+
+    def grid(self, params: Mapping[str, int] | None = None, sms: int = 1) -> tuple[int, int, int]:
+        """Grid dimensions; ``blocks_per_sm * sms`` blocks unless ``blocks`` is given."""
+        block = self.block(params)
+        names = self._names(params, sms=sms, threads_per_block=block[0] * block[1] * block[2])
+        if self.launch_spec.blocks is not None:
+            dims = tuple(self._int(e, names, "launch.blocks") for e in self.launch_spec.blocks)
+            return dims  # type: ignore[return-value]
+        per_sm = self._int(self.launch_spec.blocks_per_sm or 1, names, "launch.blocks_per_sm")
+        return (max(1, per_sm * sms), 1, 1)
+
+    def launch(self, params: Mapping[str, int] | None = None, sms: int = 1) -> LaunchConfig:
+        """Resolved :class:`LaunchConfig` for a device with ``sms`` multiprocessors."""
+        grid = self.grid(params, sms)
+        block = self.block(params)
+        cfg = LaunchConfig(grid, block, 0)
+        names = self._names(params, sms=sms, **cfg.names())
+        shared = self._int(self.launch_spec.shared_bytes, names, "launch.shared_bytes")
+        return LaunchConfig(grid, block, shared)
+
+    def expression_names(
+        self, params: Mapping[str, int] | None, launch: LaunchConfig, sms: int | None = None
+    ) -> dict[str, Any]:
+        """Everything a sidecar expression may refer to for this launch."""
+        names = self._names(params, **launch.names())
+        if sms is not None:
+            names["sms"] = sms
+        return names
+
+    # -- arguments and work
+    def arg(self, name: str) -> ArgSpec:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KernelSidecarError(f"{self.sidecar_path}: no argument named {name!r}")
+
+    def buffer_elements(
+        self, arg: ArgSpec | str, params: Mapping[str, int] | None, launch: LaunchConfig
+    ) -> int:
+        """Number of elements of a buffer argument for this launch."""
+        spec = self.arg(arg) if isinstance(arg, str) else arg
+        if spec.kind != "buffer" or spec.elements is None:
+            raise KernelSidecarError(f"{self.sidecar_path}: argument {spec.name!r} is not a buffer")
+        return self._int(spec.elements, self.expression_names(params, launch),
+                         f"args.{spec.name}.elements")
+
+    def scalar_value(
+        self, arg: ArgSpec | str, params: Mapping[str, int] | None, launch: LaunchConfig
+    ) -> int | float:
+        """Value of a scalar argument for this launch."""
+        spec = self.arg(arg) if isinstance(arg, str) else arg
+        if spec.kind != "scalar":
+            raise KernelSidecarError(f"{self.sidecar_path}: argument {spec.name!r} is not a scalar")
+        value = self.evaluate(spec.value if spec.value is not None else 0,
+                              self.expression_names(params, launch), f"args.{spec.name}.value")
+        return float(value) if spec.dtype.startswith("float") else int(value)
+
+    def work(self, params: Mapping[str, int] | None, launch: LaunchConfig) -> dict[str, float]:
+        """Per-thread work of one launch (``[work]`` expressions evaluated)."""
+        names = self.expression_names(params, launch)
+        out = {}
+        for key, expr in self.work_spec.items():
+            out[key] = float(self.evaluate(expr, names, f"work.{key}"))
+        return out
