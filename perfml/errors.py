@@ -114,3 +114,21 @@ class InvalidValueError(PerfmlError, ValueError):
     It is also a :class:`ValueError`, so code that validated with ``except ValueError``
     keeps working; the CLI prints it as one line with exit code 2.
     """
+
+
+# --- added by charz ---
+__all__ += ["CharacterizationBoardError", "PhysicalLimitError", "CalibrationDataError"]
+
+
+class CharacterizationBoardError(InvalidValueError):
+    """A characterization of one board was about to be applied to another board."""
+
+
+class PhysicalLimitError(InvalidValueError):
+    """A characterized value is outside physical limits (non-positive latency, achieved
+    throughput above 1.5 x the specification)."""
+
+
+class CalibrationDataError(InvalidValueError):
+    """Runtime rows cannot calibrate a board: too few rows, no kernel of known work, no
+    row of the requested board, or a missing time column."""
