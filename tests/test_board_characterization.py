@@ -257,3 +257,42 @@ def test_case_study_tables_equal_the_seed_text(board, first_column):
             got = [float(c) for c in cells[first_column:first_column + 4]]
             assert got == [row["exec_time_ms"], row["avg_power_w"], row["peak_power_w"], row["energy_j"]]
             assert cells[1].strip() == row["version"]
+
+
+# -- one object per board: every tier perfml has ----------------------------------------------------------
+def test_board_characterization_assembles_every_tier():
+    from perfml.characterize import board_characterization
+
+    ch = board_characterization("GeForce GTX 980")
+    assert ch.board == "GTX-980"
+    assert {v.tier for v in ch.values} == {"spec", "published", "calibrated"}
+    assert ch.best("dram_bandwidth", "B/s").tier == "calibrated"
+    assert ch.best("dram_bandwidth", "transactions/cycle/SM").tier == "published"
+    assert ch.best("fp32_throughput", "FLOP/s", tiers=("spec",)).value == peak_flops(get_board("GTX-980"))
+    assert ch.summary_for("fp32_simple").achieved_per_cycle_per_sm == 116.3  # seed 001 Table 3
+    assert len(ch.values_for("dram_bandwidth", tier="spec")) == 1  # the registry's spec once
+
+
+def test_board_characterization_of_an_unregistered_board():
+    from perfml.characterize import board_characterization
+
+    ch = board_characterization("Tesla-P4")
+    assert {v.tier for v in ch.values} == {"calibrated"}
+    assert sum("not in the registry" in w for w in ch.warnings) == 1
+
+
+def test_board_characterization_refuses_another_boards_parts(tmp_path, monkeypatch):
+    from perfml.characterize import board, board_characterization
+    from perfml.characterize.functions import CharacterizationFunction
+
+    other = Characterization(board="GTX-970", values=(_calibrated(value=1e11),))
+    with pytest.raises(CharacterizationBoardError):
+        board_characterization("GTX-980", extra=(other,))
+    shmem = CharacterizationFunction("shmem", x=(0.0, 1.0), y=(0.5, 1.0), n_samples=4, source="sweep")
+    mine = Characterization(board="GTX 980", functions={"shmem": shmem}, source="sweep")
+    assert board_characterization("GTX-980", extra=(mine,)).f_shmem(0.0) == 0.5
+    # a committed file under the wrong name is refused, not applied
+    (tmp_path / "GTX-980.json").write_text(other.to_json())
+    monkeypatch.setattr(board, "_folder", lambda: tmp_path)
+    with pytest.raises(CharacterizationBoardError, match="characterizes board 'GTX-970'"):
+        board_characterization("GTX-980")

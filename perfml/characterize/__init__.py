@@ -24,6 +24,8 @@ from perfml.characterize.build import (
     characterize_frame,
     characterize_results,
 )
+from perfml.characterize.board import board_characterization, packaged_boards, packaged_characterization
+from perfml.characterize.calibrate import calibrate_from_rows, calibrate_from_runtimes
 from perfml.characterize.characterization import BoardCharacterization, Characterization
 from perfml.characterize.limits import MAX_OVER_SPEC, WARN_OVER_SPEC, check_physical_limits
 from perfml.characterize.load import check_board, load_characterization, same_board
@@ -33,6 +35,7 @@ from perfml.characterize.functions import (
     sample_quantize_interpolate,
 )
 from perfml.characterize.reference import reference_boards, reference_characterization
+from perfml.characterize.measured import measured_values
 from perfml.characterize.spec import spec_values
 from perfml.characterize.summary import ClassSummary, summarize_results
 from perfml.characterize.values import (
@@ -60,11 +63,17 @@ __all__ = [
     "ClassSummary",
     "FunctionSource",
     "Quantity",
+    "board_characterization",
+    "calibrate_from_rows",
+    "calibrate_from_runtimes",
     "characterize_frame",
     "characterize_results",
     "check_board",
     "check_physical_limits",
     "load_characterization",
+    "measured_values",
+    "packaged_boards",
+    "packaged_characterization",
     "same_board",
     "spec_values",
     "reference_boards",

@@ -4,7 +4,9 @@
 * ``perfml characterize --reference GTX-980`` (published tier: seed 001 tables);
 * ``perfml characterize --from-runtimes FILE --board B [--source S]`` (calibrated tier:
   achieved DRAM bandwidth, FP32 throughput and launch floor from runtimes of kernels of
-  known work; see :mod:`perfml.characterize.calibrate`).
+  known work; see :mod:`perfml.characterize.calibrate`);
+* ``perfml characterize --board B`` (every tier perfml has for B: registry spec,
+  published tables, committed calibration; :func:`perfml.characterize.board_characterization`).
 """
 
 from __future__ import annotations
@@ -58,10 +60,21 @@ def characterize(
     from perfml.characterize import characterize_results, reference_characterization
 
     given = [x for x in (results, reference, from_runtimes) if x is not None]
+    if not given and board:  # everything perfml knows about the board, every tier
+        from perfml.characterize import board_characterization
+
+        ch = board_characterization(board)
+        if out is not None:
+            ch.save(out, overwrite=force)
+        if json_:
+            typer.echo(ch.to_json(), nl=False)
+        else:
+            _print(ch, out)
+        return
     if len(given) != 1:
         raise PerfmlError(
             "give exactly one of RESULTS (a result set directory), --reference BOARD or "
-            "--from-runtimes FILE --board BOARD"
+            "--from-runtimes FILE --board BOARD (or only --board BOARD: every tier perfml has for it)"
         )
     if source is not None and from_runtimes is None:
         raise PerfmlError("--source applies to --from-runtimes only")
