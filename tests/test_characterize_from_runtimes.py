@@ -241,3 +241,12 @@ def test_committed_values_are_what_the_command_gives(board):
     again = calibrate_from_runtimes(data_file, board, source=committed.provenance["filters"].get("source"))
     for v in committed.values:
         assert again.value(v.quantity, v.unit, tiers=(v.tier,)) == pytest.approx(v.value, rel=1e-12)
+
+
+@pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00garbage\x00\x01", b"board,op\nGTX-980,add\n"],
+                         ids=["empty", "binary", "no-time"])
+def test_unreadable_calibration_files_are_typed_errors(tmp_path, content):
+    path = tmp_path / "rows.csv"
+    path.write_bytes(content)
+    with pytest.raises(CalibrationDataError):
+        calibrate_from_runtimes(path, "GTX-980")
