@@ -27,7 +27,6 @@ from perfml.characterize.calibrate import (
     TOP_FRACTION,
     calibrate_from_rows,
     calibrate_from_runtimes,
-    read_runtime_rows,
 )
 from perfml.errors import CalibrationDataError, PhysicalLimitError
 
