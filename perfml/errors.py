@@ -197,3 +197,20 @@ class ReplayMissError(PerfmlError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+# --- added by charz ---
+__all__ += ["CharacterizationBoardError", "PhysicalLimitError", "CalibrationDataError"]
+
+
+class CharacterizationBoardError(InvalidValueError):
+    """A characterization of one board was about to be applied to another board."""
+
+
+class PhysicalLimitError(InvalidValueError):
+    """A characterized value is outside physical limits (non-positive latency, achieved
+    throughput above 1.5 x the specification)."""
+
+
+class CalibrationDataError(InvalidValueError):
+    """Runtime rows cannot calibrate a board: too few rows, no kernel of known work, no
+    row of the requested board, or a missing time column."""

@@ -199,3 +199,15 @@ def test_cli_characterize(synthetic_recording, tmp_path, capsys, monkeypatch):
     assert main(["characterize", "--reference", "GTX-980"]) == 0
     assert "fp32_simple" in capsys.readouterr().out
     assert main(["characterize"]) == 2
+
+
+def test_sweep_summaries_become_measured_values(synthetic_recording):
+    """The measured tier: each static family's best throughput as the quantity it measures."""
+    ch = characterize_results(synthetic_recording, board="H100-SXM")
+    by_name = {s.name: s for s in ch.summary}
+    fp32 = ch.best("fp32_throughput", "instructions/cycle/SM", tiers=("measured",))
+    assert fp32.value == by_name["syn_fp32"].achieved_per_cycle_per_sm and "syn_fp32" in fp32.source
+    dram = ch.best("dram_bandwidth", "B/s", tiers=("measured",))
+    assert dram.value == by_name["syn_dram"].achieved_per_s
+    assert ch.values_for("dram_bandwidth", tier="spec")  # checked against the H100's registry entry
+    assert ch.functions["shmem"].tier == "measured" and ch.functions["shmem"].source

@@ -109,7 +109,9 @@ def characterize_frame(
     """Characterize from result rows (a DataFrame of :mod:`perfml.measure.store` rows).
 
     Noisy rows take part in the functions (the per-level median absorbs them) but are
-    excluded from the summaries unless a class has nothing else.
+    excluded from the summaries unless a class has nothing else. The summaries become
+    ``measured`` values (:func:`~perfml.characterize.measured.measured_values`), checked
+    against the ``spec`` tier of ``board`` when one is given.
     """
     functions: dict[str, CharacterizationFunction] = {}
     for src in sources:
@@ -134,13 +136,19 @@ def characterize_frame(
             if k in frame.columns
         }
     name = board_name or (str((device or {}).get("device_name", "")) or "unknown")
+    summary = summarize_results(frame, board=board)
+    from perfml.characterize.measured import measured_values
+    from perfml.characterize.spec import spec_values
+
+    values = (spec_values(board) if board is not None else ()) + measured_values(summary, source or "sweep")
     return Characterization(
         board=name,
         functions=functions,
-        summary=summarize_results(frame, board=board),
+        summary=summary,
         source=source,
         synthetic=synthetic,
         device=device or {},
+        values=values,
     )
 
 

@@ -1,4 +1,4 @@
-"""The characterization of one board: four functions and per-class summaries.
+"""The characterization of one board: four functions, per-class summaries and tiered values.
 
 This is the API the fine-grained criteria model (:mod:`perfml.diagnosis`) consumes::
 
@@ -13,6 +13,20 @@ Every ``f_*`` method follows the convention of :mod:`perfml.characterize.functio
 intensity in [0, 1] (1 is the criterion's best value) to relative performance in [0, 1].
 A function the data could not build (no dynamic sweep for it) is the identity, and
 :meth:`Characterization.has_function` says so.
+
+Besides the functions, a characterization holds :class:`~perfml.characterize.values.CharacterizedValue`
+numbers (achieved bandwidths, throughputs, latencies, launch overhead), each with its tier
+(``spec``, ``published``, ``measured``, ``calibrated``), unit and source;
+:meth:`Characterization.best` picks one per quantity.
+
+File format
+-----------
+JSON, ``"format": "perfml-board-characterization"``, ``"version": 1``: ``board``,
+``source``, ``synthetic``, ``device``, ``functions`` (name -> knots), ``summary`` (per
+class), ``values`` (list of characterized values), ``warnings`` (list of strings) and
+``provenance`` (how the file was made: command, data file and sha256, date). Files of the
+earlier format ``"perfml-characterization"`` version 1 (functions and summary only) are
+read as well (no values). Loading validates every field; see :meth:`Characterization.from_dict`.
 """
 
 from __future__ import annotations
@@ -26,20 +40,26 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.characterize.functions import FUNCTION_NAMES, CharacterizationFunction
+from perfml.characterize.limits import check_physical_limits
 from perfml.characterize.summary import ClassSummary
+from perfml.characterize.values import TIER_PREFERENCE, CharacterizedValue, _plain
 from perfml.errors import InvalidValueError, PerfmlError, ResultSchemaError
 
 _JSON_KIND = {Mapping: "object", list: "array", str: "string"}
 
 __all__ = [
+    "BoardCharacterization",
     "CHARACTERIZATION_FORMAT",
     "CHARACTERIZATION_VERSION",
+    "LEGACY_FORMAT",
     "Characterization",
-    "load_characterization",
 ]
 
-CHARACTERIZATION_FORMAT = "perfml-characterization"
+CHARACTERIZATION_FORMAT = "perfml-board-characterization"
 CHARACTERIZATION_VERSION = 1
+#: the format written before tiered values existed (functions and summary only); still read
+LEGACY_FORMAT = "perfml-characterization"
+LEGACY_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -61,6 +81,13 @@ class Characterization:
         Built from synthetic (generated) data; never true for a measured board.
     device : mapping
         Device metadata of the result set it was built from.
+    values : tuple of CharacterizedValue
+        Tiered numbers about the board; checked against the ``spec`` values among them
+        (:func:`~perfml.characterize.limits.check_physical_limits`).
+    warnings : tuple of str
+        File-level warnings (e.g. a quantity the calibration rows could not give).
+    provenance : mapping
+        How the characterization was made (command, data file, sha256, date).
     """
 
     board: str = "identity"
@@ -69,6 +96,9 @@ class Characterization:
     source: str = "identity"
     synthetic: bool = False
     device: Mapping[str, Any] = field(default_factory=dict)
+    values: tuple[CharacterizedValue, ...] = ()
+    warnings: tuple[str, ...] = ()
+    provenance: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = set(self.functions) - set(FUNCTION_NAMES)
@@ -84,6 +114,12 @@ class Characterization:
         object.__setattr__(self, "functions", MappingProxyType(full))
         object.__setattr__(self, "summary", tuple(self.summary))
         object.__setattr__(self, "device", MappingProxyType(dict(self.device)))
+        values = tuple(self.values)
+        if not all(isinstance(v, CharacterizedValue) for v in values):
+            raise InvalidValueError("Characterization.values must hold CharacterizedValue objects")
+        object.__setattr__(self, "values", check_physical_limits(values))
+        object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
+        object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
     # -- the API the criteria model uses -------------------------------------------
     @classmethod
@@ -115,6 +151,50 @@ class Characterization:
         """The summary of one instruction class or memory level, if present."""
         return next((s for s in self.summary if s.name == name), None)
 
+    # -- tiered values ------------------------------------------------------------------
+    def values_for(self, quantity: str, *, tier: str | None = None) -> tuple[CharacterizedValue, ...]:
+        """Every value of ``quantity`` (optionally of one tier), in file order."""
+        return tuple(v for v in self.values if v.quantity == quantity and (tier is None or v.tier == tier))
+
+    def best(
+        self,
+        quantity: str,
+        unit: str,
+        *,
+        tiers: tuple[str, ...] = TIER_PREFERENCE,
+        bounds: tuple[str, ...] = ("estimate", "upper", "lower"),
+    ) -> CharacterizedValue | None:
+        """The preferred value of ``quantity`` expressible in ``unit``, or ``None``.
+
+        Tiers are tried in the order of ``tiers`` (observed on the board first, the
+        datasheet last: :data:`~perfml.characterize.values.TIER_PREFERENCE`); within a
+        tier an ``estimate`` wins over a ``lower`` or ``upper`` bound, then file order.
+        Only values of the same dimension as ``unit`` qualify (no clock is assumed to
+        turn a per-cycle figure into a per-second one).
+        """
+        from perfml.characterize.values import UNITS
+
+        if unit not in UNITS:
+            raise InvalidValueError(f"unknown unit {unit!r}; expected one of {sorted(UNITS)}")
+        dimension = UNITS[unit][0]
+        for tier in tiers:
+            for bound in bounds:
+                for v in self.values:
+                    if v.quantity == quantity and v.tier == tier and v.bound == bound and v.dimension == dimension:
+                        return v
+        return None
+
+    def value(self, quantity: str, unit: str, **kwargs: Any) -> float | None:
+        """:meth:`best` converted to ``unit`` (``None`` when no value qualifies)."""
+        chosen = self.best(quantity, unit, **kwargs)
+        return None if chosen is None else chosen.to_unit(unit)
+
+    def with_values(self, *values: CharacterizedValue, warnings: tuple[str, ...] = ()) -> Characterization:
+        """A copy with ``values`` (and file-level ``warnings``) added, checked again."""
+        from dataclasses import replace
+
+        return replace(self, values=self.values + tuple(values), warnings=self.warnings + tuple(warnings))
+
     # -- files ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +206,9 @@ class Characterization:
             "device": dict(self.device),
             "functions": {n: f.to_dict() for n, f in self.functions.items()},
             "summary": [s.to_dict() for s in self.summary],
+            "values": [v.to_dict() for v in self.values],
+            "warnings": list(self.warnings),
+            "provenance": _plain(self.provenance),
         }
 
     @classmethod
@@ -144,15 +227,17 @@ class Characterization:
                 f"a characterization is a JSON object, found {type(data).__name__}; "
                 "write one with `perfml characterize RESULTS --out FILE`"
             )
-        if data.get("format") != CHARACTERIZATION_FORMAT:
+        known = {CHARACTERIZATION_FORMAT: CHARACTERIZATION_VERSION, LEGACY_FORMAT: LEGACY_VERSION}
+        if data.get("format") not in known:
             raise ResultSchemaError(
                 f"expected a {CHARACTERIZATION_FORMAT!r} document, found format "
                 f"{data.get('format')!r}; write one with `perfml characterize RESULTS --out FILE`"
             )
-        if data.get("version") != CHARACTERIZATION_VERSION:
+        if data.get("version") != known[data["format"]]:
             raise ResultSchemaError(
                 f"unknown characterization version {data.get('version')!r}; this perfml reads "
-                f"version {CHARACTERIZATION_VERSION}. Upgrade perfml or re-run `perfml characterize`"
+                f"version {known[data['format']]} of {data['format']!r}. Upgrade perfml or re-run "
+                "`perfml characterize`"
             )
         for key, kind in (("functions", Mapping), ("summary", list), ("device", Mapping), ("board", str)):
             if key not in data or not isinstance(data[key], kind):
@@ -179,6 +264,15 @@ class Characterization:
                 summary.append(ClassSummary.from_dict(item))
             except (TypeError, ValueError, AttributeError) as exc:
                 raise ResultSchemaError(f"characterization summary entry is malformed ({exc!r})") from None
+        raw_values = data.get("values", [])
+        warnings = data.get("warnings", [])
+        provenance = data.get("provenance", {})
+        if not isinstance(raw_values, list) or not isinstance(warnings, list) or not isinstance(provenance, Mapping):
+            raise ResultSchemaError(
+                "characterization fields 'values' and 'warnings' must be JSON arrays and 'provenance' an "
+                "object; rebuild the file with `perfml characterize`"
+            )
+        values = tuple(CharacterizedValue.from_dict(v) for v in raw_values)
         return cls(
             board=data["board"],
             functions=functions,
@@ -186,6 +280,9 @@ class Characterization:
             source=str(data.get("source", "")),
             synthetic=bool(data.get("synthetic", False)),
             device=dict(data["device"]),
+            values=values,
+            warnings=tuple(str(w) for w in warnings),
+            provenance=dict(provenance),
         )
 
     def to_json(self) -> str:
@@ -201,5 +298,12 @@ class Characterization:
                 f"{path} exists; choose another --out file or remove it first"
             )
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json())
+        text = self.to_json()  # serialize before touching the file: nothing half-written
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
         return path
+
+
+#: the name issue 11 uses for a board's characterization file; one model, two names
+BoardCharacterization = Characterization

@@ -72,6 +72,10 @@ class CharacterizationFunction:
         Measurements the knots were built from (0 for the identity).
     source : str
         Where the samples came from (family and parameter, or a paper table).
+    tier : str
+        ``"identity"`` (not known: 1 everywhere) or the tier of the samples
+        (:data:`perfml.characterize.values.TIERS`); by default ``"measured"`` when
+        built from samples, ``"identity"`` otherwise.
     """
 
     name: str
@@ -80,8 +84,17 @@ class CharacterizationFunction:
     n_samples: int = 0
     source: str = "identity"
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    tier: str = ""
 
     def __post_init__(self) -> None:
+        from perfml.characterize.values import TIERS
+
+        tier = self.tier or ("measured" if self.n_samples > 0 else "identity")
+        if tier not in ("identity", *TIERS):
+            raise InvalidValueError(
+                f"{self.name}: unknown tier {self.tier!r}; expected 'identity' or one of {list(TIERS)}"
+            )
+        object.__setattr__(self, "tier", tier)
         x = tuple(float(v) for v in self.x)
         y = tuple(float(v) for v in self.y)
         if len(x) != len(y) or not x:
@@ -126,6 +139,7 @@ class CharacterizationFunction:
             "y": list(self.y),
             "n_samples": self.n_samples,
             "source": self.source,
+            "tier": self.tier,
             "metadata": dict(self.metadata),
         }
 
@@ -138,6 +152,7 @@ class CharacterizationFunction:
             n_samples=int(data.get("n_samples", 0)),
             source=str(data.get("source", "")),
             metadata=dict(data.get("metadata", {})),
+            tier=str(data.get("tier", "")),
         )
 
 

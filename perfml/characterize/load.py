@@ -8,7 +8,7 @@ from pathlib import Path
 
 from perfml.characterize.build import characterize_results
 from perfml.characterize.characterization import Characterization
-from perfml.errors import InvalidValueError, ResultSchemaError, UnknownBoardError
+from perfml.errors import CharacterizationBoardError, ResultSchemaError, UnknownBoardError
 
 
 def load_characterization(path: str | os.PathLike[str], *, board: str | None = None) -> Characterization:
@@ -33,21 +33,40 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
         raise ResultSchemaError(f"cannot read characterization {path}: {exc.strerror or exc}") from None
     characterization = Characterization.from_dict(data)
     if board is not None:
-        _check_board(characterization, board, path)
+        check_board(characterization, board, path)
     return characterization
 
 
-def _check_board(characterization: Characterization, board: str, path: Path) -> None:
-    """Refuse a characterization of another board than the one it is applied to."""
-    from perfml.boards import resolve_board_name
+def same_board(a: str, b: str) -> bool:
+    """Whether two board names denote the same board.
 
-    wanted = resolve_board_name(board)
-    try:
-        found = resolve_board_name(characterization.board)
-    except UnknownBoardError:
-        found = characterization.board
-    if found != wanted:
-        raise InvalidValueError(
+    Registry names and aliases resolve to the canonical name; a name the registry does
+    not know (e.g. a board of the DL-operator corpus not yet registered) is compared
+    after normalization (case, spaces, ``-`` and ``_`` ignored).
+    """
+    from perfml.boards import resolve_board_name
+    from perfml.boards._registry import normalize_board_name
+
+    def canonical(name: str) -> str:
+        try:
+            return resolve_board_name(name)
+        except UnknownBoardError:
+            return normalize_board_name(name)
+
+    return canonical(a) == canonical(b) or normalize_board_name(a) == normalize_board_name(b)
+
+
+def check_board(characterization: Characterization, board: str, where: object = "the characterization") -> None:
+    """Refuse a characterization of another board than the one it is applied to.
+
+    Raises
+    ------
+    CharacterizationBoardError
+        ``characterization.board`` and ``board`` are different boards.
+    """
+    if not same_board(characterization.board, board):
+        path = where
+        raise CharacterizationBoardError(
             f"{path} characterizes board {characterization.board!r}, but it is applied to "
             f"{board!r}; characterize {board} (`perfml characterize RESULTS --board {board}`) "
             "or pass the file of that board"

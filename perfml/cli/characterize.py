@@ -1,4 +1,13 @@
-"""``perfml characterize``: characterization functions and per-board peaks from sweeps."""
+"""``perfml characterize``: a board's characterization from sweeps, a paper, or runtimes.
+
+* ``perfml characterize RESULTS`` (measured tier: functions and per-class peaks of a sweep);
+* ``perfml characterize --reference GTX-980`` (published tier: seed 001 tables);
+* ``perfml characterize --from-runtimes FILE --board B [--source S]`` (calibrated tier:
+  achieved DRAM bandwidth, FP32 throughput and launch floor from runtimes of kernels of
+  known work; see :mod:`perfml.characterize.calibrate`);
+* ``perfml characterize --board B`` (every tier perfml has for B: registry spec,
+  published tables, committed calibration; :func:`perfml.characterize.board_characterization`).
+"""
 
 from __future__ import annotations
 
@@ -34,13 +43,51 @@ def characterize(
         typer.Option("--reference", help="Use a paper's reference data instead (e.g. GTX-980)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
+    from_runtimes: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-runtimes",
+            help="CSV of runtime rows (columns of runtimes.csv or dlops_runtimes.csv): calibrate --board "
+            "from its kernels of known work.",
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="With --from-runtimes: keep only rows of this `source` column value."),
+    ] = None,
 ) -> None:
-    """Build F_Divergence, F_SHMEM, F_DRAMThr, F_ARITHThr and per-class peaks."""
+    """Build F_Divergence, F_SHMEM, F_DRAMThr, F_ARITHThr, per-class peaks and tiered values."""
     from perfml.characterize import characterize_results, reference_characterization
 
-    if (results is None) == (reference is None):
-        raise PerfmlError("give either RESULTS (a result set directory) or --reference BOARD")
-    if reference is not None:
+    given = [x for x in (results, reference, from_runtimes) if x is not None]
+    if not given and board:  # everything perfml knows about the board, every tier
+        from perfml.characterize import board_characterization
+
+        ch = board_characterization(board)
+        if out is not None:
+            ch.save(out, overwrite=force)
+        if json_:
+            typer.echo(ch.to_json(), nl=False)
+        else:
+            _print(ch, out)
+        return
+    if len(given) != 1:
+        raise PerfmlError(
+            "give exactly one of RESULTS (a result set directory), --reference BOARD or "
+            "--from-runtimes FILE --board BOARD (or only --board BOARD: every tier perfml has for it)"
+        )
+    if source is not None and from_runtimes is None:
+        raise PerfmlError("--source applies to --from-runtimes only")
+    if from_runtimes is not None:
+        from perfml.characterize.calibrate import calibrate_from_runtimes
+
+        if not board:
+            raise PerfmlError("--from-runtimes needs --board BOARD (the board the rows were measured on)")
+        command = f"perfml characterize --from-runtimes {from_runtimes} --board {board}"
+        if source is not None:
+            command += f" --source {source}"
+        ch = calibrate_from_runtimes(from_runtimes, board, source=source, command=command)
+    elif reference is not None:
         ch = reference_characterization(reference)
     else:
         ch = characterize_results(results, board=board)
@@ -81,6 +128,13 @@ def _print(ch, out: Path | None) -> None:
                 _fmt(s.nj_per_op),
             )
         console.print(summary)
+    if ch.values:
+        values = Table("quantity", "tier", "value", "unit", "bound", "source")
+        for v in ch.values:
+            values.add_row(v.quantity, v.tier, f"{v.value:.4g}", v.unit, v.bound, v.source)
+        console.print(values)
+    for warning in ch.warnings + tuple(w for v in ch.values for w in v.warnings):
+        console.print(f"[yellow]warning:[/] {warning}")
     if out is not None:
         console.print(f"written to {out}")
 

@@ -1,0 +1,459 @@
+"""The ``calibrated`` tier: achieved peaks inferred from measured runtimes of known work.
+
+``perfml characterize --from-runtimes FILE --board B`` reads rows with the columns of
+``runtimes.csv`` (``board``, ``app_id``, ``input_size``, launch, ``time_ms_median`` /
+``time_ms_mean``) or of ``dlops_runtimes.csv`` (``board``, ``op``, ``B``, ``H``, ``M``,
+``N``, ``K``, ``time_ms``) and infers, on board B only:
+
+``dram_bandwidth`` [B/s]
+    median of ``bytes / time`` over the *top sizes* of the streaming kernel
+    (``vectorAdd``: bytes = ``dram_bytes_total`` of its kernel description; ``add``:
+    3 tensors of B*H float32): the rows whose bytes are in the top
+    :data:`TOP_FRACTION` of that kernel's rows, after dropping working sets smaller than
+    :data:`L2_FACTOR` x the board's L2 (they would measure the L2, not the DRAM).
+``fp32_throughput`` [FLOP/s]
+    per compute kernel (every ``matMul`` variant, or ``bmm``), the median of
+    ``flops / time`` over its top-FLOP rows; the kernel with the highest median is kept
+    (the closest to the board's capacity). The nine-app matMuls are hand-written kernels
+    far from the FP32 pipe's peak, so their value is a lower bound (``bound = "lower"``);
+    cuBLAS ``bmm`` is an estimate of the achieved peak.
+``launch_overhead`` [ms]
+    the :data:`FLOOR_QUANTILE` quantile of the times of the smallest calls: the rows of
+    known work with at most :data:`MAX_FLOOR_INTENSITY` FLOP per DRAM byte (a small matMul
+    is not a small call) in the bottom :data:`FLOOR_FRACTION` of compulsory DRAM bytes
+    (at least :data:`MIN_ROWS`), every kernel pooled. Those calls still do a little work, so it is
+    an upper bound of the fixed cost per call. (nvprof kernel durations of ``runtimes.csv`` exclude the host's
+    launch latency; NeuSight's CUDA-event times of ``dlops_runtimes.csv`` include it.)
+
+Medians and low quantiles, not maxima: one fast outlier does not move the figure. Each
+value's provenance names the file, the filters, the rows used (kernel and size range,
+never the rows themselves), their number and the statistic.
+
+Bad input (issue 11 §5), each a :class:`~perfml.errors.CalibrationDataError`: no row of
+the board, a missing time or kernel column, fewer than :data:`MIN_ROWS` rows of known
+work, only kernels of unknown work. A quantity the rows cannot give (no vectorAdd rows,
+too few top-size rows) is left out, with an explicit warning in the file; values above
+1.5x the specification are refused (:mod:`perfml.characterize.limits`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfml.characterize.characterization import Characterization
+from perfml.characterize.values import CharacterizedValue
+from perfml.errors import CalibrationDataError, UnknownBoardError
+
+__all__ = [
+    "FLOOR_FRACTION",
+    "FLOOR_QUANTILE",
+    "L2_FACTOR",
+    "MAX_FLOOR_INTENSITY",
+    "MIN_ROWS",
+    "TOP_FRACTION",
+    "calibrate_from_rows",
+    "calibrate_from_runtimes",
+    "read_runtime_rows",
+]
+
+#: fewest rows of known work a calibration accepts, and fewest rows behind one statistic
+MIN_ROWS = 3
+#: share of a kernel's rows (largest work first) that are its "top sizes"
+TOP_FRACTION = 0.2
+#: working sets below this multiple of the L2 size do not calibrate the DRAM bandwidth
+L2_FACTOR = 4
+#: share of the rows of known work (fewest DRAM bytes first) that are the "smallest calls"
+FLOOR_FRACTION = 0.05
+#: calls doing more FLOPs per DRAM byte than this are compute-heavy, not "small"
+MAX_FLOOR_INTENSITY = 1.0
+#: quantile of the smallest calls' times taken as the launch floor
+FLOOR_QUANTILE = 0.1
+
+#: time columns, in order of preference (a median is robust to a slow repetition)
+TIME_COLUMNS = ("time_ms", "time_ms_median", "time_ms_mean")
+
+#: (kernel column, streaming kernels, compute-kernel family) per corpus
+_CORPORA = {
+    "runtimes": ("app_id", ("vectorAdd",), "matMul"),
+    "dlops": ("op", ("add",), "bmm"),
+}
+_READ_COLUMNS = (
+    "source", "board", "app", "app_id", "op", "gpu_config", "input_size", "block_x", "block_y",
+    "grid_x", "grid_y", "B", "H", "M", "N", "K", *TIME_COLUMNS,
+)
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _manifest_sha256(path: Path) -> str | None:
+    """The sha256 the data home's ``manifest.csv`` (next to the file) lists for it."""
+    import csv
+
+    manifest = path.parent / "manifest.csv"
+    if not manifest.is_file():
+        return None
+    with manifest.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row.get("file") == path.name:
+                return row.get("sha256")
+    return None
+
+
+def read_runtime_rows(path: str | os.PathLike[str]):
+    """Read the columns a calibration uses from a CSV (``.csv`` or ``.csv.gz``).
+
+    Raises
+    ------
+    CalibrationDataError
+        The file is missing, unreadable or not a CSV.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise CalibrationDataError(f"calibration file {path} does not exist; pass a CSV of runtime rows")
+    try:
+        header = pd.read_csv(path, nrows=0).columns
+        usecols = [c for c in header if c in _READ_COLUMNS]
+        try:
+            import pyarrow  # noqa: F401
+
+            engine = "pyarrow"
+        except ImportError:  # pragma: no cover - pyarrow is optional
+            engine = "c"
+        return pd.read_csv(path, usecols=usecols, engine=engine)
+    except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError) as exc:
+        raise CalibrationDataError(f"cannot read calibration file {path} as CSV ({exc})") from None
+
+
+def _time_column(frame) -> str:
+    for name in TIME_COLUMNS:
+        if name in frame.columns:
+            return name
+    raise CalibrationDataError(
+        f"calibration rows need a time column ({' or '.join(TIME_COLUMNS)}, in ms); found columns "
+        f"{', '.join(map(str, frame.columns))}"
+    )
+
+
+def _corpus(frame) -> str:
+    if "app_id" in frame.columns:
+        if "input_size" not in frame.columns:
+            raise CalibrationDataError("runtimes rows (with app_id) need an input_size column")
+        return "runtimes"
+    if "op" in frame.columns:
+        return "dlops"
+    raise CalibrationDataError(
+        "calibration rows need the kernel: an app_id column (rows of runtimes.csv) or an op column "
+        f"(rows of dlops_runtimes.csv); found {', '.join(map(str, frame.columns))}"
+    )
+
+
+def _board_rows(frame, board: str):
+    from perfml.characterize.load import same_board
+
+    if "board" not in frame.columns:
+        raise CalibrationDataError("calibration rows need a board column")
+    names = frame["board"].astype(str)
+    matches = [name for name in names.unique() if same_board(name, board)]
+    if not matches:
+        present = ", ".join(sorted(names.unique())[:12])
+        raise CalibrationDataError(
+            f"no row of board {board!r} in the calibration rows (boards present: {present}); "
+            "pass the board the rows were measured on"
+        )
+    return frame[names.isin(matches)]
+
+
+def _registry_board(board: str):
+    from perfml.boards import get_board
+
+    try:
+        return get_board(board)
+    except UnknownBoardError:
+        return None
+
+
+def _describe_sizes(part, corpus: str) -> dict[str, Any]:
+    """A reproducible description of the rows used (never the rows themselves)."""
+    if corpus == "runtimes":
+        sizes = part["input_size"].astype(float)
+        return {"input_size_min": float(sizes.min()), "input_size_max": float(sizes.max())}
+    dims = {}
+    for key in ("B", "H", "M", "N", "K"):
+        if key in part.columns and part[key].notna().any():
+            dims[f"{key}_min"] = float(part[key].min())
+            dims[f"{key}_max"] = float(part[key].max())
+    return dims
+
+
+def _top(part, work_column: str, fraction: float):
+    threshold = part[work_column].quantile(1.0 - fraction)
+    return part[part[work_column] >= threshold], float(threshold)
+
+
+def calibrate_from_rows(
+    frame,
+    board: str,
+    *,
+    file: str | os.PathLike[str] | None = None,
+    source: str | None = None,
+    command: str = "",
+    min_rows: int = MIN_ROWS,
+) -> Characterization:
+    """Calibrate ``board`` from runtime rows (a DataFrame); see the module docstring.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows of ``runtimes.csv`` or ``dlops_runtimes.csv`` (other boards' rows are ignored).
+    board : str
+        The board to calibrate (registry name or alias; an unregistered name is matched
+        after normalization, and then has no spec tier to check against).
+    file : path-like, optional
+        Where the rows came from, for the provenance (its sha256 is recorded, and compared
+        with the data home's ``manifest.csv`` when the file sits next to one).
+    source : str, optional
+        Keep only rows of this ``source`` (e.g. ``gpuperfpredict-nca``).
+    command : str
+        The command line that produced it, for the provenance.
+
+    Raises
+    ------
+    CalibrationDataError
+        See the module docstring.
+    PhysicalLimitError
+        A calibrated value above 1.5x the board's specification.
+    """
+    from perfml.characterize._work import app_work, op_work
+    from perfml.characterize.spec import spec_values
+
+    corpus = _corpus(frame)
+    time_column = _time_column(frame)
+    kernel_column, streaming, compute_family = _CORPORA[corpus]
+    rows = _board_rows(frame, board)
+    filters: dict[str, Any] = {"board": board}
+    if source is not None:
+        if "source" not in rows.columns:
+            raise CalibrationDataError(f"--source {source!r} given, but the rows have no source column")
+        rows = rows[rows["source"].astype(str) == source]
+        filters["source"] = source
+        if len(rows) == 0:
+            raise CalibrationDataError(f"no row of board {board!r} with source {source!r}")
+    if "gpu_config" in rows.columns and (rows["gpu_config"].astype(str) == "default").any():
+        rows = rows[rows["gpu_config"].astype(str) == "default"]
+        filters["gpu_config"] = "default"
+    rows = rows.copy()
+    rows["_time_s"] = np.asarray(rows[time_column], dtype=float) * 1e-3
+    rows = rows[np.isfinite(rows["_time_s"]) & (rows["_time_s"] > 0)]
+    filters["time"] = f"{time_column} finite and > 0"
+    if len(rows) == 0:
+        raise CalibrationDataError(
+            f"0 rows of board {board!r} have a finite, positive {time_column}; the times must be in ms"
+        )
+
+    dram, flops, family = (app_work if corpus == "runtimes" else op_work)(rows)
+    rows["_bytes"], rows["_flops"], rows["_family"] = dram, flops, family
+    known = rows[np.isfinite(rows["_bytes"]) | np.isfinite(rows["_flops"])]
+    if len(known) == 0:
+        kernels = ", ".join(sorted(rows[kernel_column].astype(str).unique())[:10]) or "none"
+        raise CalibrationDataError(
+            f"the rows of {board!r} are only kernels of unknown work ({kernels}); a calibration needs "
+            f"kernels whose work is known ({'the nine apps of perfml.apps' if corpus == 'runtimes' else 'add, bmm'})"
+        )
+    if len(known) < min_rows:
+        raise CalibrationDataError(
+            f"{len(known)} row(s) of known work for {board!r}; a calibration needs at least {min_rows} "
+            "(e.g. a vectorAdd or element-wise add sweep over several sizes)"
+        )
+
+    registry_board = _registry_board(board)
+    spec = spec_values(registry_board) if registry_board is not None else ()
+    path = Path(file) if file is not None else None
+    base = {"file": path.name if path else "(in-memory rows)", "filters": dict(filters), "time_column": time_column}
+    values: list[CharacterizedValue] = []
+    warnings: list[str] = []
+    if registry_board is None:
+        warnings.append(
+            f"board {board!r} is not in the registry: no spec tier, so the calibrated values are checked "
+            "for being finite and positive only, not against a specification"
+        )
+
+    # -- DRAM bandwidth from the streaming kernel's top sizes --------------------------------------
+    stream = known[known[kernel_column].astype(str).isin(streaming) & np.isfinite(known["_bytes"])]
+    l2 = getattr(registry_board, "l2_bytes", None)
+    if l2:
+        stream = stream[stream["_bytes"] >= L2_FACTOR * l2]
+    if len(stream) >= min_rows:
+        top, threshold = _top(stream, "_bytes", TOP_FRACTION)
+        if len(top) < min_rows:  # few distinct sizes: take the largest min_rows rows
+            top = stream.nlargest(min_rows, "_bytes")
+        rate = top["_bytes"] / top["_time_s"]
+        filters_used = {**filters, kernel_column: list(streaming), "bytes_min": float(top["_bytes"].min())}
+        if l2:
+            filters_used["footprint"] = f">= {L2_FACTOR} x l2_bytes ({L2_FACTOR * l2} bytes)"
+        values.append(
+            CharacterizedValue(
+                quantity="dram_bandwidth",
+                value=float(np.median(rate)),
+                unit="B/s",
+                tier="calibrated",
+                source=f"median bytes/time of the top-size {'/'.join(streaming)} rows of {base['file']}",
+                provenance={
+                    **base,
+                    "filters": filters_used,
+                    "kernel": "/".join(streaming),
+                    "work": "dram_bytes_total of perfml.apps" if corpus == "runtimes" else "3 * B * H * 4 bytes",
+                    "rows": {**_describe_sizes(top, corpus), "n_rows": int(len(top))},
+                    "n_rows": int(len(top)),
+                    "statistic": f"median of bytes / time over the rows in the top {TOP_FRACTION:.0%} of bytes",
+                    "spread": {"min": float(rate.min()), "max": float(rate.max())},
+                },
+            )
+        )
+    else:
+        warnings.append(
+            f"dram_bandwidth not calibrated: {len(stream)} row(s) of {'/'.join(streaming)} "
+            f"large enough (need {min_rows}{f', working set >= {L2_FACTOR} x L2' if l2 else ''})"
+        )
+
+    # -- FP32 throughput from the best compute kernel's top FLOP rows -------------------------------
+    if corpus == "runtimes":
+        compute = known[(known["_family"] == compute_family) & np.isfinite(known["_flops"])]
+    else:
+        compute = known[(known[kernel_column].astype(str) == compute_family) & np.isfinite(known["_flops"])]
+    per_kernel = {}
+    for kernel, part in compute.groupby(kernel_column, sort=True):
+        if len(part) < min_rows:
+            continue
+        top, _ = _top(part, "_flops", TOP_FRACTION)
+        if len(top) < min_rows:
+            top = part.nlargest(min_rows, "_flops")
+        per_kernel[str(kernel)] = (float(np.median(top["_flops"] / top["_time_s"])), top)
+    if per_kernel:
+        best_kernel = max(per_kernel, key=lambda k: per_kernel[k][0])
+        rate, top = per_kernel[best_kernel]
+        values.append(
+            CharacterizedValue(
+                quantity="fp32_throughput",
+                value=rate,
+                unit="FLOP/s",
+                tier="calibrated",
+                bound="lower" if corpus == "runtimes" else "estimate",
+                source=f"median FLOPs/time of the top-FLOP {best_kernel} rows of {base['file']}",
+                provenance={
+                    **base,
+                    "filters": {**filters, kernel_column: best_kernel},
+                    "kernel": best_kernel,
+                    "work": "flops x threads of perfml.apps" if corpus == "runtimes" else "2 * B * M * N * K",
+                    "rows": {**_describe_sizes(top, corpus), "n_rows": int(len(top))},
+                    "n_rows": int(len(top)),
+                    "statistic": (
+                        f"median of flops / time over the rows in the top {TOP_FRACTION:.0%} of flops, "
+                        "best kernel of: " + ", ".join(f"{k} {v[0]:.4g}" for k, v in sorted(per_kernel.items()))
+                    ),
+                    **({"note": "hand-written matMul kernels do not reach the FP32 pipe's peak: "
+                        "the board sustains at least this rate"} if corpus == "runtimes" else {}),
+                },
+            )
+        )
+    else:
+        warnings.append(
+            f"fp32_throughput not calibrated: no {compute_family} kernel with {min_rows} or more rows of known work"
+        )
+
+    # -- launch floor from the smallest calls ------------------------------------------------------
+    intensity = known["_flops"].fillna(0.0) / known["_bytes"]
+    sized = known[np.isfinite(known["_bytes"]) & (intensity <= MAX_FLOOR_INTENSITY)]
+    k = max(min_rows, int(np.ceil(FLOOR_FRACTION * len(sized))))
+    smallest = sized.nsmallest(k, "_bytes")
+    if len(smallest) >= min_rows:
+        floor_ms = float(np.quantile(smallest["_time_s"], FLOOR_QUANTILE)) * 1e3
+        values.append(
+            CharacterizedValue(
+                quantity="launch_overhead",
+                value=floor_ms,
+                unit="ms",
+                tier="calibrated",
+                bound="upper",
+                source=f"{FLOOR_QUANTILE:.0%} quantile of the smallest calls' times in {base['file']}",
+                provenance={
+                    **base,
+                    "kernels": sorted(map(str, smallest[kernel_column].unique())),
+                    "rows": {"bytes_max": float(smallest["_bytes"].max()), "n_rows": int(len(smallest))},
+                    "n_rows": int(len(smallest)),
+                    "statistic": (
+                        f"{FLOOR_QUANTILE} quantile of time over the rows of known work with at most "
+                        f"{MAX_FLOOR_INTENSITY:g} FLOP per DRAM byte in the bottom {FLOOR_FRACTION:.0%} of "
+                        f"compulsory DRAM bytes (at least {min_rows} rows)"
+                    ),
+                    "timing": (
+                        "nvprof kernel duration (excludes host launch latency)" if corpus == "runtimes"
+                        else "CUDA events around the whole call (includes launch)"
+                    ),
+                },
+            )
+        )
+    else:
+        warnings.append(f"launch_overhead not calibrated: {len(smallest)} smallest call(s), need {min_rows}")
+
+    if not values:
+        raise CalibrationDataError(
+            f"the rows of {board!r} give no calibrated value ({'; '.join(warnings)}); add a sweep of "
+            f"{'/'.join(streaming)} or {compute_family} over several sizes"
+        )
+    provenance: dict[str, Any] = {
+        "command": command,
+        "data_file": base["file"],
+        "corpus": corpus,
+        "filters": filters,
+        "n_rows_board": int(len(rows)),
+        "n_rows_known_work": int(len(known)),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if path is not None and path.is_file():
+        provenance["sha256"] = sha256_of(path)
+        listed = _manifest_sha256(path)
+        if listed is not None:
+            provenance["manifest_sha256"] = listed
+            if listed != provenance["sha256"]:
+                warnings.append(
+                    f"{path.name}: sha256 differs from the data home's manifest.csv (the data file was changed)"
+                )
+    return Characterization(
+        board=registry_board.name if registry_board is not None else board,
+        source=f"calibrated from {base['file']}",
+        device={"name": board},
+        values=tuple(spec) + tuple(values),
+        warnings=tuple(warnings),
+        provenance=provenance,
+    )
+
+
+def calibrate_from_runtimes(
+    path: str | os.PathLike[str],
+    board: str,
+    *,
+    source: str | None = None,
+    command: str = "",
+    frame=None,
+) -> Characterization:
+    """Read ``path`` (:func:`read_runtime_rows`) and calibrate ``board`` from its rows.
+
+    ``frame`` may pass the rows already read (several boards from one file).
+    """
+    rows = read_runtime_rows(path) if frame is None else frame
+    return calibrate_from_rows(rows, board, file=path, source=source, command=command)

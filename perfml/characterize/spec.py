@@ -1,0 +1,95 @@
+"""The ``spec`` tier: what the board registry says a board can do at most.
+
+Every value is derived from registry fields by the formulas of :mod:`perfml.boards`
+(:func:`~perfml.boards.peak_flops`, :func:`~perfml.boards.peak_bandwidth`) or read from
+one field; its ``source`` names the fields and the registry's own source for them. A
+field the registry leaves empty gives no value (never a guess). Spec values are upper
+bounds (``bound = "upper"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfml.characterize.values import CharacterizedValue
+from perfml.errors import MissingBoardParameterError
+
+__all__ = ["spec_values"]
+
+#: bytes one shared-memory bank serves per cycle (32-bit banks)
+_BANK_WIDTH_BYTES = 4
+
+#: quantity -> (precision of peak_flops, registry field of the per-SM pipe width)
+_FLOP_PIPES = {
+    "fp32_throughput": ("fp32", "fp32_cores_per_sm"),
+    "fp64_throughput": ("fp64", "fp64_units_per_sm"),
+    "fp16_throughput": ("fp16", "fp16_units_per_sm"),
+}
+
+
+def _cite(board: Any, *fields: str) -> str:
+    parts = []
+    for name in fields:
+        src = board.value_source(name) if hasattr(board, "value_source") else None
+        parts.append(f"{name} ({src})" if src else name)
+    return f"registry {board.name}: " + ", ".join(parts)
+
+
+def _value(board, quantity, value, unit, formula, fields) -> CharacterizedValue:
+    return CharacterizedValue(
+        quantity=quantity,
+        value=float(value),
+        unit=unit,
+        tier="spec",
+        bound="upper",
+        source=f"registry {board.name}: {formula}",
+        provenance={"board": board.name, "formula": formula, "fields": _cite(board, *fields)},
+    )
+
+
+def spec_values(board: Any) -> tuple[CharacterizedValue, ...]:
+    """The ``spec`` tier of ``board`` (a :class:`perfml.boards.Board`).
+
+    * ``dram_bandwidth`` [B/s]: :func:`perfml.boards.peak_bandwidth` (``memory_bandwidth_gbs``,
+      or ``2 x memory_clock_mhz x bus_width_bits / 8``);
+    * ``fp32/fp64/fp16_throughput`` [FLOP/s]: :func:`perfml.boards.peak_flops`
+      (``sms x units_per_sm x boost_clock_mhz x 2``, an FMA counts 2, CUDA C Programming
+      Guide throughput table) and [instructions/cycle/SM]: the pipe width field;
+    * ``sfu_throughput`` [instructions/cycle/SM]: ``sfu_per_sm``, and [instructions/s]:
+      ``sms x sfu_per_sm x boost_clock_mhz``;
+    * ``shared_bandwidth`` [B/cycle/SM]: ``shared_banks x 4`` (32-bit banks).
+    """
+    from perfml import boards
+
+    out: list[CharacterizedValue] = []
+    try:
+        bandwidth = boards.peak_bandwidth(board)
+    except MissingBoardParameterError:
+        pass
+    else:
+        if board.memory_bandwidth_gbs is not None:
+            formula, fields = "memory_bandwidth_gbs x 1e9", ("memory_bandwidth_gbs",)
+        else:
+            formula, fields = "2 x memory_clock_mhz x 1e6 x bus_width_bits / 8", ("memory_clock_mhz", "bus_width_bits")
+        out.append(_value(board, "dram_bandwidth", bandwidth, "B/s", formula, fields))
+    for quantity, (precision, pipe) in _FLOP_PIPES.items():
+        try:
+            flops = boards.peak_flops(board, precision)
+        except MissingBoardParameterError:
+            flops = None
+        if flops:
+            out.append(_value(board, quantity, flops, "FLOP/s", f"sms x {pipe} x boost_clock_mhz x 1e6 x 2",
+                              ("sms", pipe, "boost_clock_mhz")))
+        width = getattr(board, pipe, None)
+        if width:
+            out.append(_value(board, quantity, width, "instructions/cycle/SM", pipe, (pipe,)))
+    if board.sfu_per_sm:
+        out.append(_value(board, "sfu_throughput", board.sfu_per_sm, "instructions/cycle/SM", "sfu_per_sm", ("sfu_per_sm",)))
+        if board.sms and board.boost_clock_mhz:
+            out.append(_value(board, "sfu_throughput", board.sms * board.sfu_per_sm * board.boost_clock_mhz * 1e6,
+                              "instructions/s", "sms x sfu_per_sm x boost_clock_mhz x 1e6",
+                              ("sms", "sfu_per_sm", "boost_clock_mhz")))
+    if board.shared_banks:
+        out.append(_value(board, "shared_bandwidth", board.shared_banks * _BANK_WIDTH_BYTES, "B/cycle/SM",
+                          "shared_banks x 4 bytes", ("shared_banks",)))
+    return tuple(out)

@@ -1,0 +1,251 @@
+"""The calibrated tier: ``perfml characterize --from-runtimes`` (issue 11 §1, §5).
+
+Synthetic rows have a known truth (time = floor + work / rate, the work from
+:mod:`perfml.apps` or the dataset README's operator semantics); the real-data tests
+recompute the statistic independently from ``runtimes.csv.gz`` of the data home, and the
+committed files under perfml/data/characterizations are checked against
+``manifest.csv`` and re-derived.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfml.boards import get_board, peak_bandwidth
+from perfml.characterize import load_characterization
+from perfml.characterize.calibrate import (
+    L2_FACTOR,
+    MIN_ROWS,
+    TOP_FRACTION,
+    calibrate_from_rows,
+    calibrate_from_runtimes,
+)
+from perfml.errors import CalibrationDataError, PhysicalLimitError
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+RUNTIMES = DATA / "runtimes.csv.gz"
+DLOPS = DATA / "dlops_runtimes.csv.gz"
+needs_data = pytest.mark.skipif(not RUNTIMES.exists(), reason="data home not next to the repository")
+
+#: the boards of both corpora (datasets README: gpuperfpredict-nca coverage, dlops counts)
+NCA_BOARDS = ("GTX-680", "GTX-750", "GTX-970", "GTX-980", "GTX-Titan", "GTX-Titan-Black",
+              "Quadro-K5200", "Tesla-K20", "Tesla-K40")
+DLOPS_BOARDS = ("Tesla-P4", "Tesla-P100-PCIe", "Tesla-V100-PCIe-32GB", "Tesla-T4", "A100-PCIe-40GB")
+FLOOR_MS = 0.003
+
+
+def _apps_rows(board="GTX-980", bandwidth=1.5e11, flops=5e11, sizes=None, extra=()):
+    """vectorAdd (12 N bytes) and shared-memory matMul (2 N^3 FLOP) rows with a known truth."""
+    sizes = sizes if sizes is not None else [2**k for k in range(17, 29)]
+    rows = [
+        {"board": board, "app_id": "vectorAdd", "input_size": n, "time_ms_median": FLOOR_MS + 12 * n / bandwidth * 1e3}
+        for n in sizes
+    ]
+    rows += [
+        {"board": board, "app_id": "matMul_gpu_sharedmem", "input_size": n, "block_x": 16, "block_y": 16,
+         "grid_x": n // 16, "grid_y": n // 16, "time_ms_median": FLOOR_MS + 2 * n**3 / flops * 1e3}
+        for n in range(256, 8193, 256)
+    ]
+    return pd.DataFrame(rows + list(extra))
+
+
+def _dlops_rows(board="Tesla-T4", bandwidth=2.4e11, flops=3e12):
+    rng = np.random.default_rng(0)
+    rows = []
+    for b, h in zip(rng.integers(1, 4096, 300), rng.integers(64, 16384, 300)):
+        rows.append({"board": board, "op": "add", "B": b, "H": h, "time_ms": 0.025 + 12 * b * h / bandwidth * 1e3})
+    for b, m, n, k in rng.integers(8, 1024, (300, 4)):
+        rows.append({"board": board, "op": "bmm", "B": b, "M": m, "N": n, "K": k,
+                     "time_ms": 0.025 + 2.0 * b * m * n * k / flops * 1e3})
+    rows.append({"board": board, "op": "softmax", "B": 4, "H": 8, "time_ms": 0.02})  # unknown work: ignored
+    return pd.DataFrame(rows)
+
+
+# -- what is inferred --------------------------------------------------------------------------------
+@settings(max_examples=25)
+@given(fraction=st.floats(min_value=0.1, max_value=1.45))
+def test_recovers_bandwidth_and_flops_from_nine_app_rows(fraction):
+    bandwidth = fraction * peak_bandwidth(get_board("GTX-980"))
+    ch = calibrate_from_rows(_apps_rows(bandwidth=bandwidth), "GTX-980")
+    dram = ch.best("dram_bandwidth", "B/s", tiers=("calibrated",))
+    assert dram.value == pytest.approx(bandwidth, rel=0.02)  # the floor is < 2% of the top sizes
+    assert bool(dram.warnings) == (dram.value > 1.05 * peak_bandwidth(get_board("GTX-980")))
+    fp32 = ch.best("fp32_throughput", "FLOP/s", tiers=("calibrated",))
+    assert fp32.value == pytest.approx(5e11, rel=0.02) and fp32.bound == "lower"
+    assert fp32.provenance["kernel"] == "matMul_gpu_sharedmem"
+    floor = ch.best("launch_overhead", "ms", tiers=("calibrated",))
+    assert FLOOR_MS <= floor.value < 2 * FLOOR_MS + 12 * 2**20 / bandwidth * 1e3
+
+
+def test_rows_used_are_named_in_the_provenance():
+    ch = calibrate_from_rows(_apps_rows(), "GTX-980", command="perfml characterize ...")
+    dram = ch.best("dram_bandwidth", "B/s", tiers=("calibrated",))
+    l2 = get_board("GTX-980").l2_bytes
+    sizes = [n for n in [2**k for k in range(17, 29)] if 12 * n >= L2_FACTOR * l2]
+    top = [n for n in sizes if n >= np.quantile(sizes, 1 - TOP_FRACTION)]
+    if len(top) < MIN_ROWS:  # few distinct sizes: the MIN_ROWS largest
+        top = sorted(sizes)[-MIN_ROWS:]
+    assert dram.provenance["n_rows"] == len(top) >= MIN_ROWS
+    assert dram.provenance["rows"]["input_size_min"] == min(top)
+    assert "median" in dram.provenance["statistic"] and dram.provenance["filters"]["board"] == "GTX-980"
+    assert ch.provenance["command"] == "perfml characterize ..." and ch.provenance["date"]
+
+
+def test_a_median_not_a_max():
+    """One absurdly fast top-size row does not move the bandwidth (a max would take it)."""
+    base = calibrate_from_rows(_apps_rows(), "GTX-980").value("dram_bandwidth", "B/s", tiers=("calibrated",))
+    fast = {"board": "GTX-980", "app_id": "vectorAdd", "input_size": 2**28, "time_ms_median": 12 * 2**28 / 3e11 * 1e3}
+    moved = calibrate_from_rows(_apps_rows(extra=[fast]), "GTX-980").value("dram_bandwidth", "B/s", tiers=("calibrated",))
+    assert moved == pytest.approx(base, rel=0.01)
+
+
+def test_bytes_come_from_the_app_description(monkeypatch):
+    """Doubling vectorAdd's dram_bytes_total in perfml.apps doubles the calibrated bandwidth."""
+    import perfml.apps as apps
+
+    base = calibrate_from_rows(_apps_rows(bandwidth=5e10), "GTX-980").value("dram_bandwidth", "B/s")
+    real = apps.get_app
+
+    def doubled(app_id):
+        app = real(app_id)
+        if app_id != "vectorAdd":
+            return app
+        work = dict(app.work, dram_bytes_total=f"2*({app.work['dram_bytes_total']})")
+        return apps.AppDescription(**{**app.__dict__, "work": work})
+
+    monkeypatch.setattr(apps, "get_app", doubled)
+    assert calibrate_from_rows(_apps_rows(bandwidth=5e10), "GTX-980").value("dram_bandwidth", "B/s") == \
+        pytest.approx(2 * base)
+
+
+def test_dlops_rows_add_and_bmm():
+    ch = calibrate_from_rows(_dlops_rows(), "Tesla-T4")
+    assert ch.value("dram_bandwidth", "B/s", tiers=("calibrated",)) == pytest.approx(2.4e11, rel=0.05)
+    fp32 = ch.best("fp32_throughput", "FLOP/s", tiers=("calibrated",))
+    assert fp32.value == pytest.approx(3e12, rel=0.05) and fp32.bound == "estimate"
+    assert 0.025 <= ch.value("launch_overhead", "ms", tiers=("calibrated",)) < 0.035  # floor + a little work
+
+
+def test_an_unregistered_board_is_calibrated_with_a_warning():
+    ch = calibrate_from_rows(_dlops_rows(board="Tesla-P4"), "Tesla-P4")
+    assert ch.board == "Tesla-P4" and not ch.values_for("dram_bandwidth", tier="spec")
+    assert any("not in the registry" in w for w in ch.warnings)
+
+
+def test_a_missing_quantity_is_an_explicit_warning():
+    rows = _apps_rows()
+    ch = calibrate_from_rows(rows[rows["app_id"] == "vectorAdd"], "GTX-980")
+    assert ch.values_for("fp32_throughput", tier="calibrated") == ()
+    assert any(w.startswith("fp32_throughput not calibrated") for w in ch.warnings)
+
+
+# -- bad input (issue 11 §5) -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "rows, board, match",
+    [
+        (_apps_rows(board="GTX-970"), "GTX-980", "no row of board 'GTX-980'"),
+        (_apps_rows().head(2), "GTX-980", "at least 3"),
+        (pd.DataFrame({"board": ["GTX-980"] * 9, "app_id": ["bitonic"] * 9, "input_size": range(9),
+                       "time_ms_mean": [1.0] * 9}), "GTX-980", "unknown work"),
+        (_apps_rows().drop(columns=["time_ms_median"]), "GTX-980", "time column"),
+        (_apps_rows().drop(columns=["app_id"]), "GTX-980", "app_id column"),
+        (_apps_rows(sizes=[2**17, 2**18]).iloc[:2].assign(time_ms_median=[-1.0, np.nan]), "GTX-980", "0 row"),
+    ],
+    ids=["other-board", "too-few", "unknown-work", "no-time", "no-kernel", "no-valid-time"],
+)
+def test_bad_calibration_rows_are_typed_errors(rows, board, match):
+    with pytest.raises(CalibrationDataError, match=match):
+        calibrate_from_rows(rows, board)
+
+
+def test_above_one_and_a_half_times_spec_is_refused():
+    spec = peak_bandwidth(get_board("GTX-980"))
+    with pytest.raises(PhysicalLimitError, match="not physical"):
+        calibrate_from_rows(_apps_rows(bandwidth=1.6 * spec), "GTX-980")
+
+
+def test_cli_writes_only_on_success(tmp_path, monkeypatch):
+    from perfml.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    rows = tmp_path / "rows.csv"
+    _apps_rows().to_csv(rows, index=False)
+    out = tmp_path / "c.json"
+    assert main(["characterize", "--from-runtimes", str(rows), "--board", "GTX-970", "--out", str(out)]) == 2
+    assert not out.exists()  # nothing half-written
+    assert main(["characterize", "--from-runtimes", str(rows), "--out", str(out)]) == 2  # no --board
+    assert main(["characterize", "--from-runtimes", str(rows), "--board", "GTX-980", "--out", str(out)]) == 0
+    ch = load_characterization(out, board="GTX-980")
+    assert ch.provenance["sha256"] and ch.provenance["command"].startswith("perfml characterize --from-runtimes")
+    assert main(["characterize", "--from-runtimes", str(rows), "--board", "GTX-980", "--out", str(out)]) == 2
+    assert main(["characterize", "--from-runtimes", str(tmp_path / "none.csv"), "--board", "GTX-980"]) == 2
+
+
+# -- real data: the data home and the committed characterizations ------------------------------------------
+@needs_data
+def test_gtx980_bandwidth_equals_an_independent_recomputation():
+    rt = pd.read_csv(RUNTIMES, low_memory=False)
+    va = rt[(rt.board == "GTX-980") & (rt.app_id == "vectorAdd") & (rt.source == "gpuperfpredict-nca")]
+    va = va[12 * va.input_size >= L2_FACTOR * get_board("GTX-980").l2_bytes]
+    top = va[12 * va.input_size >= (12 * va.input_size).quantile(1 - TOP_FRACTION)]
+    expected = float(np.median(12 * top.input_size / (top.time_ms_median * 1e-3)))
+    ch = calibrate_from_runtimes(RUNTIMES, "GTX-980", source="gpuperfpredict-nca")
+    assert ch.value("dram_bandwidth", "B/s", tiers=("calibrated",)) == pytest.approx(expected, rel=1e-12)
+
+
+def _committed() -> dict[str, Path]:
+    folder = Path(str(resources.files("perfml").joinpath("data", "characterizations")))
+    return {p.stem: p for p in sorted(folder.glob("*.json"))}
+
+
+def test_every_board_of_both_corpora_has_a_committed_characterization():
+    assert set(_committed()) == set(NCA_BOARDS) | set(DLOPS_BOARDS)
+
+
+@pytest.mark.parametrize("board", NCA_BOARDS + DLOPS_BOARDS)
+def test_committed_characterization(board):
+    path = _committed()[board]
+    ch = load_characterization(path, board=board)
+    data_file = "runtimes.csv.gz" if board in NCA_BOARDS else "dlops_runtimes.csv.gz"
+    assert ch.provenance["data_file"] == data_file
+    assert ch.provenance["command"].startswith("perfml characterize --from-runtimes")
+    assert f"--board {board}" in ch.provenance["command"] and ch.provenance["date"]
+    manifest = pd.read_csv(DATA / "manifest.csv") if (DATA / "manifest.csv").exists() else None
+    if manifest is not None:
+        assert ch.provenance["sha256"] == manifest.set_index("file").loc[data_file, "sha256"]
+    for quantity, unit in (("dram_bandwidth", "B/s"), ("fp32_throughput", "FLOP/s"), ("launch_overhead", "ms")):
+        v = ch.best(quantity, unit, tiers=("calibrated",))
+        assert v is not None and v.provenance["n_rows"] >= MIN_ROWS and v.provenance["statistic"]
+        assert v.provenance["file"] == data_file
+    spec = ch.best("dram_bandwidth", "B/s", tiers=("spec",))
+    if spec is not None:  # registered board: calibrated below the datasheet (DRAM-sized rows only)
+        assert ch.value("dram_bandwidth", "B/s", tiers=("calibrated",)) < spec.value
+    text = path.read_text()
+    assert "upstream_row" not in text and len(json.loads(text)["values"]) < 40  # no dataset rows copied
+
+
+@needs_data
+@pytest.mark.parametrize("board", ["GTX-750", "Tesla-P4"])
+def test_committed_values_are_what_the_command_gives(board):
+    committed = load_characterization(_committed()[board])
+    data_file = DATA / committed.provenance["data_file"]
+    again = calibrate_from_runtimes(data_file, board, source=committed.provenance["filters"].get("source"))
+    for v in committed.values:
+        assert again.value(v.quantity, v.unit, tiers=(v.tier,)) == pytest.approx(v.value, rel=1e-12)
+
+
+@pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00garbage\x00\x01", b"board,op\nGTX-980,add\n"],
+                         ids=["empty", "binary", "no-time"])
+def test_unreadable_calibration_files_are_typed_errors(tmp_path, content):
+    path = tmp_path / "rows.csv"
+    path.write_bytes(content)
+    with pytest.raises(CalibrationDataError):
+        calibrate_from_runtimes(path, "GTX-980")
