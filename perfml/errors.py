@@ -24,6 +24,7 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
+    "FileAccessError", "CorruptFileError", "ExternalLibraryError", "TrackingStoreError", "StudyError",
 ]
 
 
@@ -102,3 +103,28 @@ class ModelFormatError(PerfmlError):
 
 class ExperimentSpecError(PerfmlError):
     """An experiment definition (TOML) is malformed."""
+
+
+# --- added by cli ---
+
+
+class FileAccessError(PerfmlError):
+    """The operating system refused a file operation (missing file, directory given as a
+    file, permission denied, read-only file system, disk full)."""
+
+
+class CorruptFileError(PerfmlError):
+    """A file could not be decoded: truncated or corrupt compressed data, binary garbage
+    where text was expected, an unparsable CSV, TOML, JSON or Arrow file."""
+
+
+class ExternalLibraryError(PerfmlError):
+    """A third-party library (xgboost, Optuna, MLflow, SQLAlchemy) refused its input."""
+
+
+class TrackingStoreError(PerfmlError):
+    """The MLflow tracking store does not exist, does not answer, or holds nothing to report."""
+
+
+class StudyError(PerfmlError):
+    """An Optuna study could not be created, loaded or shared between workers."""
