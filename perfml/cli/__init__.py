@@ -86,6 +86,7 @@ _TOPICS = (
     "diagnose",
     "cumapz",
     "predictor",
+    "tune",  # after "predictor": replaces the `tune` that predictor.py still registers
     "experiment",
     "report",
 )
