@@ -29,6 +29,8 @@ def progress_enabled(stream: IO | None = None, *, quiet: bool = False) -> bool:
     if quiet or os.environ.get("PERFML_QUIET", "").strip().lower() not in ("", "0", "false", "no"):
         return False
     stream = sys.stderr if stream is None else stream
+    if stream is None or getattr(stream, "closed", False):
+        return False
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty and isatty())

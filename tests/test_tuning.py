@@ -150,3 +150,12 @@ def test_perfml_tune_processes_share_a_new_study(tmp_path):
     params = [tuple(sorted(t.params.items())) for t in trials]
     assert len(set(params)) == 3, f"workers drew the same parameters: {params}"
     assert list(tmp_path.iterdir()) == [tmp_path / "tune.db"]  # no MLflow store, no stray files
+
+
+def test_tune_reports_every_trial_to_the_progress_callback():
+    from perfml._progress import progress
+
+    X, y = _rows()
+    with progress("tuning", total=4, stream=__import__("io").StringIO()) as advance:
+        tune(_MeanRegressor(), X, y, n_trials=4, storage=None, study_name="p", progress=advance)
+    assert advance.count == 4 and advance.last.startswith("trial 3 ") and "best" in advance.last
