@@ -76,10 +76,12 @@ def test_a_joining_worker_draws_other_parameters_and_a_single_run_is_reproducibl
 
 _RACE = textwrap.dedent(
     """
-    import sys, time, json
+    import json, os, sys, time
     from perfml.learned.tuning import open_study
-    url, start = sys.argv[1], float(sys.argv[2])
-    while time.time() < start:
+    url, barrier, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    open(os.path.join(barrier, str(os.getpid())), "w").close()
+    deadline = time.time() + 120
+    while len(os.listdir(barrier)) < n and time.time() < deadline:  # start together, after the imports
         time.sleep(0.001)
     study = open_study(url, "race", random_state=0)
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_int("n", 1, 10 ** 6), n_trials=3)
@@ -90,17 +92,19 @@ _RACE = textwrap.dedent(
 
 def test_workers_starting_together_on_a_new_sqlite_study(tmp_path):
     url = f"sqlite:///{tmp_path / 'new.db'}"
-    start = time.time() + 4.0
-    procs = [subprocess.Popen([sys.executable, "-c", _RACE, url, str(start)], env=_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    results = [p.communicate(timeout=120) for p in procs]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    n = 3
+    procs = [subprocess.Popen([sys.executable, "-c", _RACE, url, str(barrier), str(n)], env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    results = [p.communicate(timeout=180) for p in procs]
     for proc, (out, err) in zip(procs, results):
         assert proc.returncode == 0, err
         assert "IntegrityError" not in err and "Traceback" not in err
     trials = open_study(url, "race").trials
-    assert len(trials) == 12 and sorted(t.number for t in trials) == list(range(12))
+    assert len(trials) == 3 * n and sorted(t.number for t in trials) == list(range(3 * n))
     assert all(t.state.name == "COMPLETE" for t in trials)
-    assert len({(t.params["x"], t.params["n"]) for t in trials}) == 12
+    assert len({(t.params["x"], t.params["n"]) for t in trials}) == 3 * n
 
 
 def test_a_dead_workers_trial_is_failed_and_retried_by_the_next_worker(tmp_path):
