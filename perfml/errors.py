@@ -24,7 +24,7 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
-    "FileAccessError", "CorruptFileError", "ExternalLibraryError", "TrackingStoreError", "StudyError",
+    "FileAccessError", "CorruptFileError", "ExternalLibraryError", "TrackingStoreError", "StudyError", "NumberRangeError",
 ]
 
 
@@ -128,3 +128,7 @@ class TrackingStoreError(PerfmlError):
 
 class StudyError(PerfmlError):
     """An Optuna study could not be created, loaded or shared between workers."""
+
+
+class NumberRangeError(PerfmlError):
+    """A number given to perfml is too large (or too small) for the computation it feeds."""

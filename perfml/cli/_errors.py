@@ -27,6 +27,7 @@ from perfml.errors import (
     CorruptFileError,
     ExternalLibraryError,
     FileAccessError,
+    NumberRangeError,
     PerfmlError,
 )
 
@@ -175,6 +176,11 @@ def translate(exc: BaseException) -> PerfmlError | None:
         cls = _module_class(module, *cls_path)
         if cls is not None and isinstance(exc, cls):
             return ExternalLibraryError(f"{_where(exc)}{library} failed: {_one_line(exc) or type(exc).__name__}; {fix}")
+    if isinstance(exc, OverflowError):
+        return NumberRangeError(
+            f"a number is too large for the computation ({_one_line(exc) or 'overflow'}); "
+            "check the sizes and values given (options, --set, query files) and use smaller ones"
+        )
     if isinstance(exc, MemoryError):
         return ExternalLibraryError("out of memory; select fewer rows, boards or points, or use a machine with more memory")
     return None
