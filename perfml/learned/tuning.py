@@ -136,6 +136,10 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
     import optuna
     from optuna import storages
 
+    if url.startswith("sqlite:///") and url[len("sqlite:///"):] not in ("", ":memory:"):
+        folder = Path(url[len("sqlite:///"):]).parent
+        if not folder.is_dir():
+            raise StudyError(f"the folder {folder} of the study database {url} does not exist; create it or pass another --storage")
     retry_cls = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
     params = inspect.signature(storages.RDBStorage).parameters
     callback_arg = "heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in params else "failed_trial_callback"
