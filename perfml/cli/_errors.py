@@ -76,13 +76,25 @@ def failing_file(exc: BaseException) -> str | None:
         local = frame.f_locals
         owner = local.get("self")
         owner_name = getattr(owner, "name", None) if owner is not None and hasattr(owner, "read") else None
-        if isinstance(owner_name, (str, os.PathLike)) and os.fspath(owner_name):
+        if _is_path(owner_name):
             return os.fspath(owner_name)
         for key in _PATH_NAMES:
-            value = local.get(key)
-            if isinstance(value, (str, os.PathLike)) and os.fspath(value) and len(os.fspath(value)) < 4096:
-                return os.fspath(value)
+            if _is_path(local.get(key)):
+                return os.fspath(local[key])
     return None
+
+
+def _is_path(value) -> bool:
+    """A str / PathLike naming something on disk (so that a ``source="BSPGPU"`` is not taken for a file)."""
+    if not isinstance(value, (str, os.PathLike)):
+        return False
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text or len(text) > 4096 or "\n" in text:
+        return False
+    try:
+        return os.path.lexists(text)
+    except (OSError, ValueError):
+        return False
 
 
 def _one_line(text: object) -> str:
@@ -175,7 +187,7 @@ def translate(exc: BaseException) -> PerfmlError | None:
     ):
         cls = _module_class(module, *cls_path)
         if cls is not None and isinstance(exc, cls):
-            return ExternalLibraryError(f"{_where(exc)}{library} failed: {_one_line(exc) or type(exc).__name__}; {fix}")
+            return ExternalLibraryError(f"{library} failed: {_one_line(exc) or type(exc).__name__}; {fix}")
     if isinstance(exc, OverflowError):
         return NumberRangeError(
             f"a number is too large for the computation ({_one_line(exc) or 'overflow'}); "
