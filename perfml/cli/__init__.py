@@ -29,7 +29,12 @@ import os
 import sys
 
 import typer
-from typer._click import exceptions as _cx  # typer vendors click; this is its exceptions module
+try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
+    from typer._click import exceptions as _cx
+    from typer._click.globals import get_current_context as _current_context
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as _cx
+    from click import get_current_context as _current_context
 from typer.core import TyperGroup
 
 from perfml.errors import PerfmlError
@@ -112,9 +117,7 @@ def _root(
 
 def quiet_requested() -> bool:
     """Whether ``perfml --quiet`` was given (False outside a CLI invocation)."""
-    from typer._click.globals import get_current_context
-
-    ctx = get_current_context(silent=True)
+    ctx = _current_context(silent=True)
     return bool(ctx is not None and ctx.find_root().params.get("quiet"))
 
 
