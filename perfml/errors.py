@@ -25,6 +25,8 @@ __all__ = [
     "ModelFormatError",
     "ExperimentSpecError",
     "UnsafeOutputError", "OutputWriteError", "QueryValidationError",  # added by modelio
+
+    "FileAccessError", "CorruptFileError", "ExternalLibraryError", "TrackingStoreError", "StudyError", "NumberRangeError",
 ]
 
 
@@ -214,3 +216,31 @@ class PhysicalLimitError(InvalidValueError):
 class CalibrationDataError(InvalidValueError):
     """Runtime rows cannot calibrate a board: too few rows, no kernel of known work, no
     row of the requested board, or a missing time column."""
+
+# --- added by cli ---
+
+
+class FileAccessError(PerfmlError):
+    """The operating system refused a file operation (missing file, directory given as a
+    file, permission denied, read-only file system, disk full)."""
+
+
+class CorruptFileError(PerfmlError):
+    """A file could not be decoded: truncated or corrupt compressed data, binary garbage
+    where text was expected, an unparsable CSV, TOML, JSON or Arrow file."""
+
+
+class ExternalLibraryError(PerfmlError):
+    """A third-party library (xgboost, Optuna, MLflow, SQLAlchemy) refused its input."""
+
+
+class TrackingStoreError(PerfmlError):
+    """The MLflow tracking store does not exist, does not answer, or holds nothing to report."""
+
+
+class StudyError(PerfmlError):
+    """An Optuna study could not be created, loaded or shared between workers."""
+
+
+class NumberRangeError(PerfmlError):
+    """A number given to perfml is too large (or too small) for the computation it feeds."""

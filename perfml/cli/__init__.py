@@ -3,22 +3,78 @@
 Each topic lives in its own module (``perfml/cli/<topic>.py``) exposing
 ``register(app)``; heavy libraries (cupy, xgboost, mlflow) are imported inside the
 commands that need them so that ``perfml --help`` is instant and works without a GPU.
-Every :class:`~perfml.errors.PerfmlError` becomes a one-line message on stderr and
-exit status 2, never a traceback.
+
+Failures, by kind (the exit status in brackets):
+
+* a :class:`~perfml.errors.PerfmlError` (bad input, a missing resource) and a usage
+  error (unknown option or value) print one line ``error: ...`` on stderr [2];
+* a foreign exception of a known family (OS errors such as a full disk, a read-only
+  file system or a directory given as a file; truncated gzip data; pandas, pyarrow,
+  xgboost, Optuna, MLflow and SQLAlchemy errors) is translated by
+  :func:`perfml.cli._errors.translate` into a typed one-line error naming the file and
+  the fix [2];
+* Ctrl-C prints ``interrupted`` [130];
+* anything else is a bug in perfml: one line ``internal error: ...`` [1], and the
+  traceback only with ``perfml --debug ...`` or ``PERFML_DEBUG=1``.
+
+Never a traceback otherwise. ``perfml --quiet ...`` silences progress bars
+(:mod:`perfml._progress`), which are also off when stderr is not a terminal.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 
 import typer
+try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
+    from typer._click import exceptions as _cx
+    from typer._click.globals import get_current_context as _current_context
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as _cx
+    from click import get_current_context as _current_context
+from typer.core import TyperGroup
 
 from perfml.errors import PerfmlError
 
+
+class _Escaped(Exception):
+    """Carries a foreign exception out of click, which would swallow some of them."""
+
+    def __init__(self, exc: BaseException, debug: bool) -> None:
+        super().__init__(exc)
+        self.exc = exc
+        self.debug = debug
+
+
+class _Interrupted(Exception):
+    """Ctrl-C, carried past click's ``Aborted!``."""
+
+
+class _PerfmlGroup(TyperGroup):
+    """The root group: lets no foreign exception reach click's handlers.
+
+    click turns ``EOFError`` (a truncated gzip stream) and ``KeyboardInterrupt`` into
+    a bare "Aborted!"; here they, and every other foreign exception, are wrapped and
+    handed to :func:`main` while the ``--debug`` flag is still known.
+    """
+
+    def invoke(self, ctx: typer.Context):  # noqa: ANN201 - click signature
+        try:
+            return super().invoke(ctx)
+        except (_cx.ClickException, typer.Exit, typer.Abort, PerfmlError):
+            raise
+        except KeyboardInterrupt:
+            raise _Interrupted() from None
+        except Exception as exc:
+            raise _Escaped(exc, debug=bool(ctx.params.get("debug"))) from exc
+
+
 app = typer.Typer(
     name="perfml",
+    cls=_PerfmlGroup,
     help="Predict CUDA kernel runtimes on measured and unseen GPU boards.",
     no_args_is_help=True,
     add_completion=False,
@@ -35,6 +91,7 @@ _TOPICS = (
     "diagnose",
     "cumapz",
     "predictor",
+    "tune",  # after "predictor": replaces the `tune` that predictor.py still registers
     "experiment",
     "report",
 )
@@ -50,20 +107,83 @@ def _register_topics() -> None:
 _register_topics()
 
 
+@app.callback()
+def _root(
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (they are also off when stderr is not a terminal)."),
+    debug: bool = typer.Option(False, "--debug", help="Print the traceback of an internal error (also PERFML_DEBUG=1)."),
+) -> None:
+    """Predict CUDA kernel runtimes on measured and unseen GPU boards."""
+
+
+def quiet_requested() -> bool:
+    """Whether ``perfml --quiet`` was given (False outside a CLI invocation)."""
+    ctx = _current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().params.get("quiet"))
+
+
+def _debug_wanted(flag: bool) -> bool:
+    return flag or os.environ.get("PERFML_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _usage_line(exc: _cx.ClickException) -> str:
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        return f"error: {message} (see `{ctx.command_path} --help`)"
+    return f"error: {message}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``perfml`` console script; returns the exit status.
 
-    Usage errors are reported by Typer (exit 2); a :class:`PerfmlError` becomes one
-    line on stderr and its ``exit_code`` (2), never a traceback.
+    See the module docstring for how each kind of failure is reported.
     """
+    from perfml.cli._errors import internal_error_line, translate
+
+    command = typer.main.get_command(app)
     try:
-        app(args=argv, prog_name="perfml")
+        command.main(args=argv, prog_name="perfml", standalone_mode=False)
     except PerfmlError as exc:
         typer.echo(f"error: {exc}", err=True)
         return exc.exit_code
+    except _cx.NoArgsIsHelpError as exc:
+        exc.show()
+        return exc.exit_code
+    except _cx.ClickException as exc:
+        typer.echo(_usage_line(exc), err=True)
+        return 2
+    except (_Interrupted, KeyboardInterrupt, typer.Abort):
+        typer.echo("interrupted", err=True)
+        return 130
+    except _Escaped as escaped:
+        exc = escaped.exc
+        if isinstance(exc, BrokenPipeError):  # `perfml ... | head`: the reader left, say nothing
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe until exit
+            return 1
+        typed = translate(exc)
+        if typed is not None:
+            typer.echo(f"error: {typed}", err=True)
+            return typed.exit_code
+        if _debug_wanted(escaped.debug):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        typer.echo(internal_error_line(exc), err=True)
+        return 1
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except Exception as exc:  # raised outside a command (while parsing): same rules
+        typed = translate(exc)
+        if typed is not None:
+            typer.echo(f"error: {typed}", err=True)
+            return typed.exit_code
+        if _debug_wanted(False):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        typer.echo(internal_error_line(exc), err=True)
+        return 1
     return 0
 
 

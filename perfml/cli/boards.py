@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -76,7 +75,9 @@ def show_command(
 
     board = get_board(name)
     if as_json:
-        typer.echo(json.dumps(board.to_dict(), indent=2))
+        from perfml.cli._output import print_json
+
+        print_json(board.to_dict())
         return
 
     from rich.console import Console

@@ -94,7 +94,9 @@ def characterize(
     if out is not None:
         ch.save(out, overwrite=force)
     if json_:
-        typer.echo(ch.to_json(), nl=False)
+        from perfml.cli._output import print_json
+
+        print_json(ch.to_dict(), sort_keys=True)
         return
     _print(ch, out)
 

@@ -8,7 +8,6 @@ correlates MPE with the measured times of seed 004 (Tables I-III);
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -115,7 +114,9 @@ def analyze_command(
         desc = desc.with_params(sets)
     result = analyze(desc, _device(board, param), no_buffer_policy=no_buffer_policy)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        from perfml.cli._output import print_json
+
+        print_json(result.to_dict())
         return
     row = {k: v for k, v in result.to_dict().items()
            if k in ("description", "data_reuse", "lat_hiding", "bw_util", "ch_skew", "shm_eff",
@@ -153,7 +154,9 @@ def validate_command(
     out = validate_seed004(_device(board, param), no_buffer_policy=no_buffer_policy,
                            params=_parse_sets(set_))
     if as_json:
-        typer.echo(json.dumps(out, indent=2))
+        from perfml.cli._output import print_json
+
+        print_json(out)
         return
     rows = [{"variant": v["variant"], **{k: v[k] for k in (
         "data_reuse", "lat_hiding", "bw_util", "ch_skew", "shm_eff", "branch_eff", "mpe")},
@@ -188,7 +191,9 @@ def transpose_command(
     out = transpose_sequence(_device(board, param), no_buffer_policy=no_buffer_policy,
                              params=_parse_sets(set_))
     if as_json:
-        typer.echo(json.dumps(out, indent=2))
+        from perfml.cli._output import print_json
+
+        print_json(out)
         return
     rows = [{k: s[k] for k in ("description", "data_reuse", "lat_hiding", "bw_util", "ch_skew",
                                "shm_eff", "branch_eff", "mpe")}

@@ -7,7 +7,6 @@ twins that differ by one optimization (:mod:`perfml.diagnosis.twins`).
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Annotated, Any, Optional
 
@@ -89,7 +88,9 @@ def diagnose_command(
         strict=not allow_missing,
     )
     if as_json:
-        typer.echo(json.dumps(d.to_dict(), indent=2))
+        from perfml.cli._output import print_json
+
+        print_json(d.to_dict())
         return
     _print_diagnosis(d)
 
@@ -151,9 +152,9 @@ def twins_command(
     if cases_csv is not None:
         cases.to_csv(cases_csv, index=False)
     if as_json:
-        from perfml.cli._output import frame_records
+        from perfml.cli._output import frame_records, print_json
 
-        typer.echo(json.dumps({"table": frame_records(table), "summary": summary}, indent=2, default=str))
+        print_json({"table": frame_records(table), "summary": summary})
         return
     _print_twins(table, summary)
 

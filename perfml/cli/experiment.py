@@ -25,6 +25,11 @@ def run(
     from perfml.experiments.spec import load_experiment
 
     spec = load_experiment(file)
+    if not no_track:  # bounded waits, and a server that does not answer is refused before any work
+        from perfml._mlflow import check_reachable, configure_http, tracking_uri
+
+        configure_http()
+        check_reachable(tracking_uri())
     if spec.kind == "bsp_table2":
         from perfml.experiments.runner import run_table2_experiment
 
@@ -44,13 +49,22 @@ def run(
                            f"(max |diff| {covered['rel_diff'].abs().max():.1%})")
         print_table(tables["bands"], title="Share of T_k/T_m within [0.8, 1.2]")
         return
+    from perfml._progress import progress
+    from perfml.cli import quiet_requested
     from perfml.experiments.runner import run_experiment
 
-    def progress(message: str) -> None:
-        if not as_json:
-            typer.echo(f"[{spec.name}] {message}", err=True)
+    n_models = len([m for m in spec.models if model is None or m.name in model])
+    with progress(f"{spec.name}: {spec.protocol}", total=n_models, quiet=quiet_requested() or as_json) as advance:
+        started = []
 
-    result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model, progress=progress)
+        def on_model(message: str) -> None:
+            # the runner reports each model as it starts: count the previous one as done
+            advance(f"[{spec.name}] {message}", step=1 if started else 0)
+            started.append(message)
+
+        result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model,
+                                progress=on_model)
+        advance(step=1 if started else 0)
     if as_json:
         from perfml.cli._output import frame_records, print_json
 

@@ -1,10 +1,61 @@
-"""Reading experiment results back from MLflow."""
+"""Talking to MLflow: bounded network waits, and reading experiment results back.
+
+Two rules for every use of MLflow in perfml:
+
+* **Network stores time out.** :func:`configure_http` sets MLflow's HTTP request
+  timeout, retry count and back-off (``MLFLOW_HTTP_REQUEST_TIMEOUT``,
+  ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``, ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR``,
+  ``MLFLOW_HTTP_REQUEST_BACKOFF_JITTER``; MLflow's own defaults, 120 s and 7 retries
+  with a factor-2 back-off, wait minutes for a server that does not answer) unless the
+  user set them, and :func:`check_reachable` refuses an ``http(s)`` URI whose server
+  does not accept a connection within :data:`CONNECT_TIMEOUT` seconds, with a typed
+  :class:`~perfml.errors.TrackingStoreError` naming the URI and the fix.
+* **Reading creates nothing.** :func:`tracking_client` with ``read_only=True`` refuses a
+  local store (``sqlite:///...``, ``file:...`` or MLflow's default ``mlflow.db`` in the
+  working directory) that does not exist, instead of letting MLflow create an empty one.
+"""
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
-from perfml.errors import PerfmlError
+from perfml.errors import PerfmlError, TrackingStoreError
+
+from perfml._mlflow import (  # noqa: F401 - re-exported: the tracking API lives here
+    CONNECT_TIMEOUT,
+    HTTP_DEFAULTS,
+    check_reachable,
+    configure_http,
+    local_store_path,
+    tracking_uri,
+)
+
+
+def tracking_client(*, read_only: bool = False):
+    """An :class:`mlflow.tracking.MlflowClient` whose store answers (and, read-only, exists).
+
+    Raises
+    ------
+    TrackingStoreError
+        If the server does not answer, or (``read_only``) the local store does not exist.
+    """
+    configure_http()
+    import logging
+
+    from mlflow.tracking import MlflowClient
+
+    uri = tracking_uri()
+    check_reachable(uri)
+    path = local_store_path(uri)
+    if read_only and path is not None and not os.path.exists(path):
+        raise TrackingStoreError(
+            f"no MLflow store at {path} ({uri}): nothing to report; run `perfml experiment run FILE` first, "
+            "or set MLFLOW_TRACKING_URI to the store your experiments were logged to"
+        )
+    logging.getLogger("mlflow").setLevel(logging.WARNING)  # no "creating tables" chatter on stderr
+    return MlflowClient(tracking_uri=uri)
 
 
 def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
@@ -17,11 +68,12 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
     ------
     PerfmlError
         If MLflow holds no such experiment or no finished run of it.
+    TrackingStoreError
+        If the store does not exist (it is not created) or its server does not answer.
     """
     import mlflow
-    from mlflow.tracking import MlflowClient
 
-    client = MlflowClient()
+    client = tracking_client(read_only=True)
     if experiment is not None:
         found = client.get_experiment_by_name(experiment)
         if found is None:

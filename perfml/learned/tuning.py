@@ -6,10 +6,30 @@ boards it is scored on), reports the running MAPE after every fold so that Optun
 pruner can stop bad trials early, and is reproducible (TPE sampler with a fixed seed).
 Studies live in an RDB storage: SQLite by default, any SQLAlchemy URL otherwise, so
 several processes or hosts can work on one study.
+
+Several workers on one study (:func:`make_storage`, :func:`open_study`):
+
+* creating the schema and the study is safe when workers start at the same moment on
+  a new database (the creation race is retried; the loser loads the study);
+* each worker's sampler has its own seed (:func:`worker_seed`): the worker that creates
+  the study uses ``random_state`` itself, so a single run stays reproducible, and a
+  worker that joins an existing study (a second process, or a resumed run) derives its
+  seed from ``random_state`` and its process id, or from an explicit ``worker_id``;
+* RDB storages record a heartbeat of every running trial; when a worker dies, the next
+  trial started by any worker marks its trial FAILED once the heartbeat is older than
+  the grace period, and retries its parameters (Optuna's ``fail_stale_trials`` and
+  ``RetryHeartbeatStaleTrialCallback``);
+* SQLite connections wait up to ``lock_timeout`` seconds for a lock instead of failing
+  with "database is locked".
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import random
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +37,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold
 
+from perfml.errors import StudyError
 from perfml.evaluation.metrics import mape
 
 #: Search spaces per learner: name -> (kind, low, high[, log]).
@@ -66,6 +87,109 @@ def suggest(trial, learner: str) -> dict:
     return params
 
 
+def worker_seed(random_state: int, worker_id: int) -> int:
+    """Seed of one worker's sampler: ``random_state`` for worker 0, a derived one otherwise.
+
+    The derivation is :class:`numpy.random.SeedSequence` over ``(random_state,
+    worker_id)``, so distinct workers draw distinct parameters and each is reproducible
+    given its id.
+    """
+    if worker_id == 0:
+        return int(random_state)
+    return int(np.random.SeedSequence([int(random_state) & 0xFFFFFFFF, int(worker_id) & 0xFFFFFFFF]).generate_state(1)[0])
+
+
+def _retrying(what: str, url: str, action, attempts: int = 8):
+    """Run ``action()``, retrying the races of workers that create one database at once."""
+    import sqlalchemy.exc
+
+    for attempt in range(attempts):
+        try:
+            return action()
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError) as exc:
+            if attempt == attempts - 1:
+                raise StudyError(
+                    f"could not {what} in {url} after {attempts} attempts ({str(exc).splitlines()[0]}); "
+                    "check that the storage is writable and not locked by another program"
+                ) from exc
+            time.sleep(0.05 * (attempt + 1) + random.random() * 0.1)
+
+
+def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | None = None,
+                 lock_timeout: float = 60.0, max_retry: int | None = 3):
+    """An Optuna RDB storage for workers that share a study.
+
+    Parameters
+    ----------
+    url : str
+        SQLAlchemy URL (``sqlite:///path/optuna.db``, ``postgresql://...``).
+    heartbeat_interval : int
+        Seconds between the heartbeats a running trial records.
+    grace_period : int, optional
+        A running trial whose last heartbeat is older than this is marked FAILED
+        (default: twice ``heartbeat_interval``).
+    lock_timeout : float
+        Seconds a SQLite connection waits for a lock held by another worker.
+    max_retry : int or None
+        How often the parameters of a trial whose worker died are tried again.
+    """
+    import optuna
+    from optuna import storages
+
+    if url.startswith("sqlite:///") and url[len("sqlite:///"):] not in ("", ":memory:"):
+        folder = Path(url[len("sqlite:///"):]).parent
+        if not folder.is_dir():
+            raise StudyError(f"the folder {folder} of the study database {url} does not exist; create it or pass another --storage")
+    retry_cls = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
+    params = inspect.signature(storages.RDBStorage).parameters
+    callback_arg = "heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in params else "failed_trial_callback"
+    engine_kwargs = {"connect_args": {"timeout": lock_timeout}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+
+    def build():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            return storages.RDBStorage(
+                url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
+                grace_period=grace_period or 2 * heartbeat_interval, **{callback_arg: retry_cls(max_retry=max_retry)},
+            )
+
+    return _retrying("create the study database", url, build)
+
+
+def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: int | None = None, pruner=None):
+    """Create ``study_name`` in ``storage``, or load it when another worker created it first.
+
+    The sampler is TPE seeded by :func:`worker_seed`: with ``worker_id`` None, worker 0
+    is the process that created the study and every other worker uses its process id.
+    ``storage`` is None (in memory), a URL (made by :func:`make_storage`) or a storage.
+    """
+    import optuna
+
+    if isinstance(storage, str):
+        storage = make_storage(storage)
+    url = getattr(storage, "url", "memory")
+    storage = optuna.storages.get_storage(storage)
+
+    def create() -> bool:
+        try:
+            storage.create_new_study([optuna.study.StudyDirection.MINIMIZE], study_name)
+            return True
+        except optuna.exceptions.DuplicatedStudyError:
+            return False
+
+    created = _retrying(f"create the study {study_name!r}", url, create)
+    worker = worker_id if worker_id is not None else (0 if created else os.getpid())
+    study = optuna.load_study(
+        study_name=study_name, storage=storage,
+        sampler=optuna.samplers.TPESampler(seed=worker_seed(random_state, worker)),
+        pruner=pruner or optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
+    )
+    if study.direction != optuna.study.StudyDirection.MINIMIZE:
+        raise StudyError(f"study {study_name!r} in {url} maximizes; perfml minimizes MAPE: choose another --study-name")
+    return study
+
+
 def tune(
     estimator,
     X: pd.DataFrame,
@@ -78,12 +202,18 @@ def tune(
     random_state: int = 0,
     mlflow_tracking_uri: str | None = None,
     timeout: float | None = None,
+    worker_id: int | None = None,
+    progress=None,
 ):
     """Tune ``estimator`` (a :class:`~perfml.learned.RuntimeRegressor`) and return the study.
 
     The objective is the MAPE of out-of-fold predictions, folds grouped by board. With
     ``mlflow_tracking_uri`` (or ``"default"`` for MLflow's default store) every trial is
     recorded through ``optuna_integration.MLflowCallback``.
+
+    ``storage`` is a URL (see :func:`make_storage`), an Optuna storage or None (in
+    memory); ``worker_id`` seeds this worker's sampler (see :func:`open_study`);
+    ``progress(message)`` is called after every trial.
     """
     import optuna
 
@@ -105,19 +235,23 @@ def tune(
                 raise optuna.TrialPruned()
         return sum(errors) / n
 
-    study = optuna.create_study(
-        study_name=study_name,
-        storage=storage,
-        load_if_exists=True,
-        direction="minimize",
-        sampler=optuna.samplers.TPESampler(seed=random_state),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
-    )
+    study = open_study(storage, study_name, random_state=random_state, worker_id=worker_id)
     callbacks = []
     if mlflow_tracking_uri is not None:
         from optuna_integration.mlflow import MLflowCallback
 
+        from perfml._mlflow import check_reachable, configure_http, tracking_uri
+
+        configure_http()
         uri = None if mlflow_tracking_uri == "default" else mlflow_tracking_uri
+        check_reachable(uri or tracking_uri())
         callbacks.append(MLflowCallback(tracking_uri=uri, metric_name="cv_mape", mlflow_kwargs={"nested": True}))
+    if progress is not None:
+        def report_progress(study, trial) -> None:
+            done = [t.value for t in study.trials if t.state.name == "COMPLETE" and t.value is not None]
+            best = f"; best {min(done):.2f}%" if done else ""
+            progress(f"trial {trial.number} {trial.state.name.lower()}{best}")
+
+        callbacks.append(report_progress)
     study.optimize(objective, n_trials=n_trials, timeout=timeout, callbacks=callbacks, gc_after_trial=True)
     return study

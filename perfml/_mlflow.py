@@ -1,0 +1,82 @@
+"""Bounded waits for MLflow's network stores (used by every layer that talks to MLflow).
+
+MLflow's own defaults (a 120 s request timeout and 7 retries with a factor-2 back-off)
+wait minutes for a tracking server that does not answer. :func:`configure_http` sets
+``MLFLOW_HTTP_REQUEST_TIMEOUT``, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``,
+``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR`` and ``MLFLOW_HTTP_REQUEST_BACKOFF_JITTER`` unless
+the user set them, and :func:`check_reachable` refuses an ``http(s)`` URI whose server
+does not accept a TCP connection within :data:`CONNECT_TIMEOUT` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import unquote, urlsplit
+
+from perfml.errors import TrackingStoreError
+
+__all__ = ["HTTP_DEFAULTS", "CONNECT_TIMEOUT", "configure_http", "tracking_uri", "local_store_path", "check_reachable"]
+
+#: perfml's defaults for MLflow's HTTP client (a user's environment wins).
+HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.5",
+}
+
+#: Seconds to wait for a tracking server to accept a TCP connection.
+CONNECT_TIMEOUT = 5.0
+
+_FIX = "start the server, set MLFLOW_TRACKING_URI to a store that answers, or pass --no-track"
+
+
+def configure_http() -> None:
+    """Bound MLflow's HTTP waits (see :data:`HTTP_DEFAULTS`), keeping values the user set."""
+    for name, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+
+
+def tracking_uri() -> str:
+    """The tracking URI MLflow will use (``MLFLOW_TRACKING_URI`` or its default); creates nothing."""
+    import mlflow
+
+    return str(mlflow.get_tracking_uri())
+
+
+def local_store_path(uri: str) -> str | None:
+    """The file or folder of a local store URI (``sqlite:///``, ``file:``, a bare path), else None."""
+    parts = urlsplit(uri)
+    if parts.scheme == "sqlite":
+        path = unquote(uri[len("sqlite:///"):]) if uri.startswith("sqlite:///") else ""
+        return None if path in ("", ":memory:") else ("/" + path.lstrip("/") if uri.startswith("sqlite:////") else path)
+    if parts.scheme == "file":
+        return unquote(parts.path)
+    if uri.startswith("databricks"):  # "databricks", "databricks://profile": remote
+        return None
+    if parts.scheme == "" or (len(parts.scheme) == 1 and os.name == "nt"):
+        return uri
+    return None
+
+
+def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise :class:`TrackingStoreError` unless the ``http(s)`` server of ``uri`` accepts a connection."""
+    import socket
+
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https"):
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise TrackingStoreError(f"MLflow tracking URI {uri!r} has an invalid port ({exc}); fix MLFLOW_TRACKING_URI") from exc
+    if not parts.hostname:
+        raise TrackingStoreError(f"MLflow tracking URI {uri!r} names no host; fix MLFLOW_TRACKING_URI")
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc) or type(exc).__name__)
+        raise TrackingStoreError(
+            f"MLflow tracking server {uri} does not answer ({reason} after at most {timeout:g} s); {_FIX}"
+        ) from exc

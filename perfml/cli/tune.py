@@ -1,0 +1,76 @@
+"""``perfml tune``: tune a learner with Optuna, alone or as one of several workers.
+
+Several ``perfml tune`` processes given the same ``--storage`` and ``--study-name``
+share one study: see :mod:`perfml.learned.tuning` for how the study is created safely,
+how each worker gets its own seed (``--worker-id``) and how trials of a dead worker
+are marked failed and retried.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from perfml.errors import PerfmlError
+
+DataHome = typer.Option(None, "--data-home", help="Directory with the shared datasets tables (default: $PERFML_DATA_HOME or ../shared/datasets).")
+
+_LEARNERS = ("xgboost", "hgb", "random_forest", "svr")
+_TARGETS = ("residual", "log")
+
+
+def tune_command(
+    learner: str = typer.Option("xgboost", "--learner", help="xgboost | hgb | random_forest | svr"),
+    target: str = typer.Option("residual", "--target", help="residual | log"),
+    data_home: Optional[Path] = DataHome,
+    source: Optional[str] = typer.Option("gpuperfpredict-nca", "--source"),
+    board: Optional[str] = typer.Option(None, "--board", help="Tune on the runtimes of this board only."),
+    app: Optional[str] = typer.Option(None, "--app", help="Tune on the runtimes of this app_id only."),
+    n_trials: int = typer.Option(20, "--n-trials", min=1, max=100_000, help="Trials this worker runs."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0, help="Stop starting trials after this many seconds."),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
+    study_name: str = typer.Option("perfml-tune", "--study-name"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the worker that creates the study; other workers derive theirs from it."),
+    worker_id: Optional[int] = typer.Option(None, "--worker-id", min=0, help="Seed this worker as worker N (default: 0 if it creates the study, else its process id)."),
+    mlflow_track: bool = typer.Option(True, "--mlflow/--no-mlflow", help="Record trials in MLflow (optuna_integration.MLflowCallback)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Tune a learner with Optuna (TPE, median pruning, folds grouped by board); resumable through --storage."""
+    from perfml._progress import progress
+    from perfml.cli import quiet_requested
+    from perfml.evaluation.closed_form import describable_runtimes
+    from perfml.learned.regressors import RuntimeRegressor
+    from perfml.learned.tuning import default_storage, tune
+
+    if learner not in _LEARNERS:
+        raise PerfmlError(f"--learner must be one of {', '.join(_LEARNERS)}, found {learner!r}")
+    if target not in _TARGETS:
+        raise PerfmlError(f"--target must be one of {', '.join(_TARGETS)}, found {target!r}")
+    rt = describable_runtimes(data_home, source=source, board=board, app_id=app)
+    if rt["board"].nunique() < 2:
+        raise PerfmlError(
+            f"tuning scores folds grouped by board and needs runtimes of at least 2 boards; the selection has "
+            f"{rt['board'].nunique()} ({len(rt)} rows): drop --board or choose another --source/--app"
+        )
+    est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
+    with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
+        study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=storage or default_storage("."),
+                     study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None,
+                     timeout=timeout, worker_id=worker_id, progress=advance)
+    finished = [t for t in study.trials if t.state.name == "COMPLETE"]
+    if not finished:
+        raise PerfmlError(f"no trial of study {study_name!r} finished (all pruned or failed); run more --n-trials")
+    result = {"study": study_name, "best_value_mape": study.best_value, "best_params": study.best_params,
+              "n_trials": len(study.trials)}
+    if as_json:
+        from perfml.cli._output import print_json
+
+        print_json(result)
+    else:
+        typer.echo(f"best inner-CV MAPE {study.best_value:.2f}% with {study.best_params}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune")(tune_command)

@@ -1,0 +1,381 @@
+"""Hostile and careless invocations of every command (issue 14 section 5).
+
+Each invocation runs in-process through :func:`perfml.cli.main` in an empty working
+directory, with inputs built in ``tmp_path``: missing files, directories given as files,
+empty files, binary garbage, a data home whose ``runtimes.csv.gz`` is cut mid-stream,
+unknown options and values, negative and huge numbers. Whatever the input, the contract
+is the same:
+
+* exit status 0 (handled) or 2 (bad input), never a crash;
+* no ``Traceback`` on stderr, and an error is exactly one line;
+* on error, no file or directory was created (in ``tmp_path`` or the working directory).
+
+Foreign exceptions that are hard to provoke from outside (a full disk, a read-only file
+system, xgboost / Optuna / MLflow / pyarrow failures, Ctrl-C) are injected into a
+command with ``monkeypatch`` and must come out as typed one-line errors too.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from perfml.cli import main
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+if not SHARED.is_dir():  # a worktree next to /work/shared, or the main checkout
+    SHARED = Path(os.environ.get("PERFML_DATA_HOME", "/work/shared/datasets"))
+
+needs_data = pytest.mark.skipif(not (SHARED / "runtimes.csv.gz").is_file(), reason="shared datasets not available")
+
+
+def _snapshot(*roots: Path) -> set[str]:
+    return {str(p) for root in roots for p in root.rglob("*")}
+
+
+def _data_home(tmp: Path, name: str, runtimes: bytes | None) -> Path:
+    """A data home linking every shared table, with ``runtimes.csv.gz`` replaced."""
+    home = tmp / name
+    home.mkdir()
+    for table in SHARED.iterdir():
+        if table.name != "runtimes.csv.gz":
+            (home / table.name).symlink_to(table)
+    if runtimes is not None:
+        (home / "runtimes.csv.gz").write_bytes(runtimes)
+    return home
+
+
+@pytest.fixture()
+def hostile(tmp_path, monkeypatch):
+    """Inputs of every bad kind, and a working directory that must stay empty."""
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "empty.csv").write_bytes(b"")
+    (files / "empty.toml").write_bytes(b"")
+    (files / "garbage.bin").write_bytes(bytes(range(256)) * 8)
+    (files / "garbage.toml").write_bytes(b"\xff\xfe\x00[[[\x00 = =\n\x80")
+    (files / "bad.toml").write_text("[model\nname = 'x'\n")
+    (files / "bad.json").write_text("{\"board\": ")
+    (files / "scalar.json").write_text("0")
+    (files / "a_dir").mkdir()
+    (files / "empty_dir").mkdir()
+    (files / "queries.csv").write_text("board,app_id,input_size\nGTX-680,matMul_gpu,1024\n")
+    if (SHARED / "runtimes.csv.gz").is_file():
+        whole = (SHARED / "runtimes.csv.gz").read_bytes()
+        _data_home(files, "truncated_home", whole[:60_000])
+        _data_home(files, "garbage_home", bytes(range(256)) * 64)
+        _data_home(files, "plain_text_home", gzip.decompress(whole)[:5_000])  # not gzip at all
+        _data_home(files, "empty_home", b"")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'nostore' / 'mlflow.db'}")
+    monkeypatch.setenv("NO_COLOR", "1")
+    return tmp_path
+
+
+def _check(argv: list[str], root: Path, capsys) -> tuple[int, str]:
+    before = _snapshot(root)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), f"{argv}: exit {code}\n{err}"
+    assert "Traceback" not in err and "Traceback" not in out, f"{argv}:\n{err}"
+    if code != 0:
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1, f"{argv}: error is not one line:\n{err}"
+        assert lines[0].startswith("error: "), f"{argv}: {lines[0]}"
+        created = _snapshot(root) - before
+        assert not created, f"{argv}: created {sorted(created)} on error"
+    return code, err
+
+
+# (argv with {in} for the inputs folder, expected exit status or None for "0 or 2")
+CASES = [
+    # unknown commands, options and values
+    (["no-such-command"], 2),
+    (["boards", "show"], 2),
+    (["boards", "show", "GTX-6800"], 2),
+    (["boards", "show", "", "--json"], 2),
+    (["boards", "list", "--bogus"], 2),
+    (["fit-lambda", "--source", "nowhere"], 2),
+    (["evaluate", "--model", "gpt"], 2),
+    (["evaluate"], 2),
+    (["evaluate", "--model", "bsp", "--protocol", "leave-nothing-out"], 2),
+    pytest.param(["bsp-table2", "--runs", "imaginary"], 2, marks=pytest.mark.xfail(
+        reason="perfml/experiments/bsp_table2.py raises a bare ValueError for an unknown --runs (not this slice)")),
+    (["predict-lambda", "--board", "GTX-680", "--size", "not-a-number"], 2),
+    (["cumapz", "seed004_fetch0_rowwise", "--set", "MAX"], 2),
+    (["cumapz", "seed004_fetch0_rowwise", "--set", "MAX=abc"], 2),
+    (["cumapz", "seed004_fetch0_rowwise", "--board", "GTX-9999"], 2),
+    (["cumapz", "no_such_description"], 2),
+    (["cumapz", "seed004_fetch0_rowwise", "--no-buffer-policy", "sometimes"], 2),
+    (["tune", "--n-trials", "many"], 2),
+    (["--quiet", "--debug", "boards", "show", "nope"], 2),
+    # missing files, directories given as files, empty files, garbage
+    (["fit-lambda", "--data-home", "/nonexistent/dir"], 2),
+    (["fit-lambda", "--data-home", "{in}/garbage.bin"], 2),
+    (["fit-lambda", "--data-home", "{in}/empty_dir"], 2),
+    (["characterize"], 2),
+    (["characterize", "{in}/missing_results"], 2),
+    (["characterize", "{in}/garbage.bin"], 2),
+    (["characterize", "{in}/empty_dir"], 2),
+    (["characterize", "--reference", "GTX-980", "--out", "{in}/a_dir", "--force"], 2),
+    (["characterize", "--reference", "GTX-980", "--out", "{in}/garbage.bin/x.json"], 2),
+    (["characterize", "--reference", "nope"], 2),
+    (["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/missing.json"], 2),
+    (["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/bad.json"], 2),
+    (["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/garbage.bin"], 2),
+    pytest.param(["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{in}/scalar.json"], 2,
+                 marks=pytest.mark.xfail(reason="perfml/characterize/characterization.py: load_characterization of a JSON "
+                                                "scalar raises AttributeError (not this slice)")),
+    (["diagnose", "--board", "GTX-680"], 2),
+    (["cumapz", "{in}/missing.toml"], 2),
+    (["cumapz", "{in}/a_dir"], 2),
+    (["cumapz", "{in}/garbage.toml"], 2),
+    (["cumapz", "{in}/bad.toml"], 2),
+    (["experiment", "run", "{in}/missing.toml", "--no-track"], 2),
+    (["experiment", "run", "{in}/a_dir", "--no-track"], 2),
+    (["experiment", "run", "{in}/empty.toml", "--no-track"], 2),
+    (["experiment", "run", "{in}/garbage.toml", "--no-track"], 2),
+    (["experiment", "run", "{in}/bad.toml", "--no-track"], 2),
+    (["predict", "--model", "{in}/missing_model", "--queries", "{in}/queries.csv", "--output", "{in}/out.csv"], 2),
+    (["predict", "--model", "{in}/empty_dir", "--queries", "{in}/queries.csv", "--output", "{in}/out.csv"], 2),
+    (["predict", "--model", "{in}/garbage.bin", "--queries", "{in}/queries.csv", "--output", "{in}/out.csv"], 2),
+    (["predict", "--model", "{in}/empty_dir", "--queries", "{in}/garbage.bin", "--output", "{in}/out.csv"], 2),
+    (["predict", "--model", "{in}/empty_dir", "--queries", "{in}/a_dir", "--output", "{in}/out.csv"], 2),
+    (["sweep", "plan", "{in}/garbage.toml"], 2),
+    (["sweep", "plan", "{in}/a_dir"], None),  # a directory of specs: here, none
+    (["tune", "--storage", "sqlite:///{in}/no/such/dir/optuna.db", "--n-trials", "1", "--no-mlflow",
+      "--data-home", "/nonexistent/dir"], 2),
+    (["report"], None),
+    (["report", "--experiment", "nope", "--json"], None),
+]
+
+DATA_CASES = [
+    # a data home whose runtime table is cut mid-stream, garbage, plain text or empty
+    (["fit-lambda", "--data-home", "{in}/truncated_home", "--board", "GTX-680"], 2),
+    (["fit-lambda", "--data-home", "{in}/garbage_home"], 2),
+    (["fit-lambda", "--data-home", "{in}/plain_text_home"], 2),
+    (["fit-lambda", "--data-home", "{in}/empty_home"], 2),
+    (["evaluate", "--model", "roofline", "--data-home", "{in}/truncated_home"], 2),
+    (["predict-lambda", "--board", "GTX-680", "--data-home", "{in}/truncated_home"], 2),
+    (["train", "--out", "{in}/model", "--data-home", "{in}/truncated_home"], 2),
+    (["tune", "--data-home", "{in}/truncated_home", "--n-trials", "1", "--no-mlflow",
+      "--storage", "sqlite:///{in}/optuna.db"], 2),
+    (["tune", "--source", "BSPGPU", "--learner", "svr", "--target", "log", "--n-trials", "1", "--no-mlflow",
+      "--storage", "sqlite:///{in}/no/such/dir/optuna.db"], 2),
+    (["tune", "--source", "BSPGPU", "--learner", "svr", "--target", "log", "--n-trials", "1", "--no-mlflow",
+      "--storage", "nosuchdialect://x/y"], 2),
+    (["tune", "--source", "BSPGPU", "--learner", "svr", "--board", "GTX-680", "--no-mlflow",
+      "--storage", "sqlite:///{in}/optuna.db"], 2),
+    (["predict-lambda", "--board", "GTX-680", "--size", "-5"], None),
+    (["predict-lambda", "--board", "GTX-680", "--size", str(10**30)], None),
+    (["fit-lambda", "--board", "GTX-680", "--app", "../../etc/passwd"], 2),
+]
+
+
+def _ids(cases) -> list[str]:
+    return [" ".join(c.values[0] if hasattr(c, "values") else c[0]) for c in cases]
+
+
+def _fill(argv: list[str], root: Path) -> list[str]:
+    return [a.replace("{in}", str(root / "in")) for a in argv]
+
+
+@pytest.mark.parametrize("argv, expected", CASES, ids=_ids(CASES))
+def test_hostile_invocation(hostile, capsys, argv, expected):
+    code, _ = _check(_fill(argv, hostile), hostile, capsys)
+    if expected is not None:
+        assert code == expected
+
+
+@needs_data
+@pytest.mark.parametrize("argv, expected", DATA_CASES, ids=_ids(DATA_CASES))
+def test_hostile_data_home(hostile, capsys, argv, expected):
+    code, err = _check(_fill(argv, hostile), hostile, capsys)
+    if expected is not None:
+        assert code == expected
+    if "truncated_home" in " ".join(argv):
+        assert "runtimes.csv.gz" in err, err  # the message names the broken file
+
+
+def test_truncated_gzip_is_not_just_aborted(hostile, capsys):
+    """click treats EOFError as Ctrl-D and printed only "Aborted."; now it is typed."""
+    if not (SHARED / "runtimes.csv.gz").is_file():
+        pytest.skip("shared datasets not available")
+    assert main(["fit-lambda", "--data-home", str(hostile / "in" / "truncated_home")]) == 2
+    err = capsys.readouterr().err
+    assert "Aborted" not in err and "runtimes.csv.gz" in err and "truncated" in err
+
+
+# --- hypothesis: arbitrary values and arbitrary bytes in the files commands read ---
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30)
+_number = st.one_of(st.integers(min_value=-(10**40), max_value=10**40).map(str),
+                    st.sampled_from(["nan", "inf", "-inf", "1e308", "-0", "0x10", "1.5"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    template=st.sampled_from([
+        ["boards", "show", "{v}"],
+        ["boards", "show", "{v}", "--json"],
+        ["cumapz", "seed004_fetch0_rowwise", "--set", "MAX={v}", "--json"],
+        ["cumapz", "seed004_fetch0_rowwise", "--param", "{v}", "--json"],
+        ["cumapz", "{v}"],
+        ["characterize", "--reference", "{v}", "--json"],
+        ["evaluate", "--model", "{v}"],
+        ["tune", "--learner", "{v}", "--n-trials", "{v}", "--no-mlflow", "--data-home", "/nonexistent"],
+    ]),
+    value=st.one_of(_text, _number),
+)
+def test_arbitrary_values(hostile, capsys, template, value):
+    if value.startswith("-"):
+        value = " " + value  # would be read as an option; the option case is covered above
+    if "MAX={v}" in template and value.strip().lstrip("-").isdigit() and 4096 < abs(int(value)) < 2**63:
+        value = "4096"  # a mid-size MAX is real (slow) work, bounded by the expression limits, not an error
+    _check([a.replace("{v}", value) for a in template], hostile, capsys)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    content=st.one_of(st.binary(max_size=400), _text.map(str.encode)),
+    template=st.sampled_from([
+        ["cumapz", "{f}.toml", "--json"],
+        ["experiment", "run", "{f}.toml", "--no-track", "--json"],
+        ["sweep", "plan", "{f}.toml", "--json"],
+        ["characterize", "{f}"],
+        ["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--characterization", "{f}.json"],
+    ]),
+)
+def test_arbitrary_file_content(hostile, capsys, content, template):
+    if template[0] == "diagnose":
+        assume(not _is_json_non_object(content))  # a known bug outside this slice: see the xfail case "scalar.json"
+    stem = hostile / "in" / "arbitrary"
+    for suffix in ("", ".toml", ".json"):
+        Path(f"{stem}{suffix}").write_bytes(content)
+    try:
+        _check([a.replace("{f}", str(stem)) for a in template], hostile, capsys)
+    finally:
+        for suffix in ("", ".toml", ".json"):
+            Path(f"{stem}{suffix}").unlink(missing_ok=True)
+
+
+# --- foreign exceptions injected into a command -------------------------------------------
+
+
+def _is_json_non_object(content: bytes) -> bool:
+    import json
+
+    try:
+        return not isinstance(json.loads(content), dict)
+    except ValueError:
+        return False
+
+
+def _raiser(exc: BaseException):
+    def boom(*args, **kwargs):
+        raise exc
+
+    return boom
+
+
+def _foreign_exceptions():
+    import pyarrow
+    import xgboost.core
+    import optuna.exceptions
+    import mlflow.exceptions
+    import sqlalchemy.exc
+
+    return [
+        ("enospc", OSError(errno.ENOSPC, "No space left on device", "/data/out.json"), ["/data/out.json", "space"]),
+        ("erofs", OSError(errno.EROFS, "Read-only file system", "/ro/out.json"), ["/ro/out.json", "read-only"]),
+        ("eisdir", IsADirectoryError(errno.EISDIR, "Is a directory", "/tmp/somedir"), ["/tmp/somedir", "directory"]),
+        ("enotdir", NotADirectoryError(errno.ENOTDIR, "Not a directory", "/a/file/x"), ["/a/file/x", "not a directory"]),
+        ("eacces", PermissionError(errno.EACCES, "Permission denied", "/root/x"), ["/root/x", "permission"]),
+        ("enoent", FileNotFoundError(errno.ENOENT, "No such file or directory", "/no/x.csv"), ["/no/x.csv", "check the path"]),
+        ("edquot", OSError(errno.EDQUOT, "Disk quota exceeded", "/q/x"), ["/q/x", "quota"]),
+        ("eof", EOFError("Compressed file ended before the end-of-stream marker was reached"), ["truncated"]),
+        ("zlib", zlib.error("Error -3 while decompressing data: invalid stored block lengths"), ["corrupt"]),
+        ("badgzip", gzip.BadGzipFile("Not a gzipped file (b'ab')"), ["corrupt"]),
+        ("unicode", UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), ["UTF-8"]),
+        ("arrow_invalid", pyarrow.lib.ArrowInvalid("CSV parse error: Expected 5 columns, got 3"), ["Arrow", "Expected 5 columns"]),
+        ("arrow_io", pyarrow.lib.ArrowIOError("Unexpected end of stream"), ["Unexpected end of stream"]),
+        ("xgboost", xgboost.core.XGBoostError("value 0 for Parameter max_depth should be greater"), ["xgboost", "max_depth"]),
+        ("optuna_dup", optuna.exceptions.DuplicatedStudyError("Another study with name 'x' already exists."), ["Optuna", "already exists"]),
+        ("optuna_storage", optuna.exceptions.StorageInternalError("An exception is raised during the commit."), ["Optuna", "--storage"]),
+        ("mlflow", mlflow.exceptions.MlflowException("API request to http://127.0.0.1:1 failed"), ["MLflow", "MLFLOW_TRACKING_URI"]),
+        ("sqlalchemy", sqlalchemy.exc.OperationalError("INSERT", {}, Exception("database is locked")), ["database is locked"]),
+        ("memory", MemoryError(), ["out of memory"]),
+        ("overflow", OverflowError("Python int too large to convert to C long"), ["too large"]),
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n, _, _ in _foreign_exceptions()])
+def test_foreign_exception_is_typed_one_line(monkeypatch, capsys, name):
+    exc, needles = next((e, nd) for n, e, nd in _foreign_exceptions() if n == name)
+    import perfml.boards
+
+    monkeypatch.setattr(perfml.boards, "get_board", _raiser(exc))
+    assert main(["boards", "show", "GTX-680"]) == 2
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    for needle in needles:
+        assert needle.lower() in err.lower(), (needle, err)
+
+
+def test_ctrl_c_prints_interrupted_and_exits_130(monkeypatch, capsys):
+    import perfml.boards
+
+    monkeypatch.setattr(perfml.boards, "get_board", _raiser(KeyboardInterrupt()))
+    assert main(["boards", "show", "GTX-680"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "interrupted"
+
+
+@pytest.mark.parametrize("exc", [AssertionError("invariant broken"), TypeError("unsupported operand"), KeyError("lambda")])
+def test_programming_error_is_one_internal_line_and_traceback_only_with_debug(monkeypatch, capsys, exc):
+    import perfml.boards
+
+    monkeypatch.setattr(perfml.boards, "get_board", _raiser(exc))
+    monkeypatch.delenv("PERFML_DEBUG", raising=False)
+    assert main(["boards", "show", "GTX-680"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("internal error: ") and type(exc).__name__ in err
+    assert "Traceback" not in err and "please report" in err
+
+    assert main(["--debug", "boards", "show", "GTX-680"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.splitlines()[-1].startswith("internal error: ")
+
+    monkeypatch.setenv("PERFML_DEBUG", "1")
+    assert main(["boards", "show", "GTX-680"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_disk_full_while_writing_an_output(hostile, capsys):
+    """A real ENOSPC from the kernel: /dev/full refuses every write."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    code, err = _check(["characterize", "--reference", "GTX-980", "--out", "/dev/full", "--force"], hostile, capsys)
+    assert code == 2 and "/dev/full" in err
+
+
+def test_debug_env_is_not_needed_for_help_speed():
+    """The handler imports no third-party library: translating must not pull them in."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from perfml.cli._errors import translate; translate(OSError(28, 'x')); "
+            "translate(EOFError()); translate(ValueError()); "
+            "print(sorted(m for m in ('xgboost', 'mlflow', 'optuna', 'pyarrow', 'sqlalchemy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"

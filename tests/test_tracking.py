@@ -1,0 +1,123 @@
+"""MLflow tracking (issue 14 sections 2 and 4): reading creates no store; a store that does
+not answer is refused within seconds with a typed one-line error naming the URI."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perfml.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _perfml(args: list[str], cwd: Path, env: dict[str, str], timeout: float):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")} | env
+    full["PYTHONPATH"] = str(ROOT) + os.pathsep + full.get("PYTHONPATH", "")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "perfml", *args], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc, time.monotonic() - t0
+
+
+@pytest.fixture()
+def empty_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    return tmp_path
+
+
+def test_report_creates_no_store_in_the_working_directory(empty_cwd, capsys):
+    code = main(["report"])
+    err = capsys.readouterr().err
+    assert list(empty_cwd.iterdir()) == [], "perfml report created a tracking store"
+    assert code == 2 and err.count("\n") == 1 and "nothing to report" in err and "mlflow.db" in err
+
+
+@pytest.mark.parametrize("uri", ["sqlite:///{tmp}/store/mlflow.db", "file://{tmp}/mlruns"])
+def test_report_on_a_missing_store_names_it_and_creates_nothing(empty_cwd, capsys, monkeypatch, uri):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri.format(tmp=empty_cwd))
+    assert main(["report", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and str(empty_cwd) in err and "nothing to report" in err
+    assert list(empty_cwd.iterdir()) == []
+
+
+def test_report_against_a_closed_port_fails_fast(tmp_path):
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    proc, seconds = _perfml(["report"], tmp_path, {"MLFLOW_TRACKING_URI": uri}, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and uri in proc.stderr and "does not answer" in proc.stderr
+    assert "MLFLOW_TRACKING_URI" in proc.stderr or "--no-track" in proc.stderr
+    assert seconds < 30  # MLflow's defaults (7 retries, back-off factor 2) took minutes
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_experiment_run_refuses_an_unreachable_store_before_working(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{_closed_port()}")
+    import perfml.experiments.runner as runner
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the experiment ran although its store does not answer")
+
+    monkeypatch.setattr(runner, "run_experiment", must_not_run)
+    t0 = time.monotonic()
+    assert main(["experiment", "run", str(ROOT / "experiments" / "unseen_boards.toml")]) == 2
+    assert time.monotonic() - t0 < 15
+    assert "does not answer" in capsys.readouterr().err
+
+
+def test_a_silent_server_times_out_with_a_typed_error(tmp_path):
+    """A server that accepts connections but never answers: MLflow's request timeout applies."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        uri = f"http://127.0.0.1:{server.getsockname()[1]}"
+        env = {"MLFLOW_TRACKING_URI": uri, "MLFLOW_HTTP_REQUEST_TIMEOUT": "1", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
+        proc, seconds = _perfml(["report"], tmp_path, env, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr and "MLflow" in proc.stderr
+    assert seconds < 30
+
+
+def test_configure_http_bounds_waits_and_keeps_the_users_values(monkeypatch):
+    from perfml._mlflow import HTTP_DEFAULTS, configure_http
+
+    for name in HTTP_DEFAULTS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "3")
+    configure_http()
+    assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "3"
+    assert int(os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]) <= 2
+    assert float(os.environ["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"]) <= 2
+
+
+@pytest.mark.parametrize(
+    "uri, path",
+    [
+        ("sqlite:///mlflow.db", "mlflow.db"),
+        ("sqlite:////abs/dir/mlflow.db", "/abs/dir/mlflow.db"),
+        ("file:///abs/mlruns", "/abs/mlruns"),
+        ("./mlruns", "./mlruns"),
+        ("http://127.0.0.1:5000", None),
+        ("databricks", None),
+    ],
+)
+def test_local_store_path(uri, path):
+    from perfml._mlflow import local_store_path
+
+    assert local_store_path(uri) == path

@@ -1,0 +1,165 @@
+"""Several tuning workers on one study (issue 14 section 6).
+
+Real ``python -m perfml tune`` processes start together on a new SQLite study: none
+fails on the schema / study creation race, trial numbers are unique and the workers
+draw different parameters. A trial left RUNNING by a killed worker (a stale heartbeat
+written into the database) is marked FAILED, and retried, by the next worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from perfml.learned.tuning import make_storage, open_study, tune, worker_seed
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _MeanRegressor(RegressorMixin, BaseEstimator):
+    """The smallest estimator :func:`tune` accepts: predicts the training mean, in microseconds."""
+
+    def __init__(self, learner="svr", learner_params=None):
+        self.learner = learner
+        self.learner_params = learner_params
+
+    def fit(self, X, y):
+        self.mean_ = float(np.mean(y)) * (1 + (self.learner_params or {}).get("epsilon", 0.0))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _rows(n=60):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"board": np.repeat(["A", "B", "C"], n // 3), "x": rng.random(n)})
+    return X, 1.0 + rng.random(n)
+
+
+def _env():
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLFLOW_TRACKING_URI", None)
+    return env
+
+
+def test_worker_seeds_differ_and_worker_zero_keeps_the_seed():
+    assert worker_seed(7, 0) == 7
+    seeds = {worker_seed(7, w) for w in range(1, 200)}
+    assert len(seeds) == 199 and 7 not in seeds
+    assert worker_seed(7, 5) == worker_seed(7, 5) != worker_seed(8, 5)
+
+
+def test_a_joining_worker_draws_other_parameters_and_a_single_run_is_reproducible(tmp_path):
+    X, y = _rows()
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    tune(_MeanRegressor(), X, y, n_trials=3, storage=url, study_name="s", random_state=3)  # creates the study
+    tune(_MeanRegressor(), X, y, n_trials=3, storage=url, study_name="s", random_state=3)  # joins it
+    trials = sorted(open_study(url, "s").trials, key=lambda t: t.number)
+    assert [t.number for t in trials] == list(range(6))
+    params = [tuple(sorted(t.params.items())) for t in trials]
+    assert len(set(params)) == 6, "two workers drew the same parameters"
+    alone = tune(_MeanRegressor(), X, y, n_trials=3, storage=None, study_name="s", random_state=3)
+    assert [t.params for t in alone.trials] == [t.params for t in trials[:3]]  # the creating worker is reproducible
+
+
+_RACE = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from perfml.learned.tuning import open_study
+    url, barrier, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    open(os.path.join(barrier, str(os.getpid())), "w").close()
+    deadline = time.time() + 120
+    while len(os.listdir(barrier)) < n and time.time() < deadline:  # start together, after the imports
+        time.sleep(0.001)
+    study = open_study(url, "race", random_state=0)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_int("n", 1, 10 ** 6), n_trials=3)
+    print(json.dumps([t.number for t in study.trials]))
+    """
+)
+
+
+def test_workers_starting_together_on_a_new_sqlite_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    n = 3
+    procs = [subprocess.Popen([sys.executable, "-c", _RACE, url, str(barrier), str(n)], env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    results = [p.communicate(timeout=180) for p in procs]
+    for proc, (out, err) in zip(procs, results):
+        assert proc.returncode == 0, err
+        assert "IntegrityError" not in err and "Traceback" not in err
+    trials = open_study(url, "race").trials
+    assert len(trials) == 3 * n and sorted(t.number for t in trials) == list(range(3 * n))
+    assert all(t.state.name == "COMPLETE" for t in trials)
+    assert len({(t.params["x"], t.params["n"]) for t in trials}) == 3 * n
+
+
+def test_a_dead_workers_trial_is_failed_and_retried_by_the_next_worker(tmp_path):
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    storage = make_storage(url)
+    study = open_study(storage, "s")
+    study_id = study._study_id
+    trial_id = storage.create_new_trial(study_id)  # RUNNING, as a worker leaves it when killed
+    storage.set_trial_param(trial_id, "epsilon", 0.05, __import__("optuna").distributions.FloatDistribution(1e-3, 0.3, log=True))
+    storage.record_heartbeat(trial_id)
+    storage.remove_session()
+    with sqlite3.connect(tmp_path / "optuna.db") as db:  # the worker died ten minutes ago
+        db.execute("UPDATE trial_heartbeats SET heartbeat = datetime('now', '-10 minutes') WHERE trial_id = ?", (trial_id,))
+
+    X, y = _rows()
+    after = tune(_MeanRegressor(), X, y, n_trials=2, storage=url, study_name="s")
+    states = {t._trial_id: t.state.name for t in after.trials}
+    assert states[trial_id] == "FAIL"
+    retried = [t for t in after.trials if t.system_attrs.get("failed_trial") == 0]
+    assert retried and retried[0].params.get("epsilon") == pytest.approx(0.05)
+    assert not [t for t in after.trials if t.state.name == "RUNNING"]
+
+
+def test_sqlite_storage_waits_for_locks_and_records_heartbeats(tmp_path):
+    storage = make_storage(f"sqlite:///{tmp_path / 'x.db'}", lock_timeout=12.5)
+    assert storage.heartbeat_interval and storage.grace_period and storage.grace_period >= storage.heartbeat_interval
+    assert storage.engine_kwargs["connect_args"]["timeout"] == 12.5
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (Path(os.environ.get("PERFML_DATA_HOME", ROOT.parent / "shared" / "datasets")) / "runtimes.csv.gz").exists()
+                    and not Path("/work/shared/datasets/runtimes.csv.gz").exists(), reason="shared datasets not available")
+def test_perfml_tune_processes_share_a_new_study(tmp_path):
+    """Three `perfml tune` workers start at once on a study that does not exist yet."""
+    url = f"sqlite:///{tmp_path / 'tune.db'}"
+    argv = [sys.executable, "-m", "perfml", "tune", "--learner", "svr", "--target", "log", "--source", "BSPGPU",
+            "--n-trials", "1", "--no-mlflow", "--storage", url, "--study-name", "shared", "--json"]
+    procs = [subprocess.Popen(argv, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    results = [p.communicate(timeout=400) for p in procs]
+    for proc, (out, err) in zip(procs, results):
+        assert proc.returncode == 0, err
+        assert "IntegrityError" not in err and "Traceback" not in err
+        assert json.loads(out)["study"] == "shared"
+    trials = open_study(url, "shared").trials
+    assert sorted(t.number for t in trials) == list(range(3))
+    params = [tuple(sorted(t.params.items())) for t in trials]
+    assert len(set(params)) == 3, f"workers drew the same parameters: {params}"
+    assert list(tmp_path.iterdir()) == [tmp_path / "tune.db"]  # no MLflow store, no stray files
+
+
+def test_tune_reports_every_trial_to_the_progress_callback():
+    from perfml._progress import progress
+
+    X, y = _rows()
+    with progress("tuning", total=4, stream=__import__("io").StringIO()) as advance:
+        tune(_MeanRegressor(), X, y, n_trials=4, storage=None, study_name="p", progress=advance)
+    assert advance.count == 4 and advance.last.startswith("trial 3 ") and "best" in advance.last
