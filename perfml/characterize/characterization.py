@@ -289,20 +289,17 @@ class Characterization:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-        """Write as JSON; refuses to replace an existing file unless ``overwrite``."""
-        from perfml.errors import ResultFileExistsError
+        """Write as JSON, atomically, to a regular file; never replaces one unless ``overwrite``.
 
-        path = Path(path)
-        if path.exists() and not overwrite:
-            raise ResultFileExistsError(
-                f"{path} exists; choose another --out file or remove it first"
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        The checks and the write are :mod:`perfml._safe_output`'s (no device, link or
+        directory is ever replaced; nothing is left half-written on failure).
+        """
+        from perfml._safe_output import check_output_path, write_text_atomic
+
+        path = check_output_path(path, overwrite=overwrite, option="--out")
         text = self.to_json()  # serialize before touching the file: nothing half-written
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-        return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return write_text_atomic(path, text, overwrite=overwrite, option="--out")
 
 
 #: the name issue 11 uses for a board's characterization file; one model, two names

@@ -91,7 +91,7 @@ _TOPICS = (
     "diagnose",
     "cumapz",
     "predictor",
-    "tune",  # after "predictor": replaces the `tune` that predictor.py still registers
+    "tune",
     "experiment",
     "report",
 )

@@ -42,7 +42,7 @@ def characterize(
         str | None,
         typer.Option("--reference", help="Use a paper's reference data instead (e.g. GTX-980)."),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
+    force: Annotated[bool, typer.Option("--overwrite", "--force", help="Replace an existing --out file (a regular file only).")] = False,
     from_runtimes: Annotated[
         Path | None,
         typer.Option(

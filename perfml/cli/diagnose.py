@@ -142,15 +142,15 @@ def twins_command(
     """Kernel twins (uncoalesced -> coalesced): criterion improvement and predicted vs measured speedup."""
     from pathlib import Path
 
+    from perfml._safe_output import check_output_path, write_dataframe_atomic
     from perfml.diagnosis.twins import twin_check, twin_summary
-    from perfml.errors import ResultFileExistsError
 
-    if cases_csv is not None and Path(cases_csv).exists():
-        raise ResultFileExistsError(f"{cases_csv} exists; perfml never overwrites a result file: pass a new path")
+    if cases_csv is not None:  # refuse before the work: never overwrite, only regular files
+        check_output_path(cases_csv, option="--cases-csv")
     cases, table = twin_check(data_home)
     summary = twin_summary(table)
     if cases_csv is not None:
-        cases.to_csv(cases_csv, index=False)
+        write_dataframe_atomic(cases, cases_csv, option="--cases-csv")
     if as_json:
         from perfml.cli._output import frame_records, print_json
 

@@ -9,7 +9,6 @@ architecture.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -56,21 +55,11 @@ def resolve_cache_dir(option: Path | None) -> Path | None:
     return None
 
 
-def _finite_or_null(value):
-    import math
+def strict_json(value, indent: int | None = 2) -> str:
+    """JSON that every parser accepts (the CLI's one strict printer, :func:`perfml.cli._output.to_json`)."""
+    from perfml.cli._output import to_json
 
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite_or_null(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite_or_null(v) for v in value]
-    return value
-
-
-def strict_json(value, **kwargs) -> str:
-    """JSON that every parser accepts: infinities and NaN become ``null``, never ``Infinity``."""
-    return json.dumps(_finite_or_null(value), allow_nan=False, **kwargs)
+    return to_json(value, indent=indent)
 
 
 def _check_choices(option: str, given: list[str] | None, valid) -> None:

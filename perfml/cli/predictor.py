@@ -34,14 +34,20 @@ def train(
     from perfml.learned.regressors import RuntimeRegressor
 
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
-    rt = describable_runtimes(data_home, source=source)
-    t0 = time.perf_counter()
-    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home).fit(rt, rt["measured_ms"])
-    seconds = time.perf_counter() - t0
-    save_model(model, out, overwrite=overwrite, training_rows=rt,
-               extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None,
-               extra={"training_rows": len(rt), "training_source": source,
-                      "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
+    from perfml._progress import progress
+    from perfml.cli import quiet_requested
+
+    with progress("training", total=2, quiet=quiet_requested()) as advance:
+        rt = describable_runtimes(data_home, source=source)
+        t0 = time.perf_counter()
+        model = RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home).fit(rt, rt["measured_ms"])
+        seconds = time.perf_counter() - t0
+        advance("saving")
+        save_model(model, out, overwrite=overwrite, training_rows=rt,
+                   extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None,
+                   extra={"training_rows": len(rt), "training_source": source,
+                          "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
+        advance("saved")
     typer.echo(f"trained on {len(rt)} runtimes of {rt['board'].nunique()} boards and {rt['app_id'].nunique()} apps "
                f"in {seconds:.1f} s; saved to {out}")
 
@@ -72,35 +78,6 @@ def predict(
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")
 
 
-def tune_command(
-    learner: str = typer.Option("xgboost", "--learner", help="xgboost | hgb | random_forest | svr"),
-    target: str = typer.Option("residual", "--target", help="residual | log"),
-    data_home: Optional[Path] = DataHome,
-    source: Optional[str] = typer.Option("gpuperfpredict-nca", "--source"),
-    n_trials: int = typer.Option(20, "--n-trials", min=1, max=1000, help="Optuna trials, 1 to 1000 (the bound of experiment files' tune.n_trials)."),
-    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
-    study_name: str = typer.Option("perfml-tune", "--study-name"),
-    seed: int = typer.Option(0, "--seed"),
-    mlflow_track: bool = typer.Option(True, "--mlflow/--no-mlflow", help="Record trials in MLflow (optuna_integration.MLflowCallback)."),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """Tune a learner with Optuna (TPE, median pruning, folds grouped by board); resumable through --storage."""
-    import json
-
-    from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learned.regressors import RuntimeRegressor
-    from perfml.learned.tuning import default_storage, tune
-
-    rt = describable_runtimes(data_home, source=source)
-    est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
-    study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=storage or default_storage("."),
-                 study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None)
-    result = {"study": study_name, "best_value_mape": study.best_value, "best_params": study.best_params,
-              "n_trials": len(study.trials)}
-    typer.echo(json.dumps(result, indent=2) if as_json else f"best inner-CV MAPE {study.best_value:.2f}% with {study.best_params}")
-
-
 def register(app: typer.Typer) -> None:
     app.command("train")(train)
     app.command("predict")(predict)
-    app.command("tune")(tune_command)

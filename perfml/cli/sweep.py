@@ -184,6 +184,9 @@ def run(
     with make_backend(backend, replay=str(replay) if replay else None, device=device,
                       catalog=catalog) as be:
         target = out or _default_out(be.device_info().name)
+        from perfml._progress import progress_enabled
+        from perfml.cli import quiet_requested
+
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -191,6 +194,8 @@ def run(
             TimeElapsedColumn(),
             console=console,
             transient=False,
+            # one rule for every long command: silent with --quiet or off a terminal
+            disable=not progress_enabled(quiet=quiet_requested()),
         ) as bar:
             tasks: dict[str, Any] = {}
 

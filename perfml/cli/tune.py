@@ -28,7 +28,7 @@ def tune_command(
     source: Optional[str] = typer.Option("gpuperfpredict-nca", "--source"),
     board: Optional[str] = typer.Option(None, "--board", help="Tune on the runtimes of this board only."),
     app: Optional[str] = typer.Option(None, "--app", help="Tune on the runtimes of this app_id only."),
-    n_trials: int = typer.Option(20, "--n-trials", min=1, max=100_000, help="Trials this worker runs."),
+    n_trials: int = typer.Option(20, "--n-trials", min=1, max=1000, help="Trials this worker runs, 1 to 1000 (the bound of experiment files' tune.n_trials)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0, help="Stop starting trials after this many seconds."),
     storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
     study_name: str = typer.Option("perfml-tune", "--study-name"),
