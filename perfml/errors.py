@@ -24,6 +24,8 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
+    # --- added by expr ---
+    "ExpressionError",
 ]
 
 
@@ -102,3 +104,13 @@ class ModelFormatError(PerfmlError):
 
 class ExperimentSpecError(PerfmlError):
     """An experiment definition (TOML) is malformed."""
+
+
+# --- added by expr ---
+
+
+class ExpressionError(PerfmlError, ValueError):
+    """An expression in a data file is malformed, uses something not allowed, or exceeds a limit.
+
+    It is also a :class:`ValueError`, as the evaluators it replaces raised.
+    """

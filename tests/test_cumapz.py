@@ -27,7 +27,7 @@ from perfml.cumapz import (
     resolve_description,
 )
 from perfml.cumapz import factors as F
-from perfml.cumapz._expr import compile_expr
+from perfml.cumapz.description import compile_expr
 from perfml.cumapz.mpe import mpe
 from perfml.cumapz.seed004 import (
     load_seed004_tables,

@@ -21,7 +21,7 @@ description holds exactly that:
 
 Indices are expressions of ``bx, by, tx, ty`` (block and thread index), ``gx, gy``
 (grid size), ``bdx, bdy`` (block size), the loop variables, ``[params]`` and
-``[let]`` names; see :mod:`perfml.cumapz._expr` for the accepted syntax.
+``[let]`` names; see the ``cumapz`` dialect of :mod:`perfml._expr` for the accepted syntax.
 
 The file starts with ``format = "perfml-cumapz/1"``; other versions are rejected.
 """
@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from perfml.cumapz._expr import Expr, compile_expr
+from perfml._expr import CUMAPZ, Expression, ExpressionError
 from perfml.errors import KernelDescriptionError
+
+Expr = Expression  # the name the description's fields use
 
 __all__ = [
     "FORMAT",
@@ -207,12 +209,37 @@ def _kind(raw: Any, where: str) -> str:
     return raw
 
 
+def compile_expr(text: Any, where: str) -> Expression:
+    """Parse one expression of a description (``cumapz`` dialect of :mod:`perfml._expr`).
+
+    Raises
+    ------
+    KernelDescriptionError
+        If it is not a number or an expression string, or the expression is malformed.
+    """
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise KernelDescriptionError(
+            f"{where}: expected an expression string or a number, found {text!r}"
+        )
+    try:
+        return CUMAPZ.parse(text).at(where)
+    except ExpressionError as exc:
+        raise KernelDescriptionError(f"{where}: {exc}") from None
+
+
 def parse_description(raw: dict[str, Any], path: str | None = None) -> KernelDescription:
     """Validate a parsed TOML document and build a :class:`KernelDescription`.
 
     Every problem raises :class:`~perfml.errors.KernelDescriptionError` naming the
     file, the entry and what is missing or wrong.
     """
+    try:
+        return _parse_description(raw, path)
+    except ExpressionError as exc:  # an undefined name found by Expression.check_names
+        raise KernelDescriptionError(str(exc)) from None
+
+
+def _parse_description(raw: dict[str, Any], path: str | None) -> KernelDescription:
     w = _where_in(path)
     _check_keys(
         raw,

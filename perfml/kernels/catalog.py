@@ -33,7 +33,8 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.errors import PerfmlError
-from perfml.kernels._expr import ExpressionError, evaluate, names_in
+from perfml._expr import ExpressionError
+from perfml._expr import evaluate_sidecar as evaluate, names_in_sidecar as names_in
 
 __all__ = [
     "SCHEMA_VERSION",

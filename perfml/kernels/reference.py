@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from perfml.errors import PerfmlError
-from perfml.kernels._expr import ExpressionError, evaluate
+from perfml._expr import ExpressionError
+from perfml._expr import evaluate_sidecar as evaluate
 from perfml.kernels.catalog import ArgSpec, KernelFamily, LaunchConfig
 
 __all__ = [
