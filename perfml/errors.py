@@ -26,6 +26,12 @@ __all__ = [
     "ExperimentSpecError",
     # --- added by expr ---
     "ExpressionError",
+    "KernelSidecarError",
+    "UnknownKernelError",
+    "KernelValidationError",
+    "ToolchainMissingError",
+    "ReplayMissError",
+    "SweepFailedPointsError",
 ]
 
 
@@ -114,3 +120,40 @@ class ExpressionError(PerfmlError, ValueError):
 
     It is also a :class:`ValueError`, as the evaluators it replaces raised.
     """
+
+
+class KernelSidecarError(PerfmlError):
+    """A kernel sidecar (``kernels/<family>.toml``) is malformed or inconsistent."""
+
+
+class UnknownKernelError(PerfmlError, KeyError):
+    """A kernel family or kernel name is not in the catalog."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class KernelValidationError(PerfmlError):
+    """A kernel's arguments could not be built, or its output does not match its sidecar's
+    validation rule, so it was not timed.
+
+    One class for the host side (``perfml.kernels.reference``) and the measurement layer
+    (``perfml.measure``), so that the sweep runner catches both.
+    """
+
+
+class ToolchainMissingError(KernelCompileError):
+    """Neither nvcc nor NVRTC (or no nvdisasm) is installed."""
+
+
+class ReplayMissError(PerfmlError, KeyError):
+    """The replayed recording holds no measurement of the requested launch."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class SweepFailedPointsError(PerfmlError):
+    """Some points failed to compile or validate; the others were recorded."""
+
+    exit_code = 1

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from perfml.errors import PerfmlError
+from perfml.errors import KernelSidecarError, UnknownKernelError
 from perfml._expr import ExpressionError
 from perfml._expr import evaluate_sidecar as evaluate, names_in_sidecar as names_in
 
@@ -83,17 +83,6 @@ _PARAM_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _LAUNCH_NAMES = ("sms", "threads", "blocks", "threads_per_block", "warps",
                  "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 _ARCH_RE = re.compile(r"^sm_\d{2,3}[a-z]?$")
-
-
-class KernelSidecarError(PerfmlError):
-    """A kernel sidecar (``kernels/<family>.toml``) is malformed or inconsistent."""
-
-
-class UnknownKernelError(PerfmlError, KeyError):
-    """A kernel family or kernel name is not in the catalog."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 # --------------------------------------------------------------------------- model

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from perfml.errors import PerfmlError
+from perfml.errors import KernelValidationError
 from perfml._expr import ExpressionError
 from perfml._expr import evaluate_sidecar as evaluate
 from perfml.kernels.catalog import ArgSpec, KernelFamily, LaunchConfig
@@ -41,10 +41,6 @@ __all__ = [
     "subseqmax",
     "copy",
 ]
-
-
-class KernelValidationError(PerfmlError):
-    """A kernel's output does not match its sidecar's validation rule."""
 
 
 Inputs = Mapping[str, Any]

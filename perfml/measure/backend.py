@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from perfml.errors import PerfmlError
+from perfml.errors import KernelValidationError
 
 __all__ = [
     "Backend",
@@ -33,10 +33,6 @@ __all__ = [
     "Measurement",
     "canonical_json",
 ]
-
-
-class KernelValidationError(PerfmlError):
-    """A kernel's output did not match its sidecar's validation rule, so it was not timed."""
 
 
 def canonical_json(value: Any) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import Backend, DeviceInfo, Launch, Measurement
-from perfml.errors import PerfmlError
+from perfml.errors import ReplayMissError
 
 __all__ = ["ReplayBackend", "ReplayMissError"]
 
@@ -27,13 +27,6 @@ _ATTRIBUTE_COLUMNS = (
     "const_size_bytes",
     "max_threads_per_block",
 )
-
-
-class ReplayMissError(PerfmlError, KeyError):
-    """The replayed recording holds no measurement of the requested launch."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def _optional(value: Any, kind: type) -> Any:

@@ -23,17 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
-from perfml.errors import KernelCompileError, PerfmlError
+from perfml.errors import KernelCompileError, SweepFailedPointsError
 from perfml.measure.store import ResultSet, make_row, point_id
 from perfml.measure.spec import PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
 __all__ = ["SweepFailedPointsError", "SweepReport", "run_plans", "run_sweeps"]
 
-
-class SweepFailedPointsError(PerfmlError):
-    """Some points failed to compile or validate; the others were recorded."""
-
-    exit_code = 1
 
 #: called after every point: (spec name, points done in this spec, points in the spec)
 ProgressCallback = Callable[[str, int, int], None]
