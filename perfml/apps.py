@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from perfml._expr import ExpressionError, evaluate
+from perfml._files import read_versioned
 from perfml.errors import KernelDescriptionError, UnknownAppError
 
 WORK_FIELDS = ("flops", "int_ops", "gld", "gst", "sld", "sst", "elem_bytes", "dram_bytes_total")
@@ -97,10 +97,12 @@ class AppDescription:
 
 @functools.lru_cache(maxsize=1)
 def _load() -> dict[str, AppDescription]:
-    text = resources.files("perfml").joinpath("data/apps.toml").read_text(encoding="utf-8")
-    raw = tomllib.loads(text)
+    raw = read_versioned(resources.files("perfml").joinpath("data/apps.toml"), "perfml-apps", (1,),
+                         error=KernelDescriptionError)
     apps = {}
     for app_id, entry in raw.items():
+        if app_id in ("format", "version"):
+            continue
         for section, fields in (("work", WORK_FIELDS), ("bsp", BSP_FIELDS + ("uses_shared",))):
             missing = [f for f in fields if f not in entry.get(section, {})]
             if missing:

@@ -32,6 +32,7 @@ __all__ = [
     "ToolchainMissingError",
     "ReplayMissError",
     "SweepFailedPointsError",
+    "FileFormatError",
 ]
 
 
@@ -157,3 +158,7 @@ class SweepFailedPointsError(PerfmlError):
     """Some points failed to compile or validate; the others were recorded."""
 
     exit_code = 1
+
+
+class FileFormatError(PerfmlError):
+    """A versioned file is missing, unreadable, malformed, of another format or an unknown version."""

@@ -399,7 +399,7 @@ def test_shared_index_out_of_bounds(dev):
 
 
 def test_unknown_format_version_rejected():
-    with pytest.raises(KernelDescriptionError, match="unsupported format"):
+    with pytest.raises(KernelDescriptionError, match="unknown perfml-cumapz version 9"):
         parse_description({"format": "perfml-cumapz/9", "name": "x", "launch": {}, "arrays": {},
                            "refs": []})
 

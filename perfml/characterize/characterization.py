@@ -27,6 +27,7 @@ from typing import Any
 
 from perfml.characterize.functions import FUNCTION_NAMES, CharacterizationFunction
 from perfml.characterize.summary import ClassSummary
+from perfml._files import check_versioned, read_versioned, write_json
 from perfml.errors import ResultSchemaError
 
 __all__ = [
@@ -128,16 +129,9 @@ class Characterization:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Characterization:
-        if data.get("format") != CHARACTERIZATION_FORMAT:
-            raise ResultSchemaError(
-                f"expected a {CHARACTERIZATION_FORMAT!r} document, found format "
-                f"{data.get('format')!r}; write one with `perfml characterize RESULTS --out FILE`"
-            )
-        if data.get("version") != CHARACTERIZATION_VERSION:
-            raise ResultSchemaError(
-                f"unknown characterization version {data.get('version')!r}; this perfml reads "
-                f"version {CHARACTERIZATION_VERSION}. Upgrade perfml or re-run `perfml characterize`"
-            )
+        check_versioned(data, "characterization", CHARACTERIZATION_FORMAT,
+                        (CHARACTERIZATION_VERSION,), error=ResultSchemaError,
+                        label="characterization")
         return cls(
             board=str(data.get("board", "")),
             functions={
@@ -161,9 +155,9 @@ class Characterization:
             raise ResultFileExistsError(
                 f"{path} exists; choose another --out file or remove it first"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json())
-        return path
+        data = self.to_dict()
+        return write_json(path, data, data.pop("format"), data.pop("version"), overwrite=True,
+                          error=ResultSchemaError)
 
 
 def load_characterization(path: str | os.PathLike[str]) -> Characterization:
@@ -176,12 +170,10 @@ def load_characterization(path: str | os.PathLike[str]) -> Characterization:
         from perfml.characterize.build import characterize_results
 
         return characterize_results(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists():
         raise ResultSchemaError(
             f"{path} does not exist; write it with `perfml characterize RESULTS --out {path}`"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ResultSchemaError(f"{path} is not valid JSON ({exc})") from None
+        )
+    data = read_versioned(path, CHARACTERIZATION_FORMAT, (CHARACTERIZATION_VERSION,),
+                          error=ResultSchemaError, syntax="json", label="characterization")
     return Characterization.from_dict(data)

@@ -6,10 +6,10 @@ line of ``../shared/seeds/002_018e9370bc0d26c6.txt`` it was copied from.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 
+from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError
 
 __all__ = ["WorkedTableRow", "load_hongkim_worked_table"]
@@ -71,14 +71,8 @@ def load_hongkim_worked_table() -> list[WorkedTableRow]:
     DatasetSchemaError
         If the packaged TOML has an unknown format or version, or a row lacks a column.
     """
-    text = resources.files("perfml").joinpath("data", _FILE).read_text(encoding="utf-8")
-    doc = tomllib.loads(text)
-    if doc.get("format") != _FORMAT or doc.get("version") != _VERSION:
-        raise DatasetSchemaError(
-            f"{_FILE}: expected format={_FORMAT!r} version={_VERSION}, found "
-            f"format={doc.get('format')!r} version={doc.get('version')!r}; "
-            "reinstall perfml or update the loader."
-        )
+    doc = read_versioned(resources.files("perfml").joinpath("data", _FILE), _FORMAT, (_VERSION,),
+                         error=DatasetSchemaError)
     fields = WorkedTableRow.__dataclass_fields__
     rows = []
     for i, raw in enumerate(doc.get("rows", [])):

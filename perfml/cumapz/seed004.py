@@ -11,7 +11,6 @@ per variant; disagreements are listed, not hidden.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 from perfml.cumapz.device import CumapzDevice
 from perfml.cumapz.examples import resolve_description
 from perfml.cumapz.mpe import CumapzResult, analyze
+from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError
 
 __all__ = [
@@ -32,7 +32,7 @@ __all__ = [
     "TRANSPOSE_STEPS",
 ]
 
-SEED004_SCHEMA = "perfml-seed-table/1"
+SEED004_SCHEMA = "perfml-seed-table"
 
 #: (description, direction of performance versus the previous step, what the paper says)
 TRANSPOSE_STEPS: tuple[tuple[str, str | None, str], ...] = (
@@ -50,13 +50,8 @@ TRANSPOSE_STEPS: tuple[tuple[str, str | None, str], ...] = (
 
 def load_seed004_tables() -> dict[str, Any]:
     """Read ``perfml/data/seed004_tables.toml`` (measured times with seed line numbers)."""
-    text = (resources.files("perfml") / "data" / "seed004_tables.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    if data.get("schema") != SEED004_SCHEMA:
-        raise DatasetSchemaError(
-            f"seed004_tables.toml has schema {data.get('schema')!r}; expected {SEED004_SCHEMA!r}"
-        )
-    return data
+    return read_versioned(resources.files("perfml") / "data" / "seed004_tables.toml",
+                          SEED004_SCHEMA, (1,), error=DatasetSchemaError)
 
 
 def primary_times(data: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:

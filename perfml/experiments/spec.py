@@ -27,17 +27,20 @@ side::
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfml._files import read_versioned
 from perfml.errors import ExperimentSpecError
 
 KINDS = ("learned", "closed_form")
 CLOSED_FORM = ("bsp", "roofline", "hongkim")
 _MODEL_KEYS = {"name", "kind", "learner", "target", "params", "features", "tune", "model", "baseline", "shrinkage", "register"}
-_TOP_KEYS = {"name", "description", "protocol", "data", "models", "published", "kind", "table2"}
+#: format name and versions of an experiment file (see perfml._files)
+EXPERIMENT_FORMAT = "perfml-experiment"
+EXPERIMENT_VERSIONS = (1,)
+_TOP_KEYS = {"format", "version", "name", "description", "protocol", "data", "models", "published", "kind", "table2"}
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,9 @@ def load_experiment(path) -> ExperimentSpec:
     path = Path(path)
     if not path.is_file():
         raise ExperimentSpecError(f"experiment file {str(path)!r} does not exist; see experiments/*.toml for examples")
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentSpecError(f"{path}: not valid TOML ({exc})") from None
+    # experiment files written before they carried a version are read as version 1
+    raw = read_versioned(path, EXPERIMENT_FORMAT, EXPERIMENT_VERSIONS, error=ExperimentSpecError,
+                         syntax="toml", require_format=False, default_version=1)
     unknown = set(raw) - _TOP_KEYS
     if unknown:
         raise ExperimentSpecError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_TOP_KEYS)}")
