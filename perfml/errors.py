@@ -33,6 +33,7 @@ __all__ = [
     "ReplayMissError",
     "SweepFailedPointsError",
     "FileFormatError",
+    "WorkLimitError",
 ]
 
 
@@ -162,3 +163,8 @@ class SweepFailedPointsError(PerfmlError):
 
 class FileFormatError(PerfmlError):
     """A versioned file is missing, unreadable, malformed, of another format or an unknown version."""
+
+
+class WorkLimitError(PerfmlError):
+    """An input asks for more work than the configured limit (emulated accesses, points, ...);
+    the message names the limit and the option that raises it."""

@@ -128,6 +128,7 @@ def validate_seed004(
     *,
     no_buffer_policy: str = "literal",
     params: dict[str, int] | None = None,
+    max_accesses: int | None = None,
 ) -> dict[str, Any]:
     """MPE of every seed 004 variant and its rank correlation with 1 / measured time.
 
@@ -142,7 +143,8 @@ def validate_seed004(
         if params:
             desc = desc.with_params({k: v for k, v in params.items() if k in desc.params})
         rows.append(VariantRow(variant, cell["table"], cell["line"], cell["time_ms"],
-                               analyze(desc, device, no_buffer_policy=no_buffer_policy)))
+                               analyze(desc, device, no_buffer_policy=no_buffer_policy,
+                                       max_accesses=max_accesses)))
     mpe = np.array([r.result.mpe for r in rows])
     perf = np.array([1.0 / r.time_ms for r in rows])
     shared = np.array(["noshm" not in r.variant for r in rows])
@@ -164,6 +166,7 @@ def transpose_sequence(
     *,
     no_buffer_policy: str = "literal",
     params: dict[str, int] | None = None,
+    max_accesses: int | None = None,
 ) -> dict[str, Any]:
     """MPE along the Sec. 6.1 transpose sequence, each step checked against the paper."""
     steps = []
@@ -172,7 +175,7 @@ def transpose_sequence(
         desc = resolve_description(name)
         if params:
             desc = desc.with_params({k: v for k, v in params.items() if k in desc.params})
-        r = analyze(desc, device, no_buffer_policy=no_buffer_policy)
+        r = analyze(desc, device, no_buffer_policy=no_buffer_policy, max_accesses=max_accesses)
         moved = None if prev is None else ("up" if r.mpe > prev else "down" if r.mpe < prev else "flat")
         steps.append({
             "description": name,
