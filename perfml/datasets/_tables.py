@@ -137,16 +137,7 @@ _BSP_ENV = {"N": 2.0**14, "threads": 2.0**14}
 def _load_cached(name: str, path: str, mtime_ns: int, size: int,
                  entry: ManifestEntry | None) -> pd.DataFrame:
     schema = SCHEMAS[name]
-    try:
-        raw = pd.read_csv(path, low_memory=False)
-    except _READ_ERRORS as exc:
-        first = (str(exc).splitlines() or [""])[0] or "no detail"
-        raise DatasetSchemaError(
-            f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {first}); "
-            f"the file is truncated or corrupt: restore it from shared/datasets/{schema.file}"
-        ) from None
-    if entry is not None:
-        check_row_count(raw, entry, path)
+    raw = read_csv_checked(path, schema.file, entry)
     df = validate(raw, schema, path)
     times = [c for c, u in schema.units.items() if u == "ms" and c in schema.positive]
     check_time_units(df, times, entry, path)
@@ -155,6 +146,28 @@ def _load_cached(name: str, path: str, mtime_ns: int, size: int,
     if entry is not None:
         check_sha256(entry, path)
     return df
+
+
+def read_csv_checked(path: str, file: str, entry: ManifestEntry | None) -> pd.DataFrame:
+    """Read one CSV (or .csv.gz) table of the data home, typed errors only.
+
+    A gzip file cut short (``EOFError``), corrupt deflate data (``zlib.error``), a bad
+    gzip header, text that is not UTF-8 or a CSV that does not parse raise
+    :class:`~perfml.errors.DatasetSchemaError` naming the file; with a manifest
+    ``entry``, the number of data rows must be the recorded one. Every loader of the
+    data home reads its tables through this function.
+    """
+    try:
+        raw = pd.read_csv(path, low_memory=False)
+    except _READ_ERRORS as exc:
+        first = (str(exc).splitlines() or [""])[0] or "no detail"
+        raise DatasetSchemaError(
+            f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {first}); "
+            f"the file is truncated or corrupt: restore it from shared/datasets/{file}"
+        ) from None
+    if entry is not None:
+        check_row_count(raw, entry, path)
+    return raw
 
 
 def _check_bsp_expressions(df: pd.DataFrame, path: str) -> None:
