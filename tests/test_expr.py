@@ -132,6 +132,7 @@ def test_function_arity_is_checked_at_parse_time(dialect, text):
 def test_arith_reads_caret_as_an_r_power_and_vectorizes():
     assert evaluate("ceil(N/16)^2", {"N": 1000}) == math.ceil(1000 / 16) ** 2
     assert evaluate("2^3^2", {}) == 2 ** 9  # right-associative, as in R
+    assert ARITH.evaluate("N^2", {"N": 3}) == evaluate("N**2", {"N": 3}, dialect="arith") == 9
     assert evaluate("-2^2", {}) == -4  # power binds tighter than unary minus, as in R
     assert evaluate("100*N/threads", {"N": 10, "threads": 4}) == 250
     assert isinstance(evaluate("N/4", {"N": 10}), float)
