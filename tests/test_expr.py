@@ -344,3 +344,44 @@ def test_powers_are_bounded_before_they_are_computed(dialect, base, exp):
         return
     if dialect != "arith":
         assert value == base**exp  # exact: no wrap-around
+
+
+# --------------------------------------------------------------------------- a sidecar in use
+
+_SIDECAR = """
+name = "k"
+kind = "static"
+source = "k.cu"
+entry = "k"
+component = "FPU"
+target = "FFMA"
+description = "d"
+archs = ["sm_90"]
+[params]
+ITERS = { default = 4 }
+[launch]
+threads_per_block = 32
+blocks_per_sm = 1
+[[args]]
+name = "out"
+kind = "buffer"
+dtype = "float32"
+elements = "ELEMENTS"
+[validation]
+kind = "untouched"
+buffer = "out"
+"""
+
+
+@pytest.mark.parametrize("expr", ["((((9**64)**64)**64)**64)**64", "ITERS**ITERS**ITERS**ITERS",
+                                  "2**62 * 4", "threads * 10**18"])
+def test_a_sidecar_expression_of_unbounded_cost_is_a_typed_sidecar_error(tmp_path, expr):
+    """Issue 14 section 4: a sidecar expression `((((9**64)**64)**64)**64)**64` ran forever."""
+    from perfml.kernels.catalog import LaunchConfig, load_family
+
+    (tmp_path / "k.cu").write_text('extern "C" __global__ void k(float* out) {}\n')
+    (tmp_path / "k.toml").write_text(_SIDECAR.replace('"ELEMENTS"', repr(expr).replace("'", '"')))
+    fam = load_family(tmp_path / "k.toml")
+    launch = LaunchConfig(grid=(1, 1, 1), block=(32, 1, 1))
+    with pytest.raises(PerfmlError, match="overflow"):
+        fam.buffer_elements(fam.arg("out"), {}, launch)
