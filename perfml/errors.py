@@ -24,9 +24,34 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
-    "UnsafeOutputError", "OutputWriteError", "QueryValidationError",  # added by modelio
-
-    "FileAccessError", "CorruptFileError", "ExternalLibraryError", "TrackingStoreError", "StudyError", "NumberRangeError",
+    "InvalidValueError",
+    "OperatorWorkError",
+    "UnsafeOutputError",
+    "OutputWriteError",
+    "QueryValidationError",
+    "KernelSidecarError",
+    "ExpressionError",
+    "UnknownKernelError",
+    "KernelValidationError",
+    "KernelOptionError",
+    "KernelPathError",
+    "SweepTooLargeError",
+    "ResultWriteError",
+    "UnknownChoiceError",
+    "ToolchainMissingError",
+    "ReplayMissError",
+    "SweepFailedPointsError",
+    "CharacterizationBoardError",
+    "PhysicalLimitError",
+    "CalibrationDataError",
+    "FileAccessError",
+    "CorruptFileError",
+    "ExternalLibraryError",
+    "TrackingStoreError",
+    "StudyError",
+    "NumberRangeError",
+    "FileFormatError",
+    "WorkLimitError",
 ]
 
 
@@ -107,20 +132,12 @@ class ExperimentSpecError(PerfmlError):
     """An experiment definition (TOML) is malformed."""
 
 
-# --- added by integrator ---
-__all__ += ["InvalidValueError"]
-
-
 class InvalidValueError(PerfmlError, ValueError):
     """A value (an argument, or a field read from a file) is outside what perfml accepts.
 
     It is also a :class:`ValueError`, so code that validated with ``except ValueError``
     keeps working; the CLI prints it as one line with exit code 2.
     """
-
-
-# --- added by dlops ---
-__all__ += ["OperatorWorkError"]
 
 
 class OperatorWorkError(PerfmlError, ValueError):
@@ -130,7 +147,7 @@ class OperatorWorkError(PerfmlError, ValueError):
     positive; the message names the row, the column and the fix.
     """
 
-# --- added by modelio ---
+
 class UnsafeOutputError(PerfmlError):
     """Writing would replace something that is not perfml's: a device, FIFO, socket,
     directory or symlink where a regular file was expected, or a directory that is not a
@@ -147,14 +164,16 @@ class QueryValidationError(DatasetSchemaError):
     a non-integer or non-finite size, an app the model never trained on, a column that
     collides with an output column)."""
 
-# --- added by measure ---
-__all__ += ["KernelSidecarError", "UnknownKernelError", "KernelValidationError"]
-__all__ += ["KernelOptionError", "KernelPathError", "SweepTooLargeError", "ResultWriteError"]
-__all__ += ["UnknownChoiceError", "SweepFailedPointsError", "ReplayMissError"]
-
 
 class KernelSidecarError(PerfmlError):
     """A kernel sidecar (``perfml/kernels/cuda/<family>.toml``) is malformed or inconsistent."""
+
+
+class ExpressionError(PerfmlError, ValueError):
+    """An expression in a data file is malformed, uses something not allowed, or exceeds a limit.
+
+    It is also a :class:`ValueError`, as the evaluators it replaces raised.
+    """
 
 
 class UnknownKernelError(PerfmlError, KeyError):
@@ -165,7 +184,12 @@ class UnknownKernelError(PerfmlError, KeyError):
 
 
 class KernelValidationError(PerfmlError):
-    """A kernel's arguments cannot be built, or its output failed validation."""
+    """A kernel's arguments could not be built, or its output does not match its sidecar's
+    validation rule, so it was not timed.
+
+    One class for the host side (``perfml.kernels.reference``) and the measurement layer
+    (``perfml.measure``), so that the sweep runner catches both.
+    """
 
 
 class KernelOptionError(KernelSidecarError):
@@ -188,10 +212,8 @@ class UnknownChoiceError(PerfmlError):
     """A command-line value is not one of the values the command knows (kind, arch, ...)."""
 
 
-class SweepFailedPointsError(PerfmlError):
-    """Some points failed to compile or validate; the others were recorded."""
-
-    exit_code = 1
+class ToolchainMissingError(KernelCompileError):
+    """Neither nvcc nor NVRTC (or no nvdisasm) is installed."""
 
 
 class ReplayMissError(PerfmlError, KeyError):
@@ -200,8 +222,11 @@ class ReplayMissError(PerfmlError, KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
 
-# --- added by charz ---
-__all__ += ["CharacterizationBoardError", "PhysicalLimitError", "CalibrationDataError"]
+
+class SweepFailedPointsError(PerfmlError):
+    """Some points failed to compile or validate; the others were recorded."""
+
+    exit_code = 1
 
 
 class CharacterizationBoardError(InvalidValueError):
@@ -216,8 +241,6 @@ class PhysicalLimitError(InvalidValueError):
 class CalibrationDataError(InvalidValueError):
     """Runtime rows cannot calibrate a board: too few rows, no kernel of known work, no
     row of the requested board, or a missing time column."""
-
-# --- added by cli ---
 
 
 class FileAccessError(PerfmlError):
@@ -244,3 +267,12 @@ class StudyError(PerfmlError):
 
 class NumberRangeError(PerfmlError):
     """A number given to perfml is too large (or too small) for the computation it feeds."""
+
+
+class FileFormatError(PerfmlError):
+    """A versioned file is missing, unreadable, malformed, of another format or an unknown version."""
+
+
+class WorkLimitError(PerfmlError):
+    """An input asks for more work than the configured limit (emulated accesses, points, ...);
+    the message names the limit and the option that raises it."""

@@ -27,7 +27,7 @@ from perfml.cumapz import (
     resolve_description,
 )
 from perfml.cumapz import factors as F
-from perfml.cumapz._expr import compile_expr
+from perfml.cumapz.description import compile_expr
 from perfml.cumapz.mpe import mpe
 from perfml.cumapz.seed004 import (
     load_seed004_tables,
@@ -399,7 +399,7 @@ def test_shared_index_out_of_bounds(dev):
 
 
 def test_unknown_format_version_rejected():
-    with pytest.raises(KernelDescriptionError, match="unsupported format"):
+    with pytest.raises(KernelDescriptionError, match="unknown perfml-cumapz version 9"):
         parse_description({"format": "perfml-cumapz/9", "name": "x", "launch": {}, "arrays": {},
                            "refs": []})
 
@@ -448,3 +448,80 @@ def test_cli_error_is_one_line(capsys, tmp_path):
     assert main(["cumapz", str(bad)]) == 2
     assert "undefined global array 'zz'" in capsys.readouterr().err
     assert main(["cumapz", "seed004_noshm", "--param", "memory_channels=-"]) != 0
+
+
+# ------------------------------------------------------------------ bounded emulated work
+# Issue 14, section 4: `--set MAX=1048576` or a loop to 2**20 emulated GBs of accesses for
+# minutes; the work is now estimated before anything is allocated and refused above a limit
+# that the error names together with the option that raises it.
+
+from perfml.cumapz.emulator import (  # noqa: E402
+    DEFAULT_MAX_ACCESSES,
+    MIN_STEP_ACCESSES,
+    emulated_accesses,
+)
+from perfml.errors import WorkLimitError  # noqa: E402
+
+
+def test_a_huge_problem_size_is_refused_before_emulating(dev):
+    desc = resolve_description("seed004_fetch0_rowwise").with_params({"MAX": 1048576})
+    with pytest.raises(WorkLimitError, match=r"max_accesses.*--max-accesses \d+"):
+        analyze(desc, dev)
+
+
+@pytest.mark.parametrize("stop", ["2**20", "2**40", "2**62"])
+def test_a_long_loop_is_refused_before_emulating(dev, stop):
+    desc = _desc([_read("tx + i", loops=["i"])], loops=[{"name": "i", "stop": stop}])
+    with pytest.raises(WorkLimitError, match="element accesses"):
+        emulate(desc, dev)
+
+
+def test_the_limit_is_the_estimated_work_and_can_be_raised(dev):
+    desc = _desc([_read("tx + i", loops=["i"]), _read("tx")], loops=[{"name": "i", "stop": "100"}],
+                 grid=(4, 2))
+    need = emulated_accesses(desc, dev)
+    # 8 blocks of 16 threads, padded to 32-thread warps, in one chunk, x (100 + 1)
+    # evaluations, each costing at least MIN_STEP_ACCESSES
+    assert need == max(8 * 32, MIN_STEP_ACCESSES) * 101
+    with pytest.raises(WorkLimitError, match=f"--max-accesses {need}"):
+        emulate(desc, dev, max_accesses=need - 1)
+    trace = emulate(desc, dev, max_accesses=need)
+    assert trace.n_global_accesses == 8 * 16 * 101  # the real threads did every access
+    assert need <= DEFAULT_MAX_ACCESSES
+
+
+def test_every_shipped_description_fits_the_default_limit(dev):
+    for name in list_examples():
+        assert emulated_accesses(resolve_description(name), dev) <= DEFAULT_MAX_ACCESSES // 4
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cumapz", "seed004_fetch0_rowwise", "--set", "MAX=1048576"],
+        ["cumapz", "transpose_1_naive", "--max-accesses", "1000"],
+        ["cumapz", "validate-seed004", "--set", "MAX=1048576"],
+        ["cumapz", "transpose-sequence", "--max-accesses", "1000"],
+    ],
+)
+def test_cli_refuses_unbounded_work_in_one_line(capsys, argv):
+    from perfml.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--max-accesses" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_cli_max_accesses_raises_the_limit(capsys):
+    from perfml.cli import main
+
+    desc = resolve_description("transpose_1_naive")
+    need = emulated_accesses(desc, device_from_board(_board("Tesla-C1060")))
+    assert main(["cumapz", "transpose_1_naive", "--json", "--max-accesses", str(need)]) == 0
+    assert json.loads(capsys.readouterr().out)["description"] == "transpose_1_naive"
+
+
+def _board(name):
+    from perfml.boards import get_board
+
+    return get_board(name)

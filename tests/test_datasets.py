@@ -157,3 +157,154 @@ def test_infinite_count_is_a_typed_error(tmp_path, runtimes_sample, col):
     home = write_home(tmp_path, frame)
     with pytest.raises(DatasetSchemaError, match=rf"'{col}' must be a positive number"):
         load_runtimes(home)
+
+
+# --------------------------------------------------------------------------- data home manifest
+# Issue 14, section 3: a data home is checked against its manifest (row counts, sha256),
+# its time units and its expressions; section 5: a corrupt gzip is a typed error.
+
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from perfml.datasets import _manifest, load_bsp_inputs  # noqa: E402
+
+SHARED = Path(resolve_data_home())
+
+
+def copy_home(tmp_path, *files, manifest=True, readme=True):
+    """A copy of (part of) the shared data home, with its manifest and README if asked."""
+    home = tmp_path / "copy"
+    home.mkdir()
+    for name in ("runtimes.csv.gz", *files):
+        shutil.copy(SHARED / name, home / name)
+    if manifest:
+        shutil.copy(SHARED / "manifest.csv", home / "manifest.csv")
+    if readme:
+        shutil.copy(SHARED / "README.md", home / "README.md")
+    return home
+
+
+def _rewrite_runtimes(home, transform):
+    path = home / "runtimes.csv.gz"
+    frame = pd.read_csv(path, low_memory=False)
+    with gzip.open(path, "wt") as fh:
+        transform(frame).to_csv(fh, index=False)
+
+
+def test_the_copy_of_the_shared_home_loads():
+    # the manifest checks pass on the genuine files (sha256 and rows of shared/datasets/manifest.csv)
+    assert len(load_runtimes()) == 65120
+    assert len(load_bsp_inputs()) == 245
+
+
+def test_gzip_cut_short_is_a_typed_error(tmp_path):
+    home = copy_home(tmp_path)
+    path = home / "runtimes.csv.gz"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(DatasetSchemaError, match="truncated or corrupt"):
+        load_runtimes(home)
+
+
+def test_gzip_with_corrupt_deflate_data_is_a_typed_error(tmp_path):
+    home = copy_home(tmp_path)
+    path = home / "runtimes.csv.gz"
+    data = bytearray(path.read_bytes())
+    data[5000:5100] = bytes(100)
+    path.write_bytes(bytes(data))
+    with pytest.raises(DatasetSchemaError, match=r"runtimes.csv.gz"):
+        load_runtimes(home)
+
+
+@pytest.mark.parametrize("manifest", [True, False], ids=["home-manifest", "shipped-manifest"])
+def test_recompressed_gzip_cut_mid_row_is_refused(tmp_path, manifest):
+    home = copy_home(tmp_path, manifest=manifest)
+    path = home / "runtimes.csv.gz"
+    text = gzip.decompress(path.read_bytes()).decode()
+    cut = text.index("\n", len(text) // 2) - 7  # seven characters before a row's end
+    path.write_bytes(gzip.compress(text[:cut].encode()))
+    with pytest.raises(DatasetSchemaError, match="cut short"):
+        load_runtimes(home)
+
+
+@pytest.mark.parametrize("manifest", [True, False], ids=["home-manifest", "shipped-manifest"])
+def test_truncated_bsp_inputs_is_refused(tmp_path, manifest):
+    home = copy_home(tmp_path, "bsp_inputs.csv", manifest=manifest)
+    path = home / "bsp_inputs.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-20]))
+    with pytest.raises(DatasetSchemaError, match=r"has 225 data rows, the manifest records 245"):
+        load_bsp_inputs(home)
+
+
+def test_times_multiplied_by_1000_are_refused(tmp_path):
+    home = copy_home(tmp_path)
+    times = ["time_ms_mean", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_std"]
+    _rewrite_runtimes(home, lambda f: f.assign(**{c: f[c] * 1000 for c in times}))
+    with pytest.raises(DatasetSchemaError, match=r"1e\+03 times .* not in milliseconds"):
+        load_runtimes(home)
+
+
+def test_times_in_seconds_are_refused_without_a_manifest(tmp_path):
+    home = copy_home(tmp_path, manifest=False, readme=False)  # a user's own data home
+    times = ["time_ms_mean", "time_ms_median", "time_ms_min", "time_ms_max", "time_ms_std"]
+    _rewrite_runtimes(home, lambda f: f.assign(**{c: f[c] / 1000 for c in times}))
+    with pytest.raises(DatasetSchemaError, match="below the 0.0005 ms"):
+        load_runtimes(home)
+
+
+def test_a_user_home_without_manifest_is_not_held_to_the_shared_checksums(tmp_path):
+    home = copy_home(tmp_path, manifest=False, readme=False)
+    _rewrite_runtimes(home, lambda f: f.head(1000))
+    assert len(load_runtimes(home)) == 1000
+
+
+def test_power_tower_in_bsp_inputs_is_refused(tmp_path):
+    home = copy_home(tmp_path, "bsp_inputs.csv")
+    path = home / "bsp_inputs.csv"
+    path.write_text(path.read_text().replace(",N*4,", ",9^9^9,", 1))
+    with pytest.raises(DatasetSchemaError, match=r"9\^9\^9.*overflows"):
+        load_bsp_inputs(home)
+
+
+def test_an_edited_value_fails_the_checksum(tmp_path):
+    home = copy_home(tmp_path, "bsp_inputs.csv")
+    path = home / "bsp_inputs.csv"
+    text = path.read_text()
+    path.write_text(text.replace(",N*4,", ",N*5,", 1))
+    with pytest.raises(DatasetSchemaError, match="sha256 .* differs from the manifest"):
+        load_bsp_inputs(home)
+
+
+def test_a_malformed_home_manifest_is_a_typed_error(tmp_path):
+    home = copy_home(tmp_path)
+    (home / "manifest.csv").write_text("file,rows,bytes,sha256\nruntimes.csv.gz,many,1,abc\n")
+    with pytest.raises(DataHomeError, match="manifest"):
+        load_runtimes(home)
+
+
+def test_tables_are_cached_per_path_mtime_and_size(tmp_path, monkeypatch):
+    home = copy_home(tmp_path)
+    calls = []
+    real = pd.read_csv
+    monkeypatch.setattr(pd, "read_csv", lambda *a, **k: calls.append(a) or real(*a, **k))
+    first = load_runtimes(home)
+    first.loc[0, "board"] = "changed by the caller"
+    again = load_runtimes(home)
+    assert len(calls) == 1 and again.loc[0, "board"] != "changed by the caller"
+    path = home / "runtimes.csv.gz"
+    path.write_bytes(path.read_bytes()[:1000])  # new size and mtime: read again, and refused
+    with pytest.raises(DatasetSchemaError):
+        load_runtimes(home)
+
+
+def test_shipped_manifest_is_the_readme_table():
+    """perfml/data/datasets_manifest.toml was parsed from shared/datasets/README.md."""
+    parsed = _manifest.manifest_from_readme((SHARED / "README.md").read_text())
+    shipped = _manifest.shipped_manifest()
+    assert {e["file"]: (e["rows"], e["sha256"]) for e in parsed} == {
+        f: (e.rows, e.sha256) for f, e in shipped.items()
+    }
+    home_manifest = pd.read_csv(SHARED / "manifest.csv")
+    for row in home_manifest.itertuples():
+        if row.file in shipped:
+            assert (shipped[row.file].rows, shipped[row.file].sha256) == (row.rows, row.sha256)

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from perfml.errors import PerfmlError
-from perfml.kernels._expr import ExpressionError, evaluate
+from perfml._expr import ExpressionError
+from perfml._expr import evaluate_sidecar as evaluate
 from perfml.kernels.catalog import (
     KernelSidecarError,
     UnknownKernelError,

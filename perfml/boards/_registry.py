@@ -11,7 +11,6 @@ import difflib
 import functools
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -20,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.boards._board import SPEC_FIELDS, Alternative, Board
+from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError, UnknownBoardError
 
 __all__ = [
@@ -157,17 +157,9 @@ def load_registry(path: str | os.PathLike[str] | None = None) -> Registry:
     """
     file = Path(path) if path is not None else _default_path()
     where = str(file)
-    try:
-        with open(file, "rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise DatasetSchemaError(f"{where}: not valid TOML ({exc}); fix the syntax") from exc
-    version = raw.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise DatasetSchemaError(
-            f"{where}: schema_version {version!r} is not supported (expected {SCHEMA_VERSION}); "
-            "use a registry file written for this perfml version"
-        )
+    # registry files written before they named their format carry only schema_version
+    raw = read_versioned(file, "perfml-boards", (SCHEMA_VERSION,), error=DatasetSchemaError,
+                         syntax="toml", require_format=False)
     named_sources = raw.get("sources", {})
     parser = _Parser(where, named_sources)
 

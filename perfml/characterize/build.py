@@ -35,7 +35,7 @@ class FunctionSource:
     family : str
         Dynamic kernel family whose sweep gives the samples.
     intensity : str
-        Sidecar-style expression (``perfml.kernels._expr``) of the criterion intensity
+        Sidecar-style expression (``perfml._expr``, sidecar dialect) of the criterion intensity
         over the point's parameters.
     normalize : bool
         Divide the intensity by its largest value over the family's rows (so the largest
@@ -76,7 +76,7 @@ def _samples(frame, source: FunctionSource):
     """(intensity, performance) arrays of one source's rows, or ``None`` without rows."""
     import numpy as np
 
-    from perfml.kernels._expr import evaluate
+    from perfml._expr import evaluate_sidecar as evaluate
 
     rows = frame[frame["family"] == source.family]
     params = [json.loads(p) for p in rows["params_json"]]

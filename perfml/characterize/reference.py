@@ -26,15 +26,15 @@ Only values of tables present in ``../shared/seeds`` are transcribed; nothing fr
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
 from perfml.characterize.characterization import Characterization
 from perfml.characterize.summary import ClassSummary
+from perfml._files import read_versioned
 from perfml.characterize.values import CharacterizedValue
-from perfml.errors import UnknownBoardError
+from perfml.errors import ResultSchemaError, UnknownBoardError
 
 __all__ = ["REFERENCE_FILES", "reference_boards", "reference_characterization", "reference_table"]
 
@@ -48,6 +48,7 @@ SEED001_PAPER = (
 _UNIT = {"table3": "instructions/cycle/SM", "table4": "transactions/cycle/SM"}
 
 _SUPPORTED_VERSION = 1
+_FORMAT = "perfml-reference-characterization"
 
 #: seed 001 Table 1 component of each reference class / level
 _COMPONENTS = {
@@ -82,16 +83,8 @@ def reference_table(board: str) -> dict[str, Any]:
     wanted = _normalize(board)
     for name, filename in REFERENCE_FILES.items():
         if _normalize(name) == wanted:
-            text = resources.files("perfml").joinpath("data", filename).read_text()
-            data = tomllib.loads(text)
-            if data.get("version") != _SUPPORTED_VERSION:
-                from perfml.errors import ResultSchemaError
-
-                raise ResultSchemaError(
-                    f"{filename}: unknown reference data version {data.get('version')!r}; "
-                    f"this perfml reads version {_SUPPORTED_VERSION}"
-                )
-            return data
+            return read_versioned(resources.files("perfml").joinpath("data", filename),
+                                  _FORMAT, (_SUPPORTED_VERSION,), error=ResultSchemaError)
     raise UnknownBoardError(
         f"no reference characterization for board {board!r}; known: "
         f"{', '.join(REFERENCE_FILES)}. Measure it with `perfml sweep run` and "

@@ -50,6 +50,12 @@ PolicyOpt = Annotated[
     typer.Option("--no-buffer-policy", help="Eq. 2 with no fetch reference: 'literal' "
                  "(lat_hiding = 0, as printed) or 'one' (count one load)."),
 ]
+MaxAccessesOpt = Annotated[
+    int | None,
+    typer.Option("--max-accesses", min=1, help="Most element accesses (threads x memory "
+                 "references) to emulate; larger analyses are refused before they start. "
+                 "Default 2^26."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 SetOpt = Annotated[
     list[str] | None,
@@ -103,6 +109,7 @@ def analyze_command(
     param: ParamOpt = None,
     set_: SetOpt = None,
     no_buffer_policy: PolicyOpt = "literal",
+    max_accesses: MaxAccessesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Factors (eq. 1-7) and MPE (eq. 8) of one kernel description."""
@@ -112,7 +119,8 @@ def analyze_command(
     sets = _parse_sets(set_)
     if sets:
         desc = desc.with_params(sets)
-    result = analyze(desc, _device(board, param), no_buffer_policy=no_buffer_policy)
+    result = analyze(desc, _device(board, param), no_buffer_policy=no_buffer_policy,
+                     max_accesses=max_accesses)
     if as_json:
         from perfml.cli._output import print_json
 
@@ -146,13 +154,14 @@ def validate_command(
     param: ParamOpt = None,
     set_: SetOpt = None,
     no_buffer_policy: PolicyOpt = "literal",
+    max_accesses: MaxAccessesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Spearman correlation of MPE with 1/time over the seed 004 variants (Tables I-III)."""
     from perfml.cumapz.seed004 import validate_seed004
 
     out = validate_seed004(_device(board, param), no_buffer_policy=no_buffer_policy,
-                           params=_parse_sets(set_))
+                           params=_parse_sets(set_), max_accesses=max_accesses)
     if as_json:
         from perfml.cli._output import print_json
 
@@ -183,13 +192,14 @@ def transpose_command(
     param: ParamOpt = None,
     set_: SetOpt = None,
     no_buffer_policy: PolicyOpt = "literal",
+    max_accesses: MaxAccessesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """MPE along the Sec. 6.1 transpose steps, each compared with the paper's direction."""
     from perfml.cumapz.seed004 import transpose_sequence
 
     out = transpose_sequence(_device(board, param), no_buffer_policy=no_buffer_policy,
-                             params=_parse_sets(set_))
+                             params=_parse_sets(set_), max_accesses=max_accesses)
     if as_json:
         from perfml.cli._output import print_json
 

@@ -8,10 +8,10 @@ and ``version`` keys and hand back the parsed document, or raise
 
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 from typing import Any, Mapping
 
+from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError
 
 __all__ = ["read_packaged_toml", "sourced_values"]
@@ -20,23 +20,16 @@ __all__ = ["read_packaged_toml", "sourced_values"]
 def read_packaged_toml(name: str, *, format: str, version: int) -> dict[str, Any]:
     """Parse ``perfml/data/<name>`` and check its ``format`` and ``version``.
 
+    The reading and the checks are :func:`perfml._files.read_versioned`'s (the one
+    reader of versioned files).
+
     Raises
     ------
     DatasetSchemaError
         If the file is not valid TOML or carries another format or version.
     """
-    text = resources.files("perfml").joinpath("data", name).read_text(encoding="utf-8")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DatasetSchemaError(f"{name}: not valid TOML ({exc}); reinstall perfml.") from None
-    if doc.get("format") != format or doc.get("version") != version:
-        raise DatasetSchemaError(
-            f"{name}: expected format={format!r} version={version}, found "
-            f"format={doc.get('format')!r} version={doc.get('version')!r}; "
-            "reinstall perfml or update the loader."
-        )
-    return doc
+    return read_versioned(resources.files("perfml").joinpath("data", name), format, (version,),
+                          error=DatasetSchemaError, syntax="toml")
 
 
 def sourced_values(table: Mapping[str, Any], *, where: str,

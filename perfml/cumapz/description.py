@@ -21,21 +21,24 @@ description holds exactly that:
 
 Indices are expressions of ``bx, by, tx, ty`` (block and thread index), ``gx, gy``
 (grid size), ``bdx, bdy`` (block size), the loop variables, ``[params]`` and
-``[let]`` names; see :mod:`perfml.cumapz._expr` for the accepted syntax.
+``[let]`` names; see the ``cumapz`` dialect of :mod:`perfml._expr` for the accepted syntax.
 
-The file starts with ``format = "perfml-cumapz/1"``; other versions are rejected.
+The file starts with ``format = "perfml-cumapz"`` and ``version = 1`` (the older
+``format = "perfml-cumapz/1"`` is still read); other versions are rejected.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from perfml.cumapz._expr import Expr, compile_expr
+from perfml._expr import CUMAPZ, Expression, ExpressionError
+from perfml._files import check_versioned, read_versioned
 from perfml.errors import KernelDescriptionError
+
+Expr = Expression  # the name the description's fields use
 
 __all__ = [
     "FORMAT",
@@ -50,8 +53,9 @@ __all__ = [
     "parse_description",
 ]
 
-#: the only description format version this reader accepts
-FORMAT = "perfml-cumapz/1"
+#: the format name of a description file, and the versions this reader accepts
+FORMAT = "perfml-cumapz"
+VERSIONS = (1,)
 
 BUILTIN_NAMES = frozenset({"bx", "by", "tx", "ty", "gx", "gy", "bdx", "bdy"})
 
@@ -207,24 +211,46 @@ def _kind(raw: Any, where: str) -> str:
     return raw
 
 
+def compile_expr(text: Any, where: str) -> Expression:
+    """Parse one expression of a description (``cumapz`` dialect of :mod:`perfml._expr`).
+
+    Raises
+    ------
+    KernelDescriptionError
+        If it is not a number or an expression string, or the expression is malformed.
+    """
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise KernelDescriptionError(
+            f"{where}: expected an expression string or a number, found {text!r}"
+        )
+    try:
+        return CUMAPZ.parse(text).at(where)
+    except ExpressionError as exc:
+        raise KernelDescriptionError(f"{where}: {exc}") from None
+
+
 def parse_description(raw: dict[str, Any], path: str | None = None) -> KernelDescription:
     """Validate a parsed TOML document and build a :class:`KernelDescription`.
 
     Every problem raises :class:`~perfml.errors.KernelDescriptionError` naming the
     file, the entry and what is missing or wrong.
     """
+    try:
+        return _parse_description(raw, path)
+    except ExpressionError as exc:  # an undefined name found by Expression.check_names
+        raise KernelDescriptionError(str(exc)) from None
+
+
+def _parse_description(raw: dict[str, Any], path: str | None) -> KernelDescription:
     w = _where_in(path)
     _check_keys(
         raw,
-        {"format", "name", "title", "source", "params", "launch", "let", "arrays", "loops",
+        {"format", "version", "name", "title", "source", "params", "launch", "let", "arrays", "loops",
          "buffers", "refs"},
         {"format", "name", "launch", "arrays", "refs"},
         w("top level"),
     )
-    if raw["format"] != FORMAT:
-        raise KernelDescriptionError(
-            f"{w('format')}: unsupported format {raw['format']!r}; this perfml reads {FORMAT!r}"
-        )
+    check_versioned(raw, w("format"), FORMAT, VERSIONS, error=KernelDescriptionError)
     params_raw = _table(raw.get("params", {}), w("[params]"))
     params: dict[str, int] = {}
     for key, value in params_raw.items():
@@ -404,13 +430,10 @@ def load_description(path: str | Path) -> KernelDescription:
         If the file is missing, is not valid TOML, or the description is malformed.
     """
     p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not p.exists():
         raise KernelDescriptionError(
             f"description file {str(p)!r} does not exist; pass a path to a .toml file or one "
             "of the shipped names (see `perfml cumapz list`)"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise KernelDescriptionError(f"{p}: not valid TOML ({exc})") from None
+        )
+    raw = read_versioned(p, FORMAT, VERSIONS, error=KernelDescriptionError, syntax="toml")
     return parse_description(raw, str(p))

@@ -22,6 +22,7 @@ shared memory (Sec. 5.1), the rest go to global memory.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,13 +31,22 @@ import numpy as np
 from perfml.cumapz.description import KernelDescription
 from perfml.cumapz.device import CumapzDevice
 from perfml.cumapz.factors import channel_skew_of_counts, n_blk_to_check, occupancy
-from perfml.errors import KernelDescriptionError
+from perfml.errors import KernelDescriptionError, WorkLimitError
 
-__all__ = ["MemoryTrace", "emulate", "LaunchGeometry", "geometry"]
+__all__ = ["DEFAULT_MAX_ACCESSES", "MIN_STEP_ACCESSES", "MemoryTrace", "emulate", "emulated_accesses", "LaunchGeometry",
+           "geometry"]
 
 _SENTINEL = np.iinfo(np.int64).max
 #: threads emulated at once (bounds memory: a few int64 arrays of this length)
 DEFAULT_CHUNK_THREADS = 1 << 20
+#: most element accesses (emulated threads x memory references per thread) one
+#: emulation may perform (about half a minute of emulation); the shipped descriptions
+#: need at most 1.3e7 (transpose_5_diagonal_unpadded). A larger
+#: analysis is refused before anything is allocated (``--max-accesses`` raises it).
+DEFAULT_MAX_ACCESSES = 1 << 26
+#: one evaluation step (a reference at one loop iteration over one chunk of blocks) costs
+#: at least as much as this many element accesses: its fixed Python overhead (~0.2 ms)
+MIN_STEP_ACCESSES = 512
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,7 @@ def geometry(desc: KernelDescription, device: CumapzDevice) -> LaunchGeometry:
     shared = 0
     for buf in desc.buffers.values():
         shape = [_scalar(e, env, "buffer dimension") for e in buf.shape]
-        shared += int(np.prod(shape)) * buf.elem_bytes
+        shared += math.prod(shape) * buf.elem_bytes
     blocks, occ = occupancy(
         threads_per_block=bdx * bdy,
         warp_size=device.warp_size,
@@ -123,14 +133,14 @@ def geometry(desc: KernelDescription, device: CumapzDevice) -> LaunchGeometry:
     n_check = n_blk_to_check(device.n_channels, blocks, device.channel_width_bytes, bdx, elem)
     loops = _loop_values(desc)
     n_load = sum(
-        int(np.prod([len(loops[n]) for n in f.loops])) if f.loops else 1
+        math.prod(len(loops[n]) for n in f.loops)
         for buf in desc.buffers.values()
         for f in buf.fetches
     )
     return LaunchGeometry((gx, gy), (bdx, bdy), bdx * bdy, shared, blocks, occ, n_check, n_load)
 
 
-def _loop_values(desc: KernelDescription) -> dict[str, list[int]]:
+def _loop_values(desc: KernelDescription) -> dict[str, range]:
     env: dict[str, Any] = dict(desc.params)
     out = {}
     for name, loop in desc.loops.items():
@@ -139,8 +149,53 @@ def _loop_values(desc: KernelDescription) -> dict[str, list[int]]:
         step = _scalar(loop.step, env, "loop step")
         if step == 0:
             raise KernelDescriptionError(f"{loop.step.where}: loop step must not be zero")
-        out[name] = list(range(start, stop, step))
+        out[name] = range(start, stop, step)  # a range: its length is known without a list
     return out
+
+
+def emulated_accesses(desc: KernelDescription, device: CumapzDevice,
+                      geo: LaunchGeometry | None = None, *,
+                      chunk_threads: int = DEFAULT_CHUNK_THREADS) -> int:
+    """Element accesses an emulation of ``desc`` performs, computed without emulating.
+
+    Every emulated thread (blocks x block size, padded to whole warps) evaluates each
+    data fetch, shared access and global reference once per iteration of its loops.
+    Threads are emulated in chunks of blocks; one evaluation over one chunk counts as
+    at least :data:`MIN_STEP_ACCESSES` accesses, its fixed cost, so a long loop over a
+    small grid is bounded too.
+    """
+    geo = geo or geometry(desc, device)
+    loops = _loop_values(desc)
+
+    def iterations(names: tuple[str, ...]) -> int:
+        return math.prod(len(loops[n]) for n in names)
+
+    per_thread = sum(iterations(f.loops) for b in desc.buffers.values() for f in b.fetches)
+    per_thread += sum(iterations(a.loops) for b in desc.buffers.values() for a in b.accesses)
+    per_thread += sum(iterations(r.loops) for r in desc.refs)
+    group = int(np.lcm(device.rule.group, device.warp_size))
+    padded = -(-geo.threads_per_block // group) * group
+    n_blocks = geo.grid[0] * geo.grid[1]
+    per_chunk = max(1, chunk_threads // padded)
+    full, rest = divmod(n_blocks, per_chunk)
+    per_step = full * max(per_chunk * padded, MIN_STEP_ACCESSES)
+    if rest:
+        per_step += max(rest * padded, MIN_STEP_ACCESSES)
+    return per_step * max(1, per_thread)
+
+
+def check_work(desc: KernelDescription, device: CumapzDevice, geo: LaunchGeometry,
+               max_accesses: int, chunk_threads: int = DEFAULT_CHUNK_THREADS) -> int:
+    """Raise :class:`~perfml.errors.WorkLimitError` if the emulation exceeds ``max_accesses``."""
+    work = emulated_accesses(desc, device, geo, chunk_threads=chunk_threads)
+    if work > max_accesses:
+        threads = geo.grid[0] * geo.grid[1] * geo.threads_per_block
+        raise WorkLimitError(
+            f"{desc.name}: emulating {threads:,} threads would take {work:.3g} element accesses, "
+            f"above the limit of {max_accesses:.3g} (max_accesses); use smaller [params] "
+            f"(--set NAME=VALUE) or raise the limit with --max-accesses {work}"
+        )
+    return work
 
 
 # ---------------------------------------------------------------- half-warp folding
@@ -424,14 +479,22 @@ def emulate(
     device: CumapzDevice,
     *,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
+    max_accesses: int = DEFAULT_MAX_ACCESSES,
 ) -> MemoryTrace:
     """Emulate every warp of ``desc`` on ``device`` and return the accumulated counts.
 
     Channel skew (eq. 4-5) is measured in a second pass over the first
     ``n_blk_to_check`` blocks in launch order; when the grid has fewer blocks the
     analysis is skipped, as in the paper, and ``channel_skipped`` is set.
+
+    Raises
+    ------
+    WorkLimitError
+        If the emulation would perform more than ``max_accesses`` element accesses
+        (checked before anything is allocated; see :func:`emulated_accesses`).
     """
     geo = geometry(desc, device)
+    check_work(desc, device, geo, max_accesses, chunk_threads)
     em = _Emulator(desc, device, geo)
     trace = MemoryTrace(geometry=geo)
     n_blocks = geo.grid[0] * geo.grid[1]

@@ -115,8 +115,14 @@ def analyze(
     *,
     no_buffer_policy: str = "literal",
     chunk_threads: int | None = None,
+    max_accesses: int | None = None,
 ) -> CumapzResult:
-    """Emulate ``desc`` on ``device`` and compute the factors and MPE (eq. 1-8)."""
+    """Emulate ``desc`` on ``device`` and compute the factors and MPE (eq. 1-8).
+
+    ``max_accesses`` bounds the emulated work (default
+    :data:`~perfml.cumapz.emulator.DEFAULT_MAX_ACCESSES`); a larger analysis raises
+    :class:`~perfml.errors.WorkLimitError` before it starts.
+    """
     if no_buffer_policy not in F.NO_BUFFER_POLICIES:
         from perfml.errors import PerfmlError
 
@@ -124,7 +130,9 @@ def analyze(
             f"no_buffer_policy must be one of {', '.join(F.NO_BUFFER_POLICIES)}, "
             f"found {no_buffer_policy!r}"
         )
-    kwargs = {} if chunk_threads is None else {"chunk_threads": chunk_threads}
+    kwargs: dict[str, int] = {} if chunk_threads is None else {"chunk_threads": chunk_threads}
+    if max_accesses is not None:
+        kwargs["max_accesses"] = max_accesses
     trace = emulate(desc, device, **kwargs)
     return _result(desc, device, trace, no_buffer_policy)
 
@@ -135,10 +143,12 @@ def analyze_on_board(
     *,
     params: dict[str, Any] | None = None,
     no_buffer_policy: str = "literal",
+    max_accesses: int | None = None,
 ) -> CumapzResult:
     """Like :func:`analyze`, looking the board up in :mod:`perfml.boards` by name."""
     if isinstance(board, str):
         from perfml.boards import get_board
 
         board = get_board(board)
-    return analyze(desc, device_from_board(board, params), no_buffer_policy=no_buffer_policy)
+    return analyze(desc, device_from_board(board, params), no_buffer_policy=no_buffer_policy,
+                   max_accesses=max_accesses)

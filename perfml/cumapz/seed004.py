@@ -11,7 +11,6 @@ per variant; disagreements are listed, not hidden.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 from perfml.cumapz.device import CumapzDevice
 from perfml.cumapz.examples import resolve_description
 from perfml.cumapz.mpe import CumapzResult, analyze
+from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError
 
 __all__ = [
@@ -32,7 +32,7 @@ __all__ = [
     "TRANSPOSE_STEPS",
 ]
 
-SEED004_SCHEMA = "perfml-seed-table/1"
+SEED004_SCHEMA = "perfml-seed-table"
 
 #: (description, direction of performance versus the previous step, what the paper says)
 TRANSPOSE_STEPS: tuple[tuple[str, str | None, str], ...] = (
@@ -50,13 +50,8 @@ TRANSPOSE_STEPS: tuple[tuple[str, str | None, str], ...] = (
 
 def load_seed004_tables() -> dict[str, Any]:
     """Read ``perfml/data/seed004_tables.toml`` (measured times with seed line numbers)."""
-    text = (resources.files("perfml") / "data" / "seed004_tables.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    if data.get("schema") != SEED004_SCHEMA:
-        raise DatasetSchemaError(
-            f"seed004_tables.toml has schema {data.get('schema')!r}; expected {SEED004_SCHEMA!r}"
-        )
-    return data
+    return read_versioned(resources.files("perfml") / "data" / "seed004_tables.toml",
+                          SEED004_SCHEMA, (1,), error=DatasetSchemaError)
 
 
 def primary_times(data: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -133,6 +128,7 @@ def validate_seed004(
     *,
     no_buffer_policy: str = "literal",
     params: dict[str, int] | None = None,
+    max_accesses: int | None = None,
 ) -> dict[str, Any]:
     """MPE of every seed 004 variant and its rank correlation with 1 / measured time.
 
@@ -147,7 +143,8 @@ def validate_seed004(
         if params:
             desc = desc.with_params({k: v for k, v in params.items() if k in desc.params})
         rows.append(VariantRow(variant, cell["table"], cell["line"], cell["time_ms"],
-                               analyze(desc, device, no_buffer_policy=no_buffer_policy)))
+                               analyze(desc, device, no_buffer_policy=no_buffer_policy,
+                                       max_accesses=max_accesses)))
     mpe = np.array([r.result.mpe for r in rows])
     perf = np.array([1.0 / r.time_ms for r in rows])
     shared = np.array(["noshm" not in r.variant for r in rows])
@@ -169,6 +166,7 @@ def transpose_sequence(
     *,
     no_buffer_policy: str = "literal",
     params: dict[str, int] | None = None,
+    max_accesses: int | None = None,
 ) -> dict[str, Any]:
     """MPE along the Sec. 6.1 transpose sequence, each step checked against the paper."""
     steps = []
@@ -177,7 +175,7 @@ def transpose_sequence(
         desc = resolve_description(name)
         if params:
             desc = desc.with_params({k: v for k, v in params.items() if k in desc.params})
-        r = analyze(desc, device, no_buffer_policy=no_buffer_policy)
+        r = analyze(desc, device, no_buffer_policy=no_buffer_policy, max_accesses=max_accesses)
         moved = None if prev is None else ("up" if r.mpe > prev else "down" if r.mpe < prev else "flat")
         steps.append({
             "description": name,

@@ -1,17 +1,33 @@
 """Loaders of the shared tables (``shared/datasets``), each checked against its schema.
 
 All times are milliseconds (see shared/datasets/README.md, "Units and conventions").
+Before a table is returned it is checked, in this order: it can be read at all (a
+gzip file cut short or corrupt, text that is not UTF-8, a CSV that does not parse are
+typed errors); its row count against the data home's manifest; its schema; its time
+units (:mod:`perfml.datasets._manifest`); the expressions of ``bsp_inputs.csv``
+evaluated with the bounded evaluator; its sha256 against the manifest. Parsed and
+checked tables are cached per (path, modification time, size).
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
 import os
+import zlib
 
 import pandas as pd
 
 from perfml.datasets import _columns as C
+from perfml._expr import ARITH, ExpressionError
 from perfml.datasets._home import resolve_data_home
+from perfml.datasets._manifest import (
+    ManifestEntry,
+    check_row_count,
+    check_sha256,
+    check_time_units,
+    manifest_entry,
+)
 from perfml.datasets._schema import TableSchema, validate
 from perfml.errors import DatasetSchemaError, DataHomeError
 
@@ -104,20 +120,80 @@ def load_table(name: str, data_home: str | os.PathLike[str] | None = None) -> pd
             f"(same file names as shared/datasets), including {SCHEMAS[name].file}"
         )
     stat = path.stat()
-    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size).copy()
+    entry = manifest_entry(home, SCHEMAS[name].file)
+    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size, entry).copy()
+
+
+#: errors reading a CSV (gzip cut short -> EOFError, corrupt deflate data -> zlib.error, ...)
+_READ_ERRORS = (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
+                EOFError, zlib.error, gzip.BadGzipFile, ValueError, MemoryError)
+
+#: variables of the compute expressions of bsp_inputs.csv, at a large size of the seed
+#: 003 experiments (N = 2^14 elements or matrix side, one thread per element)
+_BSP_ENV = {"N": 2.0**14, "threads": 2.0**14}
 
 
 @functools.lru_cache(maxsize=16)
-def _load_cached(name: str, path: str, mtime_ns: int, size: int) -> pd.DataFrame:
+def _load_cached(name: str, path: str, mtime_ns: int, size: int,
+                 entry: ManifestEntry | None) -> pd.DataFrame:
     schema = SCHEMAS[name]
+    raw = read_csv_checked(path, schema.file, entry)
+    df = validate(raw, schema, path)
+    times = [c for c, u in schema.units.items() if u == "ms" and c in schema.positive]
+    check_time_units(df, times, entry, path)
+    if name == "bsp_inputs":
+        _check_bsp_expressions(df, path)
+    if entry is not None:
+        check_sha256(entry, path)
+    return df
+
+
+def read_csv_checked(path: str, file: str, entry: ManifestEntry | None) -> pd.DataFrame:
+    """Read one CSV (or .csv.gz) table of the data home, typed errors only.
+
+    A gzip file cut short (``EOFError``), corrupt deflate data (``zlib.error``), a bad
+    gzip header, text that is not UTF-8 or a CSV that does not parse raise
+    :class:`~perfml.errors.DatasetSchemaError` naming the file; with a manifest
+    ``entry``, the number of data rows must be the recorded one. Every loader of the
+    data home reads its tables through this function.
+    """
     try:
         raw = pd.read_csv(path, low_memory=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+    except _READ_ERRORS as exc:
+        first = (str(exc).splitlines() or [""])[0] or "no detail"
         raise DatasetSchemaError(
-            f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
-            f"restore the file from shared/datasets/{schema.file}"
+            f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {first}); "
+            f"the file is truncated or corrupt: restore it from shared/datasets/{file}"
         ) from None
-    return validate(raw, schema, path)
+    if entry is not None:
+        check_row_count(raw, entry, path)
+    return raw
+
+
+def _check_bsp_expressions(df: pd.DataFrame, path: str) -> None:
+    """Every compute expression of bsp_inputs.csv evaluates (bounded) to a finite value >= 0.
+
+    A value that is not an expression is a pointer to documentation (``"see
+    R-code/include/<app>.R"``) and is left alone when it starts with ``"see "``.
+    """
+    col = "compute_cycles_per_thread"
+    if col not in df:
+        return
+    for i, text in df[col].items():
+        if not isinstance(text, str) or not text.strip() or text.strip().startswith("see "):
+            continue
+        try:
+            value = ARITH.evaluate(text, _BSP_ENV)
+        except ExpressionError as exc:
+            raise DatasetSchemaError(
+                f"{path}: row {i + 2}, {col} = {text!r} is not a usable expression of N and "
+                f"threads ({exc}); restore the file from shared/datasets/bsp_inputs.csv"
+            ) from None
+        if not float(value) >= 0:
+            raise DatasetSchemaError(
+                f"{path}: row {i + 2}, {col} = {text!r} gives {value} cycles at N = 2^14, "
+                "expected a count >= 0; restore the file from shared/datasets/bsp_inputs.csv"
+            )
 
 
 def load_runtimes(data_home=None, *, source: str | None = None) -> pd.DataFrame:

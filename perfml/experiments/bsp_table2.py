@@ -16,12 +16,13 @@ scripts (``bsp_inputs.csv``, model source ``BSPGPU-2015``).
 
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 
 import numpy as np
 import pandas as pd
 
+from perfml._files import read_versioned
+from perfml.errors import DatasetSchemaError
 from perfml.evaluation.metrics import BAND
 from perfml.closed_form.bsp import BSPModel
 
@@ -34,7 +35,8 @@ TOLERANCE = 0.10
 
 def paper_table2() -> pd.DataFrame:
     """Table II of seed 003 as rows (board, app_id, lambda_paper)."""
-    raw = tomllib.loads(resources.files("perfml").joinpath("data/seed003_table2.toml").read_text())
+    raw = read_versioned(resources.files("perfml").joinpath("data/seed003_table2.toml"),
+                         "perfml-seed003-table2", (1,), error=DatasetSchemaError)
     rows = [
         {"board": board, "app_id": app_id, "lambda_paper": float(value)}
         for board, values in raw["lambda"].items()

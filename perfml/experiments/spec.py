@@ -38,11 +38,11 @@ would run for hours on a workstation.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfml._files import read_versioned
 from perfml.errors import ExperimentSpecError
 
 KINDS = ("learned", "closed_form")
@@ -117,6 +117,7 @@ def list_of(rule: Rule, *, max_len: int = 1000, unique: bool = True) -> Rule:
 # -- the schema ------------------------------------------------------------------------------------
 #: format name an experiment file may declare (with ``version = 1``)
 EXPERIMENT_FORMAT = "perfml-experiment"
+EXPERIMENT_VERSIONS = (1,)
 TOP = {
     "format": one_of(EXPERIMENT_FORMAT),
     "version": integer(1, 1),
@@ -337,12 +338,9 @@ def load_experiment(path) -> ExperimentSpec:
     path = Path(path)
     if not path.is_file():
         raise ExperimentSpecError(f"experiment file {str(path)!r} does not exist; see experiments/*.toml for examples")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentSpecError(f"{path}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExperimentSpecError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__}); fix the file") from None
+    # experiment files written before they carried a version are read as version 1
+    raw = read_versioned(path, EXPERIMENT_FORMAT, EXPERIMENT_VERSIONS, error=ExperimentSpecError,
+                         syntax="toml", require_format=False, default_version=1)
     _check_table(path, "top level", raw, TOP)
     for key in ("name", "description"):
         if key not in raw:

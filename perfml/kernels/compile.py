@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from perfml.errors import KernelCompileError
+from perfml.errors import KernelCompileError, ToolchainMissingError
 from perfml.kernels.options import check_compile_options
 
 __all__ = [
@@ -38,10 +38,6 @@ __all__ = [
 
 #: environment variable that overrides the cubin cache directory
 CACHE_DIR_ENV = "PERFML_CACHE_DIR"
-
-
-class ToolchainMissingError(KernelCompileError):
-    """Neither nvcc nor NVRTC (or no nvdisasm) is installed."""
 
 
 @dataclass(frozen=True)

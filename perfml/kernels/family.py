@@ -4,7 +4,7 @@ These frozen dataclasses mirror the keys of ``perfml/kernels/cuda/SIDECAR.md``;
 :mod:`perfml.kernels.sidecar` builds them from a TOML file and
 :mod:`perfml.kernels.catalog` collects them. Sidecar expressions (launch dimensions,
 buffer sizes, work) are evaluated here, always through the bounded expression
-evaluator of :mod:`perfml.kernels._expr`.
+sidecar dialect of :mod:`perfml._expr`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.errors import KernelSidecarError
-from perfml.kernels._expr import ExpressionError, evaluate
+from perfml._expr import ExpressionError
+from perfml._expr import evaluate_sidecar as evaluate
 from perfml.kernels.launch import LaunchConfig
 
 __all__ = [

@@ -15,7 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.errors import KernelPathError, KernelSidecarError
-from perfml.kernels._expr import ExpressionError, names_in
+from perfml._expr import ExpressionError
+from perfml._expr import names_in_sidecar as names_in
 from perfml.kernels.family import (
     DTYPES,
     INITS,

@@ -1,0 +1,258 @@
+"""One way to read and write the versioned TOML and JSON files of perfml.
+
+Convention
+----------
+Every file format perfml reads or writes names itself in two top-level keys::
+
+    format = "perfml-<kind>"     # e.g. "perfml-experiment", "perfml-cumapz"
+    version = 1                  # an integer; a reader lists the versions it knows
+
+A reader refuses a file of another format or of a version it does not know, with a
+one-line typed error naming the file, what was expected, what was found and the fix.
+Files written before this convention are still read: a version under the old key
+``schema_version`` (board registry, kernel sidecars, sweep result manifests) and a
+version inside the format name (``format = "perfml-cumapz/1"``) are accepted; a
+reader may also accept a file without ``format`` (``require_format=False``) or
+without a version (``default_version=``) where such files exist in the wild.
+
+Every failure to read is an error of the caller's choosing (a subclass of
+:class:`~perfml.errors.PerfmlError`, :class:`~perfml.errors.FileFormatError` by
+default): a missing file, a directory given as a file, an unreadable file, text
+that is not UTF-8, malformed TOML or JSON, a top level that is not a table, a wrong
+or missing format name, a missing or unknown version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from perfml.errors import FileFormatError, PerfmlError
+
+__all__ = [
+    "FORMAT_KEY",
+    "LEGACY_VERSION_KEYS",
+    "VERSION_KEY",
+    "check_versioned",
+    "read_versioned",
+    "write_json",
+]
+
+FORMAT_KEY = "format"
+VERSION_KEY = "version"
+#: older names of the version key, still accepted on reading
+LEGACY_VERSION_KEYS = ("schema_version",)
+
+
+def _syntax(path: Any, syntax: str | None) -> str:
+    if syntax is not None:
+        return syntax
+    suffix = Path(str(getattr(path, "name", path))).suffix.lower()
+    if suffix in (".toml", ".json"):
+        return suffix[1:]
+    raise FileFormatError(f"{path}: cannot tell whether it is TOML or JSON from its name; "
+                          "name it *.toml or *.json")
+
+
+def _read_text(path: Any, fmt: str, error: type[PerfmlError]) -> str:
+    """The UTF-8 text of ``path`` (a path or an importlib.resources Traversable)."""
+    want = f"a {fmt!r} file"
+    try:
+        if isinstance(path, (str, os.PathLike)):
+            p = Path(path)
+            if p.is_dir():
+                raise error(f"{p}: is a directory, expected {want}; pass the file itself")
+            return p.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: file does not exist, expected {want}; check the path") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, expected {want}; pass the file itself") from None
+    except PermissionError:
+        raise error(f"{path}: permission denied reading {want}; make it readable") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start}), expected "
+                    f"{want}; is it the right file?") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror or exc}), expected {want}") from None
+
+
+def _parse(text: str, path: Any, syntax: str, fmt: str, error: type[PerfmlError]) -> dict:
+    try:
+        if syntax == "toml":
+            data: Any = tomllib.loads(text)
+        else:
+            data = json.loads(text, parse_constant=_refuse_constant)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML ({exc}); fix the syntax") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column "
+                    f"{exc.colno}); fix the syntax") from None
+    except ValueError as exc:
+        raise error(f"{path}: not valid JSON ({exc}); fix the value") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a {fmt!r} document (a table at the top level), "
+                    f"found a JSON {type(data).__name__}")
+    return data
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_versioned(data: Mapping[str, Any], where: Any, format_name: str,
+                    supported_versions: Iterable[int], *, error: type[PerfmlError] = FileFormatError,
+                    require_format: bool = True, default_version: int | None = None,
+                    label: str | None = None) -> int:
+    """Check the format name and version of an already-parsed document; return the version.
+
+    Parameters
+    ----------
+    data : mapping
+        The parsed document.
+    where : str or path
+        Named in the error messages (the file).
+    format_name : str
+        The expected ``format`` value, e.g. ``"perfml-experiment"``.
+    supported_versions : iterable of int
+        The versions this reader knows.
+    error : type, default FileFormatError
+        The PerfmlError subclass to raise.
+    require_format : bool, default True
+        Refuse a document without a ``format`` key.
+    default_version : int, optional
+        Version assumed when the document carries none; ``None`` refuses such files.
+    label : str, optional
+        What the file is, in words (``"characterization"``); default ``format_name``.
+
+    Raises
+    ------
+    PerfmlError
+        ``error``, on a wrong or missing format name or a missing or unknown version.
+    """
+    supported = tuple(supported_versions)
+    want = f"format = {format_name!r} with version in {list(supported)}"
+    found_format = data.get(FORMAT_KEY)
+    version: Any = data.get(VERSION_KEY)
+    version_key = VERSION_KEY
+    for key in LEGACY_VERSION_KEYS:
+        if version is None and key in data:
+            version, version_key = data[key], key
+    if isinstance(found_format, str) and "/" in found_format:  # "perfml-cumapz/1"
+        base, _, tail = found_format.rpartition("/")
+        if tail.isdigit():
+            found_format = base
+            if version is None:
+                version = int(tail)
+    if found_format is None:
+        if require_format:
+            raise error(f"{where}: missing `{FORMAT_KEY} = {format_name!r}`; expected {want}; "
+                        "add the key at the top of the file")
+    elif found_format != format_name:
+        raise error(f"{where}: unsupported format {data.get(FORMAT_KEY)!r}, expected {want}; "
+                    "is it the right file?")
+    if version is None:
+        if default_version is None:
+            raise error(f"{where}: missing `{VERSION_KEY} = N`; expected {want}; add the "
+                        "version the file was written for")
+        version = default_version
+    if isinstance(version, bool) or not isinstance(version, int) or version not in supported:
+        raise error(f"{where}: unknown {label or format_name} {version_key} {version!r} (format "
+                    f"{format_name!r}), this perfml reads version(s) {list(supported)}; upgrade "
+                    "perfml or rewrite the file")
+    return version
+
+
+def read_versioned(path: str | os.PathLike | Any, format_name: str,
+                   supported_versions: Iterable[int], *, error: type[PerfmlError] = FileFormatError,
+                   syntax: str | None = None, require_format: bool = True,
+                   default_version: int | None = None, label: str | None = None) -> dict[str, Any]:
+    """Read a versioned TOML or JSON file and return its top-level table.
+
+    Parameters
+    ----------
+    path : path or importlib.resources Traversable
+        The file; ``.toml`` or ``.json`` tells the syntax unless ``syntax`` is given.
+    format_name, supported_versions, error, require_format, default_version, label
+        See :func:`check_versioned`.
+    syntax : {"toml", "json"}, optional
+
+    Returns
+    -------
+    dict
+        The parsed document (``format`` and ``version`` keys included).
+
+    Raises
+    ------
+    PerfmlError
+        ``error``, naming the file, the expected format and version, what was found
+        and the fix.
+    """
+    kind = _syntax(path, syntax)
+    text = _read_text(path, format_name, error)
+    data = _parse(text, path, kind, format_name, error)
+    check_versioned(data, path, format_name, supported_versions, error=error,
+                    require_format=require_format, default_version=default_version, label=label)
+    return data
+
+
+def _no_nan(value: Any, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FileFormatError(f"{where}: cannot write the non-finite number {value!r} as JSON; "
+                              "replace it with null or a finite value")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _no_nan(v, f"{where}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _no_nan(v, f"{where}[{i}]")
+
+
+def write_json(path: str | os.PathLike, data: Mapping[str, Any], format_name: str, version: int,
+               *, overwrite: bool = False, error: type[PerfmlError] = FileFormatError) -> Path:
+    """Write ``data`` as a versioned JSON file (``format`` and ``version`` first).
+
+    The file is written to a temporary file in the same directory and renamed into
+    place, so a crash never leaves half a file; the JSON is strict (no NaN or
+    Infinity); an existing file is replaced only with ``overwrite=True``, and only if
+    it is a regular file.
+
+    Raises
+    ------
+    PerfmlError
+        ``error`` if the file exists (without ``overwrite``) or is not a regular file,
+        or cannot be written; FileFormatError for a non-finite number.
+    """
+    path = Path(path)
+    doc = {FORMAT_KEY: format_name, VERSION_KEY: version,
+           **{k: v for k, v in data.items() if k not in (FORMAT_KEY, VERSION_KEY)}}
+    _no_nan(doc, str(path))
+    if path.exists() or path.is_symlink():
+        if not overwrite:
+            raise error(f"{path} exists; choose another file or pass overwrite")
+        if not path.is_file() or path.is_symlink():
+            raise error(f"{path} is not a regular file; perfml writes only regular files")
+    text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise error(f"{path}: cannot be written ({exc.strerror or exc}); check the directory "
+                    "and free space") from None
+    return path
