@@ -231,3 +231,31 @@ def test_cache_follows_file_changes(tmp_path, dlops_sample):
     write_home(tmp_path, dlops_sample.head(10))
     os.utime(path, ns=(before + 10**9, before + 10**9))
     assert len(load_dlops_runtimes(home)) == 10
+
+
+def test_a_truncated_gzip_is_a_typed_error_not_eof(tmp_path, dlops_sample):
+    # Issue 14 §5: a gzip cut short surfaced as EOFError (printed as "Aborted."); the dlops
+    # loader reads through the data home's one checked reader.
+    home = write_home(tmp_path, pd.concat([dlops_sample] * 50, ignore_index=True))
+    data = (home / "dlops_runtimes.csv.gz").read_bytes()
+    (home / "dlops_runtimes.csv.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(DatasetSchemaError, match="truncated or corrupt"):
+        load_dlops_runtimes(home)
+
+
+def test_the_shared_table_is_checked_against_the_manifest(tmp_path):
+    # A copy of the real table with one row dropped no longer matches the manifest's row count.
+    import shutil
+
+    from perfml.datasets._home import resolve_data_home
+
+    shared = resolve_data_home(None)
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("runtimes.csv.gz", "manifest.csv"):
+        shutil.copy(shared / name, home / name)
+    with gzip.open(shared / "dlops_runtimes.csv.gz", "rt") as src, gzip.open(home / "dlops_runtimes.csv.gz", "wt") as dst:
+        lines = src.readlines()
+        dst.writelines(lines[:-1])
+    with pytest.raises(DatasetSchemaError, match="rows"):
+        load_dlops_runtimes(home)

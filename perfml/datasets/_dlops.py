@@ -31,6 +31,8 @@ import pandas as pd
 
 from perfml.datasets._home import resolve_data_home
 from perfml.datasets._schema import TableSchema, validate
+from perfml.datasets._manifest import ManifestEntry, check_sha256, check_time_units, manifest_entry
+from perfml.datasets._tables import read_csv_checked
 from perfml.errors import DatasetSchemaError, DataHomeError
 
 __all__ = [
@@ -199,19 +201,17 @@ def load_dlops_table(name: str, data_home: str | os.PathLike[str] | None = None)
             f"shared/datasets, including {DLOPS_SCHEMAS[name].file}"
         )
     stat = path.stat()
-    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size).copy()
+    entry = manifest_entry(home, DLOPS_SCHEMAS[name].file)
+    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size, entry).copy()
 
 
 @functools.lru_cache(maxsize=8)
-def _load_cached(name: str, path: str, mtime_ns: int, size: int) -> pd.DataFrame:
+def _load_cached(name: str, path: str, mtime_ns: int, size: int,
+                 entry: ManifestEntry | None) -> pd.DataFrame:
     schema = DLOPS_SCHEMAS[name]
-    try:
-        raw = pd.read_csv(path, low_memory=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as exc:
-        raise DatasetSchemaError(
-            f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
-            f"restore the file from shared/datasets/{schema.file}"
-        ) from None
+    # the one checked reader of the data home: typed errors for a cut or corrupt gzip, and
+    # the manifest's row count
+    raw = read_csv_checked(path, schema.file, entry)
     # Text columns the parser read as numbers (cuda_version 12.1, cudnn_version 8902, a column
     # left all empty) become text; asking read_csv for text dtypes up front is 2-3x slower.
     for col, kind in schema.columns.items():
@@ -224,6 +224,10 @@ def _load_cached(name: str, path: str, mtime_ns: int, size: int) -> pd.DataFrame
     elif name == "dlops_published_errors":
         _check_allowed(frame, "level", _LEVELS, path)
         _check_allowed(frame, "distribution", _DISTRIBUTIONS, path)
+    if name == "dlops_runtimes":
+        check_time_units(frame, ["time_ms"], entry, path)
+    if entry is not None:
+        check_sha256(entry, path)
     return frame
 
 
@@ -379,7 +383,8 @@ def load_dlops_runtimes(
     if not path.is_file():
         return load_dlops_table("dlops_runtimes", data_home)  # raises DataHomeError
     stat = path.stat()
-    frame = _load_cached("dlops_runtimes", str(path), stat.st_mtime_ns, stat.st_size)
+    frame = _load_cached("dlops_runtimes", str(path), stat.st_mtime_ns, stat.st_size,
+                         manifest_entry(home, table))
     keep = pd.Series(True, index=frame.index)
     wanted_boards = _as_tuple(boards, "boards")
     if wanted_boards is not None:
