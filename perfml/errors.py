@@ -24,6 +24,8 @@ __all__ = [
     "ResultSchemaError",
     "ModelFormatError",
     "ExperimentSpecError",
+    # --- added by harness ---
+    "EstimatorParameterError",
 ]
 
 
@@ -102,3 +104,11 @@ class ModelFormatError(PerfmlError):
 
 class ExperimentSpecError(PerfmlError):
     """An experiment definition (TOML) is malformed."""
+
+
+# --- added by harness ---
+class EstimatorParameterError(PerfmlError, ValueError):
+    """An estimator parameter (learner, target, baseline, shrinkage, ...) is invalid; raised in ``fit``.
+
+    It is also a :class:`ValueError`, which is what scikit-learn's tools expect.
+    """

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfml.errors import DatasetSchemaError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
+from perfml.errors import DatasetSchemaError, EstimatorParameterError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
 from perfml.evaluation.closed_form import describable_runtimes
 from perfml.learned import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
 from perfml.learned.persistence import load_model, save_model
@@ -155,7 +155,7 @@ def test_load_rejects_unknown_version_and_missing_files(data, tmp_path):
 
 
 def test_bad_inputs(data):
-    with pytest.raises(DatasetSchemaError, match="learner must be one of"):
+    with pytest.raises(EstimatorParameterError, match="learner must be one of"):
         RuntimeRegressor(learner="nope").fit(data, data.measured_ms)
     with pytest.raises(DatasetSchemaError, match="positive, finite"):
         RuntimeRegressor().fit(data, -data.measured_ms)

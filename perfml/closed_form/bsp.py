@@ -149,10 +149,12 @@ class BSPModel(RegressorMixin, BaseEstimator):
     # -- scikit-learn API -------------------------------------------------------------
     def fit(self, X, y):
         """Fit lambda per group from measured times ``y`` (milliseconds)."""
-        if self.aggregate not in ("median", "geomean"):
-            raise DatasetSchemaError(f"aggregate must be 'median' or 'geomean', got {self.aggregate!r}")
-        if self.unseen not in ("fallback", "error"):
-            raise DatasetSchemaError(f"unseen must be 'fallback' or 'error', got {self.unseen!r}")
+        from perfml.closed_form._params import check_choice, check_str_tuple
+
+        check_choice("BSPModel", "aggregate", self.aggregate, ("median", "geomean"))
+        check_choice("BSPModel", "unseen", self.unseen, ("fallback", "error"))
+        check_str_tuple("BSPModel", "group_by", self.group_by)
+        check_str_tuple("BSPModel", "constants_sources", self.constants_sources)
         group_by = tuple(self.group_by)
         X = check_frame(X, _REQUIRED + group_by, "BSPModel")
         y = check_target(y, len(X), "BSPModel")

@@ -23,6 +23,8 @@ from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
 _REQUIRED = ("board", "app_id", "input_size")
 TRAFFIC = ("compulsory", "requested")
+PRECISIONS = ("fp32", "fp64", "fp16")
+CLOCKS = ("boost", "base")
 
 
 def roofline_time_ms(work_ops, bytes_moved, peak_ops_per_s, peak_bytes_per_s) -> np.ndarray:
@@ -94,7 +96,13 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         return out
 
     def fit(self, X, y):
-        """Validate X and y; with ``calibrate=True`` learn one efficiency per app."""
+        """Validate the parameters, X and y; with ``calibrate=True`` learn one efficiency per app."""
+        from perfml.closed_form._params import check_bool, check_choice
+
+        check_choice("RooflineModel", "traffic", self.traffic, TRAFFIC)
+        check_choice("RooflineModel", "precision", self.precision, PRECISIONS)
+        check_choice("RooflineModel", "clock", self.clock, CLOCKS)
+        check_bool("RooflineModel", "calibrate", self.calibrate)
         X = check_frame(X, _REQUIRED, "RooflineModel")
         y = check_target(y, len(X), "RooflineModel")
         roof = self.roofline_terms(X)["roofline_ms"].to_numpy(dtype=float)

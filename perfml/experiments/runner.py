@@ -1,7 +1,7 @@
 """Run an experiment definition: every model under one protocol, side by side, in MLflow.
 
 For each model the runner computes out-of-fold predictions under the experiment's
-protocol (:func:`perfml.learned.cross_val_predictions`), scores them overall, per board
+protocol (the one harness, :func:`perfml.evaluation.cross_val_predictions`), scores them overall, per board
 and per app, and logs to MLflow (its default local SQLite store unless
 ``MLFLOW_TRACKING_URI`` says otherwise): parameters, metrics, the predictions, the
 seed 003 style T_k/T_m box plots, predicted vs measured, residuals, feature
@@ -19,28 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
 
+from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel  # noqa: F401  (former home, kept as alias)
 from perfml.evaluation.metrics import score_table, summarize
 from perfml.experiments.spec import ExperimentSpec, ModelSpec
 
 REGISTERED_MODEL_PREFIX = "perfml"
-
-
-class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
-    """Hong & Kim (seed 002) on runtime rows: closed form, nothing learned from y."""
-
-    def __init__(self, *, data_home=None):
-        self.data_home = data_home
-
-    def fit(self, X, y=None):
-        self.fitted_ = True
-        return self
-
-    def predict(self, X):
-        from perfml.closed_form.hongkim_inputs import predict_hongkim_for_runtimes
-
-        return predict_hongkim_for_runtimes(X, data_home=self.data_home)
 
 
 def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0):
@@ -130,8 +114,10 @@ def run_experiment(
     progress=None,
 ) -> ExperimentResult:
     """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow)."""
-    from perfml.learned.protocols import cross_val_predictions
+    from perfml.datasets import as_data_home
+    from perfml.evaluation.harness import cross_val_predictions
 
+    data_home = as_data_home(data_home)  # one DataHome for every model: tables read once
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     selected = [m for m in spec.models if models is None or m.name in models]

@@ -25,12 +25,16 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.errors import DatasetSchemaError
+from perfml.errors import EstimatorParameterError
 from perfml.learned.features import MONOTONE_INCREASING, FeatureBuilder
 from perfml.closed_form._inputs import check_frame, check_target
 
 LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
+#: The closed-form baseline under a residual target (see ``baseline``).
+BASELINES = ("best", "bsp", "transfer")
+#: How board specifications enter the features.
+BOARD_FEATURES = ("both", "absolute", "relative")
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     # Shallow, strongly regularized trees: with nine boards, deeper ones memorize boards
@@ -148,6 +152,28 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.data_home = data_home
 
+    def _check_params(self) -> None:
+        """Validate every parameter (scikit-learn validates in ``fit``, never in ``__init__``)."""
+        from perfml.closed_form._params import check_bool, check_choice, check_fraction, check_str_tuple
+
+        who = "RuntimeRegressor"
+        check_choice(who, "learner", self.learner, LEARNERS)
+        check_choice(who, "target", self.target, TARGETS)
+        check_choice(who, "baseline", self.baseline, BASELINES)
+        check_choice(who, "board_features", self.board_features, BOARD_FEATURES)
+        for name in ("analytical", "profiles", "app_identity", "monotone"):
+            check_bool(who, name, getattr(self, name))
+        if self.learner_params is not None and not isinstance(self.learner_params, dict):
+            raise EstimatorParameterError(f"{who}: learner_params must be a dict or None, got {type(self.learner_params).__name__}")
+        if self.feature_subset is not None:
+            check_str_tuple(who, "feature_subset", self.feature_subset)
+        if not (isinstance(self.shrinkage, str) and self.shrinkage == "auto"):
+            if isinstance(self.shrinkage, str):
+                raise EstimatorParameterError(f"{who}: shrinkage must be 'auto' or a number in [0, 1], got {self.shrinkage!r}")
+            check_fraction(who, "shrinkage", self.shrinkage)
+        if self.target == "residual" and not self.analytical:
+            raise EstimatorParameterError(f"{who}: target='residual' needs analytical=True (it learns on top of the closed-form models)")
+
     def _select(self, F: pd.DataFrame) -> pd.DataFrame:
         if not self.feature_subset:
             return F
@@ -164,12 +190,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit features on the training rows, then the learner on their log times."""
-        if self.learner not in LEARNERS:
-            raise DatasetSchemaError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
-        if self.target not in TARGETS:
-            raise DatasetSchemaError(f"target must be one of {TARGETS}, got {self.target!r}")
-        if self.target == "residual" and not self.analytical:
-            raise DatasetSchemaError("target='residual' needs analytical=True (it learns on top of the BSP model)")
+        self._check_params()
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         y = check_target(y, len(X), "RuntimeRegressor")
         self.features_ = FeatureBuilder(
@@ -206,11 +227,8 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         board (the training boards only), so the learner is trusted exactly as much as
         it helps on boards it has not seen.
         """
-        if self.shrinkage != "auto":
-            value = float(self.shrinkage)
-            if not 0.0 <= value <= 1.0:
-                raise DatasetSchemaError(f"shrinkage must be 'auto' or in [0, 1], got {self.shrinkage!r}")
-            return value
+        if not (isinstance(self.shrinkage, str) and self.shrinkage == "auto"):
+            return float(self.shrinkage)  # checked in fit
         from sklearn.model_selection import GroupKFold
 
         groups = X["board"].to_numpy()
