@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import EstimatorParameterError
@@ -108,7 +108,14 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         always the BSP model (``bsp_log_tk``), or the transfer of the same run from the
         other boards (``xfer_log_t``).
     random_state : int, default=0
-    data_home : path-like, optional
+    n_jobs : int, default=2
+        Threads of the learner.
+    data_home : DataHome or path-like, optional
+        Where profiles and BSP constants are read from (a :class:`perfml.datasets.DataHome`
+        reads each table once; a path is wrapped in one).
+    registry : perfml.boards.Registry, optional
+        The board registry features are built from (a user's own boards); the default
+        registry when None.
 
     Attributes
     ----------
@@ -136,6 +143,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         random_state: int = 0,
         n_jobs: int = 2,
         data_home=None,
+        registry=None,
     ):
         self.learner = learner
         self.target = target
@@ -151,6 +159,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.data_home = data_home
+        self.registry = registry
 
     def _check_params(self) -> None:
         """Validate every parameter (scikit-learn validates in ``fit``, never in ``__init__``)."""
@@ -193,16 +202,20 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         self._check_params()
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         y = check_target(y, len(X), "RuntimeRegressor")
-        self.features_ = FeatureBuilder(
+        builder = FeatureBuilder(
             analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
-            board_features=self.board_features, data_home=self.data_home,
-        ).fit(X, y)
-        F_all = self.features_.transform(X)
+            board_features=self.board_features, data_home=self.data_home, registry=self.registry,
+        )
+        # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
+        # are built once here and sliced for the inner folds of the shrinkage search.
+        blocks = builder.row_blocks(X)
+        self.features_ = builder.fit(X, y, blocks=blocks)
+        F_all = self.features_.transform(X, blocks=blocks)
         F = self._select(F_all)
         self.feature_names_ = list(F.columns)
         monotone = [1 if (self.monotone and c in MONOTONE_INCREASING) else 0 for c in self.feature_names_]
         target = np.log(y) - self._baseline(F_all)
-        self.shrinkage_ = self._choose_shrinkage(X, y, monotone) if self.target == "residual" else 1.0
+        self.shrinkage_ = self._choose_shrinkage(X, y, monotone, blocks) if self.target == "residual" else 1.0
         self.model_ = make_learner(self.learner, self.learner_params or {}, monotone, self.random_state, self.n_jobs)
         self.model_.fit(F.to_numpy(dtype=float), target)
         self.n_features_in_ = X.shape[1]
@@ -219,7 +232,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
     _SHRINK_GRID = np.linspace(0.0, 1.0, 11)
 
-    def _choose_shrinkage(self, X, y, monotone) -> float:
+    def _choose_shrinkage(self, X, y, monotone, blocks) -> float:
         """How much of the learned residual to add to the closed-form baseline.
 
         A float ``shrinkage`` is used as given. ``"auto"`` picks, from 0, 0.1, ..., 1,
@@ -238,11 +251,10 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         base_oof = np.zeros(len(X))
         resid_oof = np.zeros(len(X))
         for train, test in GroupKFold(n_splits=min(4, n_groups)).split(X, y, groups):
-            fb = FeatureBuilder(
-                analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
-                board_features=self.board_features, data_home=self.data_home,
-            ).fit(X.iloc[train], y[train])
-            F_tr_all, F_te_all = fb.transform(X.iloc[train]), fb.transform(X.iloc[test])
+            fb = clone(self.features_)
+            X_tr, X_te, b_tr, b_te = X.iloc[train], X.iloc[test], blocks.take(train), blocks.take(test)
+            fb.fit(X_tr, y[train], blocks=b_tr)
+            F_tr_all, F_te_all = fb.transform(X_tr, blocks=b_tr), fb.transform(X_te, blocks=b_te)
             F_tr = self._select(F_tr_all).reindex(columns=self.feature_names_)
             F_te = F_te_all.reindex(columns=self.feature_names_)
             learner = make_learner(self.learner, self.learner_params or {}, monotone, self.random_state, self.n_jobs)
