@@ -118,3 +118,46 @@ def test_a_splitter_object_is_accepted_as_protocol(rows):
     by_object = cross_val_predictions(RooflineModel(), rows, rows.measured_ms, LeaveOneBoardOut())
     pd.testing.assert_frame_equal(by_name, by_object)
     assert sorted(by_name.fold.unique()) == list(range(len(BOARDS)))
+
+
+# -- data passed in ---------------------------------------------------------------------------
+def test_a_data_home_reads_each_table_once_across_fits(rows, data_home, monkeypatch):
+    import perfml.datasets._tables as tables
+    from perfml.closed_form.bsp import BSPModel
+    from perfml.datasets import DataHome
+
+    reads = []
+    real = tables.read_table
+    monkeypatch.setattr(tables, "read_table", lambda name, home: reads.append(name) or real(name, home))
+    home = DataHome(data_home.path)
+    for _ in range(3):
+        cross_val_predictions(BSPModel(data_home=home), rows, rows.measured_ms, "size-cv")
+    assert reads == ["bsp_inputs"]
+
+
+def test_clone_shares_the_data_home_instead_of_copying_its_tables(data_home):
+    from sklearn.base import clone
+
+    from perfml.closed_form.bsp import BSPModel
+
+    assert clone(BSPModel(data_home=data_home)).data_home is data_home
+
+
+def test_a_given_data_home_ignores_the_environment(rows, data_home, monkeypatch, tmp_path):
+    from perfml.datasets import as_data_home, find_data_home
+    from perfml.errors import DataHomeError
+
+    monkeypatch.setenv("PERFML_DATA_HOME", str(tmp_path / "nowhere"))
+    assert as_data_home(data_home) is data_home
+    pred = predict_closed_form("bsp", rows, protocol="in-sample", data_home=data_home)
+    assert np.isfinite(pred).all()
+    with pytest.raises(DataHomeError, match="PERFML_DATA_HOME"):
+        find_data_home()  # the entry point's resolver is the one that reads the variable
+
+
+def test_a_path_is_still_accepted_and_wrapped(rows, data_home):
+    from perfml.closed_form.bsp import BSPModel
+
+    by_path = BSPModel(data_home=str(data_home.path)).fit(rows, rows.measured_ms).predict(rows)
+    by_home = BSPModel(data_home=data_home).fit(rows, rows.measured_ms).predict(rows)
+    np.testing.assert_array_equal(by_path, by_home)

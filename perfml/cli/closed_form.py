@@ -56,7 +56,7 @@ def evaluate(
     model: str = typer.Option(..., "--model", help="bsp | hongkim | roofline"),
     data_home: Optional[Path] = DataHome,
     source: Optional[str] = typer.Option(None, "--source"),
-    protocol: str = typer.Option("size-cv", "--protocol", help="bsp only: size-cv | reference-board | in-sample"),
+    protocol: str = typer.Option("size-cv", "--protocol", help="bsp only (the others learn nothing): size-cv | reference-board | in-sample, or any protocol of `perfml experiment` (leave-one-board-out, ...)"),
     as_json: bool = typer.Option(False, "--json", help="Print only JSON: {overall, per_board, per_app}."),
 ) -> None:
     """Score a closed-form model on the runtimes it can describe."""

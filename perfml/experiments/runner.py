@@ -27,17 +27,21 @@ from perfml.experiments.spec import ExperimentSpec, ModelSpec
 REGISTERED_MODEL_PREFIX = "perfml"
 
 
-def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0):
-    """The scikit-learn estimator an experiment's model entry describes."""
+def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0, registry=None):
+    """The scikit-learn regressor on runtime rows an experiment's model entry describes.
+
+    ``data_home`` (a :class:`perfml.datasets.DataHome`) and ``registry`` (a
+    :class:`perfml.boards.Registry`, default registry when None) are handed to it.
+    """
     if model.kind == "closed_form":
         if model.model == "bsp":
             from perfml.closed_form.bsp import BSPModel
 
-            return BSPModel(data_home=data_home)
+            return BSPModel(data_home=data_home, registry=registry)
         if model.model == "roofline":
             from perfml.closed_form.roofline import RooflineModel
 
-            return RooflineModel()
+            return RooflineModel(registry=registry)
         return HongKimRuntimeModel(data_home=data_home)
     from perfml.learned.regressors import RuntimeRegressor
 
@@ -52,6 +56,7 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
         shrinkage=model.shrinkage,
         random_state=random_state,
         data_home=data_home,
+        registry=registry,
         **feats,
     )
     if model.tune:
