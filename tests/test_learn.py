@@ -109,7 +109,7 @@ def test_auto_shrinkage_is_chosen_on_the_grid_and_fixed_values_are_used(data):
     zero = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.0).fit(data, data.measured_ms)
     F = zero.features_.transform(data)
     assert np.allclose(np.log(zero.predict(data)), F["xfer_log_t"])  # shrinkage 0 = the transfer baseline
-    with pytest.raises(DatasetSchemaError, match="shrinkage"):
+    with pytest.raises(EstimatorParameterError, match="shrinkage"):
         RuntimeRegressor(learner_params=FAST, shrinkage=2).fit(data, data.measured_ms)
 
 
