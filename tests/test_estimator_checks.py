@@ -95,24 +95,29 @@ def test_the_checks_can_fail():
         check_params_stored_unmodified,
     )
 
-    class Bad(RegressorMixin, BaseEstimator):
+    class ChangesParams(RegressorMixin, BaseEstimator):
         def __init__(self, *, scale=(1, 2)):
             self.scale = list(scale)
 
+    class BadFit(RegressorMixin, BaseEstimator):
+        def __init__(self, *, scale=1.0):
+            self.scale = scale
+
         def fit(self, X, y):
-            self.mean = float(np.mean(y))
-            X["touched"] = 1
+            self.mean = float(np.mean(y))  # no trailing underscore
+            X["touched"] = 1  # mutates the caller's X
             return self
 
         def predict(self, X):
-            return np.full(len(X), getattr(self, "mean", 1.0))
+            return np.full(len(X), getattr(self, "mean", 1.0))  # no NotFittedError
 
     X = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
     y = np.array([1.0, 2.0, 3.0])
-    for check in (check_params_stored_unmodified, check_not_fitted_error, check_fitted_attributes_end_in_underscore,
-                  check_input_not_mutated):
+    with pytest.raises(AssertionError):
+        check_params_stored_unmodified(ChangesParams(), X.copy(), y)
+    for check in (check_not_fitted_error, check_fitted_attributes_end_in_underscore, check_input_not_mutated):
         with pytest.raises(AssertionError):
-            check(Bad(), X.copy(), y)
+            check(BadFit(), X.copy(), y)
 
 
 # -- parameters are validated in fit, with a typed error ------------------------------------
