@@ -52,6 +52,9 @@ __all__ = [
     "NumberRangeError",
     "FileFormatError",
     "WorkLimitError",
+
+    # --- added by harness ---
+    "EstimatorParameterError",
 ]
 
 
@@ -276,3 +279,10 @@ class FileFormatError(PerfmlError):
 class WorkLimitError(PerfmlError):
     """An input asks for more work than the configured limit (emulated accesses, points, ...);
     the message names the limit and the option that raises it."""
+
+
+class EstimatorParameterError(PerfmlError, ValueError):
+    """An estimator parameter (learner, target, baseline, shrinkage, ...) is invalid; raised in ``fit``.
+
+    It is also a :class:`ValueError`, which is what scikit-learn's tools expect.
+    """

@@ -15,12 +15,13 @@ import functools
 import gzip
 import os
 import zlib
+from pathlib import Path
 
 import pandas as pd
 
 from perfml.datasets import _columns as C
 from perfml._expr import ARITH, ExpressionError
-from perfml.datasets._home import resolve_data_home
+from perfml.datasets._home import as_data_home
 from perfml.datasets._manifest import (
     ManifestEntry,
     check_row_count,
@@ -97,11 +98,12 @@ SCHEMAS: dict[str, TableSchema] = {
 }
 
 
-def load_table(name: str, data_home: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+def load_table(name: str, data_home=None) -> pd.DataFrame:
     """Load one table of the data home by its short name (a key of :data:`SCHEMAS`).
 
-    The result is validated (columns, numeric kinds, positive times) and is a fresh
-    copy: callers may modify it.
+    ``data_home`` is a :class:`~perfml.datasets.DataHome` (its cached table is used), a
+    path, or None (:func:`~perfml.datasets.find_data_home`). The result is validated
+    (columns, numeric kinds, positive times) and is a fresh copy: callers may modify it.
 
     Raises
     ------
@@ -112,16 +114,20 @@ def load_table(name: str, data_home: str | os.PathLike[str] | None = None) -> pd
     """
     if name not in SCHEMAS:
         raise KeyError(f"unknown table {name!r}; known: {', '.join(SCHEMAS)}")
-    home = resolve_data_home(data_home)
-    path = home / SCHEMAS[name].file
+    return as_data_home(data_home).table(name)
+
+
+def read_table(name: str, home) -> pd.DataFrame:
+    """Read and validate table ``name`` of the data home directory ``home`` (cached per file version)."""
+    path = Path(home) / SCHEMAS[name].file
     if not path.is_file():
         raise DataHomeError(
             f"{path} does not exist; the data home must hold the shared datasets tables "
             f"(same file names as shared/datasets), including {SCHEMAS[name].file}"
         )
     stat = path.stat()
-    entry = manifest_entry(home, SCHEMAS[name].file)
-    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size, entry).copy()
+    entry = manifest_entry(Path(home), SCHEMAS[name].file)
+    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size, entry)
 
 
 #: errors reading a CSV (gzip cut short -> EOFError, corrupt deflate data -> zlib.error, ...)
