@@ -122,13 +122,13 @@ def test_a_splitter_object_is_accepted_as_protocol(rows):
 
 # -- data passed in ---------------------------------------------------------------------------
 def test_a_data_home_reads_each_table_once_across_fits(rows, data_home, monkeypatch):
-    import perfml.datasets._tables as tables
+    import perfml.datasets._home as home_module
     from perfml.closed_form.bsp import BSPModel
     from perfml.datasets import DataHome
 
     reads = []
-    real = tables.read_table
-    monkeypatch.setattr(tables, "read_table", lambda name, home: reads.append(name) or real(name, home))
+    real = home_module.read_table
+    monkeypatch.setattr(home_module, "read_table", lambda name, home: reads.append(name) or real(name, home))
     home = DataHome(data_home.path)
     for _ in range(3):
         cross_val_predictions(BSPModel(data_home=home), rows, rows.measured_ms, "size-cv")

@@ -12,8 +12,8 @@ from perfml.datasets._dlops import (
     load_dlops_table,
 )
 from perfml.datasets._schema import TableSchema, validate
-from perfml.datasets._tables import (
-    SCHEMAS,
+from perfml.datasets._tables import SCHEMAS
+from perfml.datasets._loaders import (
     load_board_specs_long,
     load_boards_table,
     load_bsp_inputs,

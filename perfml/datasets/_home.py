@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from perfml.datasets._tables import read_table
 from perfml.errors import DataHomeError
 
 ENV_VAR = "PERFML_DATA_HOME"
@@ -133,8 +134,6 @@ class DataHome:
     def table(self, name: str):
         """The validated table ``name`` (a fresh copy: callers may modify it); read on first use only."""
         if name not in self._tables:
-            from perfml.datasets._tables import read_table
-
             self._tables[name] = read_table(name, self.path)
         return self._tables[name].copy()
 
