@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
 
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="perfml", standalone_mode=False)
+        # Outside standalone mode click *returns* the code of ``typer.Exit(code)`` instead of
+        # exiting: it is the command's status (kernels check exits 1 on an impure kernel).
+        status = command.main(args=argv, prog_name="perfml", standalone_mode=False)
     except PerfmlError as exc:
         typer.echo(f"error: {exc}", err=True)
         return exc.exit_code
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exception(exc, file=sys.stderr)
         typer.echo(internal_error_line(exc), err=True)
         return 1
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
