@@ -203,7 +203,7 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
                     at = where(j) if callable(where) else f"{where}: row {j + 1} (line {j + 2})"
                     raise QueryValidationError(
                         f"{at}, column {c}: kernel {app!r} has no description and no measured run of this input_size "
-                        "gives its launch; add block_x, block_y, grid_x, grid_y to the row"
+                        "(and input_size_2) gives its launch; add block_x, block_y, grid_x, grid_y to the row"
                     )
             continue
         with np.errstate(all="ignore"):
