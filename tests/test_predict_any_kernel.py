@@ -295,3 +295,16 @@ def test_no_prediction_beats_the_roofline_bound(model, board, app, log2):
     out = predict_queries(model, q, "q.csv")
     bound = roofline_bound_ms(pd.DataFrame({"board": [board], "app_id": [app], "input_size": [float(size)]}))
     assert out["predicted_ms"].iloc[0] >= bound[0] * (1 - 1e-12)
+
+
+def test_training_rows_are_every_kernel_of_runtimes_by_default():
+    """runtimes.csv.gz holds the nine apps (gpuperfpredict-nca, BSPGPU) and the Rodinia kernels; --source narrows."""
+    from perfml.datasets import load_runtimes
+
+    every = training_runtimes()
+    raw = load_runtimes()
+    assert set(every["source"]) == set(raw["source"])
+    assert {"lud_perimeter", "calculate_temp", "vectorAdd"} <= set(every["app_id"])
+    assert (every["gpu_config"].fillna("default") == "default").all()
+    only = training_runtimes(source="gpuperfpredict-rodinia")
+    assert set(only["source"]) == {"gpuperfpredict-rodinia"} and len(only) < len(every)
