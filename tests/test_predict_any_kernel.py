@@ -308,3 +308,12 @@ def test_training_rows_are_every_kernel_of_runtimes_by_default():
     assert (every["gpu_config"].fillna("default") == "default").all()
     only = training_runtimes(source="gpuperfpredict-rodinia")
     assert set(only["source"]) == {"gpuperfpredict-rodinia"} and len(only) < len(every)
+
+
+def test_a_kernel_known_only_from_the_reference_at_another_size_is_refused(model, tmp_path):
+    path = tmp_path / "ref.csv"
+    _my_reference().to_csv(path, index=False)
+    q = pd.DataFrame([{"board": "GTX-980", "app_id": "my_kernel", "input_size": "4096"},
+                      {"board": "GTX-980", "app_id": "my_kernel", "input_size": "8192", "block_x": "256", "grid_x": "32"}])
+    with pytest.raises(UnsupportedQueryError, match=r"row 2 .*input_size 8192.*add a reference measurement"):
+        predict_queries(model, q, "q.csv", reference=read_reference(path))

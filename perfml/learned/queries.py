@@ -378,7 +378,10 @@ def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
         for c in dims:
             if c not in q.columns:
                 q[c] = np.nan
-        for i in range(len(q)):
+        undescribed = ~q["app_id"].isin(described).to_numpy()
+        no_launch = ~(np.isfinite(q["block_x"].to_numpy(dtype=float)) & np.isfinite(q["grid_x"].to_numpy(dtype=float)))
+        in_reference = q["app_id"].isin(set(reference["app_id"])).to_numpy() if reference is not None else False
+        for i in np.flatnonzero((undescribed & no_launch) | in_reference):
             row = q.iloc[i]
             if reference is not None:
                 hits = reference[_same_run(reference, row)]
@@ -442,7 +445,7 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     """
     out = np.full(len(q), np.nan)
     pairs, owners, times = [], [], []
-    for i in range(len(q)):
+    for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
         row = q.iloc[i]
         hits = reference[_same_run(reference, row)]
         for _, r in hits.iterrows():
@@ -503,16 +506,16 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
-    for i in range(len(q)):  # a kernel known only from the reference, at a size it does not measure
-        app = q["app_id"].iloc[i]
-        if basis[i] != "reference" and app not in trained and app not in described:
-            from perfml.errors import UnsupportedQueryError
+    unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & (basis != "reference"))
+    if unknown.size:  # a kernel known only from the reference, at a size it does not measure
+        from perfml.errors import UnsupportedQueryError
 
-            raise UnsupportedQueryError(
-                f"{where}: row {i + 1} (line {i + 2}), column input_size: kernel {app!r} is known only from "
-                f"{reference_where}, which has no measurement at input_size {_num(q['input_size'].iloc[i])}; "
-                "add a reference measurement of this size"
-            )
+        i = int(unknown[0])
+        raise UnsupportedQueryError(
+            f"{where}: row {i + 1} (line {i + 2}), column input_size: kernel {q['app_id'].iloc[i]!r} is known only from "
+            f"{reference_where}, which has no measurement at input_size {_num(q['input_size'].iloc[i])}; "
+            "add a reference measurement of this size"
+        )
     bad = np.flatnonzero(~(np.isfinite(pred) & (pred > 0)))
     if bad.size:
         i = int(bad[0])
