@@ -317,3 +317,18 @@ def test_a_kernel_known_only_from_the_reference_at_another_size_is_refused(model
                       {"board": "GTX-980", "app_id": "my_kernel", "input_size": "8192", "block_x": "256", "grid_x": "32"}])
     with pytest.raises(UnsupportedQueryError, match=r"row 2 .*input_size 8192.*add a reference measurement"):
         predict_queries(model, q, "q.csv", reference=read_reference(path))
+
+
+def test_no_measured_runtime_of_the_data_beats_the_roofline_bound():
+    """Every described-app runtime of shared/datasets/runtimes.csv.gz is at or above the bound the clamp uses.
+
+    (With the full compulsory traffic at peak bandwidth, 19 cache-resident runs were faster
+    than the "bound"; the L2 capacity is subtracted from the DRAM traffic for that reason.)
+    """
+    from perfml.apps import list_apps
+
+    rt = training_runtimes()
+    rt = rt[rt.app_id.isin(list_apps())].reset_index(drop=True)
+    bound = roofline_bound_ms(rt)
+    assert np.isfinite(bound).all() and (bound > 0).any()
+    assert (rt["measured_ms"].to_numpy() >= bound).all()
