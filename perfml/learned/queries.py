@@ -5,8 +5,13 @@ fails; the error names the file, the row (1-based, the header is line 1, so row 
 line ``r + 1``), the column, the bad value and the fix:
 
 * ``board`` resolves in the board registry (aliases allowed);
-* ``app_id`` is an app the model was trained on (:class:`~perfml.errors.UnknownAppError`
-  semantics, raised as :class:`~perfml.errors.QueryValidationError`);
+* ``app_id`` names a kernel perfml knows something about, in this order: the user's
+  ``--reference`` measurements of it (:func:`read_reference`), its measurements on the
+  training boards, its kernel description; otherwise
+  :class:`~perfml.errors.UnsupportedQueryError` names the row and what to add. The
+  output's ``basis`` column says which was used (:func:`predict_queries`). A kernel without
+  a description takes its launch from the row, else from the reference or the training
+  runs of the same size;
 * ``input_size`` is a positive, finite integer (``1.5``, ``0``, ``-3``, ``nan``, ``inf``
   and text are refused);
 * the launch, given or derived from the kernel description, respects CUDA's limits
@@ -16,6 +21,12 @@ line ``r + 1``), the column, the bad value and the fix:
   ``max_threads_per_block`` (registry; 512 before compute capability 2.0),
   ``grid_x <= 2**31 - 1`` (65535 before compute capability 3.0), ``grid_y, grid_z <= 65535``;
 * no input column has the name of an output column (:data:`OUTPUT_COLUMNS`).
+
+Every answered row gets a ``level`` interval (``lower_ms``/``upper_ms``,
+:mod:`perfml.learned.intervals`), and no prediction is faster than the board's roofline
+lower bound where the work is known (:func:`roofline_bound_ms`): a faster one is raised to
+the bound and flagged ``clamped_to_bound`` (rather than refused: the bound is a floor the
+user can act on, and the row's other knowledge still holds).
 
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
