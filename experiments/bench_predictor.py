@@ -4,8 +4,12 @@ Prints figures; asserts nothing. Run:
 
     python experiments/bench_predictor.py [--data-home DIR] [--repeats 3]
 
-Training uses every described runtime of the data home (all sources); prediction
-throughput is measured on those same rows (features + booster), in rows per second.
+Training uses the rows `perfml train` uses by default (every runtime of runtimes.csv.gz in
+the default GPU configuration: described apps and Rodinia kernels; one fit, without the
+leave-one-board-out interval calibration, which costs one more fit per board); prediction
+throughput is measured on those same rows (features + booster), in rows per second; the
+single-query latency is measured both for the regressor and for the whole query path
+(`perfml.learned.queries.predict_queries`: checks, basis, roofline floor, interval).
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ def main() -> None:
 
     import xgboost
 
-    from perfml.evaluation.closed_form import describable_runtimes
     from perfml.learned.regressors import RuntimeRegressor
+    from perfml.learned.training import training_runtimes
 
-    rt = describable_runtimes(args.data_home)
+    rt = training_runtimes(args.data_home)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")
     print(f"data: {len(rt)} runtimes, {rt['board'].nunique()} boards, {rt['app_id'].nunique()} apps")
     t0 = time.perf_counter()
@@ -48,7 +52,14 @@ def main() -> None:
     t0 = time.perf_counter()
     for _ in range(20):
         model.predict(one)
-    print(f"single-row latency: {(time.perf_counter() - t0) / 20 * 1e3:.1f} ms")
+    print(f"single-row latency (regressor): {(time.perf_counter() - t0) / 20 * 1e3:.1f} ms")
+    from perfml.learned.queries import predict_queries
+
+    query = one[["board", "app_id", "input_size"]].astype(str)
+    t0 = time.perf_counter()
+    for _ in range(20):
+        predict_queries(model, query, "bench")
+    print(f"single-query latency (query path, no interval calibration): {(time.perf_counter() - t0) / 20 * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

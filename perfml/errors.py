@@ -55,6 +55,7 @@ __all__ = [
 
     # --- added by harness ---
     "EstimatorParameterError",
+    "IntervalLevelError", "ReferenceValidationError", "UnsupportedQueryError",  # added by query
 ]
 
 
@@ -286,3 +287,18 @@ class EstimatorParameterError(PerfmlError, ValueError):
 
     It is also a :class:`ValueError`, which is what scikit-learn's tools expect.
     """
+
+
+# --- added by query ---
+class IntervalLevelError(PerfmlError, ValueError):
+    """A nominal interval level (``--level``) is not one the model stores."""
+
+
+class ReferenceValidationError(QueryValidationError):
+    """A row of a ``--reference`` file (the user's own measurements) is unusable: unknown
+    board, missing or non-positive ``time_ms``, a launch that disagrees with a query's."""
+
+
+class UnsupportedQueryError(QueryValidationError):
+    """A query row names a kernel perfml knows nothing about: no reference measurement, no
+    measurement on the training boards and no kernel description."""

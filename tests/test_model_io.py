@@ -382,4 +382,10 @@ def test_the_shipped_default_model_loads_and_verifies():
     path = Path(__file__).resolve().parents[1] / "models" / "default"
     model = load_model(path)
     assert model.metadata_["version"] == 2 and "MODEL_CARD.md" in model.metadata_["files"]
-    assert model.metadata_["training"]["rows"] == model.metadata_["training_rows"] == 11386
+    # `perfml train`'s default rows: every runtime of runtimes.csv.gz in the default GPU configuration
+    from perfml.learned.training import training_runtimes
+
+    rt = training_runtimes()
+    assert model.metadata_["training"]["rows"] == model.metadata_["training_rows"] == len(rt)
+    assert set(model.metadata_["training"]["apps"]) == set(rt["app_id"])
+    assert {"described", "undescribed", "all"} <= set(model.metadata_["intervals"]["groups"])

@@ -4,7 +4,9 @@ Query rows are checked against CUDA's launch limits (CUDA C++ Programming Guide,
 "Technical Specifications per Compute Capability": at most 1024 threads per block from
 compute capability 2.0, 512 before; block_z <= 64; grid_x <= 2**31 - 1 from 3.0, grid_y and
 grid_z <= 65535) and the board registry (``max_threads_per_block``); sizes must be positive
-finite integers; apps must be ones the model was trained on. Sizes outside the training
+finite integers; a kernel must be trained on, described, or given by --reference
+(dotProd, described but never trained on, is answered with basis "description":
+tests/test_predict_any_kernel.py). Sizes outside the training
 range are flagged in the ``extrapolated`` column. A bad row writes nothing.
 
 Model: a small xgboost model on a subset of the gpuperfpredict-nca runtimes of
@@ -87,7 +89,6 @@ GOOD = {"board": "GTX-980", "app_id": "vectorAdd", "input_size": 2**20}
         ("grid_x", 2**31, {}),
         ("grid_y", 65536, {}),
         ("grid_z", 70000, {}),
-        ("app_id", "dotProd", {}),
         ("app_id", "no_such_kernel", {}),
         ("board", "RTX-9090", {}),
     ],
@@ -183,7 +184,7 @@ def test_random_queries_give_a_complete_answer_or_a_typed_error(model_dir, tmp_p
 
 def test_library_errors_are_typed(model):
     """Directly through the library too: every refusal is a PerfmlError, never another type."""
-    for bad in ({"input_size": 1.5}, {"block_x": 0}, {"app_id": "dotProd"}):
+    for bad in ({"input_size": 1.5}, {"block_x": 0}, {"app_id": "no_such_kernel"}):
         with pytest.raises(PerfmlError):
             predict_queries(model, pd.DataFrame([{**GOOD, **bad}]), "q.csv")
 

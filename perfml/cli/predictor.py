@@ -13,11 +13,17 @@ DataHome = typer.Option(None, "--data-home", help="Directory with the shared dat
 def train(
     out: Path = typer.Option(..., "--out", help="Model directory to create."),
     data_home: Optional[Path] = DataHome,
-    source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source."),
+    source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source (default: every source of runtimes.csv.gz, described and undescribed kernels)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
 ) -> None:
-    """Train the default predictor (hybrid xgboost on the BSP baseline) on every described runtime."""
+    """Train the default predictor (transfer baseline + xgboost residual) on every kernel of runtimes.csv.gz.
+
+    The prediction intervals are calibrated by leave-one-board-out cross-validation (one
+    more fit per training board) and stored in the manifest; the held-out-board coverage
+    of the 90% interval is printed per kernel group. The deep-learning operator corpus
+    (dlops_runtimes.csv.gz) is not used.
+    """
     import time
 
     from perfml.errors import DatasetSchemaError
@@ -29,35 +35,60 @@ def train(
         except (OSError, UnicodeDecodeError) as exc:
             raise DatasetSchemaError(f"--card {card}: cannot be read as UTF-8 text ({exc.__class__.__name__}); give a Markdown file") from None
 
-    from perfml.evaluation.closed_form import describable_runtimes
     from perfml.learned.persistence import replace_directory_check, save_model
-    from perfml.learned.regressors import RuntimeRegressor
+    from perfml.learned.training import fit_default, training_runtimes
 
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
     from perfml.cli import quiet_requested
 
-    with progress("training", total=2, quiet=quiet_requested()) as advance:
-        rt = describable_runtimes(data_home, source=source)
+    rt = training_runtimes(data_home, source=source)
+    n_boards = rt["board"].nunique()
+    with progress("training", total=2 + n_boards, quiet=quiet_requested()) as advance:
         t0 = time.perf_counter()
-        model = RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home).fit(rt, rt["measured_ms"])
+        model, calibration, oof = fit_default(rt, data_home=data_home, progress=lambda b: advance(f"calibrated without {b}"))
         seconds = time.perf_counter() - t0
         advance("saving")
+        extra = {"training_rows": len(rt), "training_source": source,
+                 "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds}
+        if calibration is not None:
+            extra["intervals"] = calibration
         save_model(model, out, overwrite=overwrite, training_rows=rt,
-                   extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None,
-                   extra={"training_rows": len(rt), "training_source": source,
-                          "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds})
+                   extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None, extra=extra)
         advance("saved")
-    typer.echo(f"trained on {len(rt)} runtimes of {rt['board'].nunique()} boards and {rt['app_id'].nunique()} apps "
-               f"in {seconds:.1f} s; saved to {out}")
+    typer.echo(f"trained on {len(rt)} runtimes of {n_boards} boards and {rt['app_id'].nunique()} kernels "
+               f"in {seconds:.1f} s (fit + leave-one-board-out calibration); saved to {out}")
+    if oof is not None:
+        _echo_coverage(rt, oof)
+
+
+def _echo_coverage(rt, oof) -> None:
+    """Print leave-one-board-out MAPE and held-out-board coverage of the 90% interval per kernel group."""
+    import numpy as np
+
+    from perfml.learned.intervals import held_out_board_coverage, kernel_group
+
+    groups = kernel_group(rt["app_id"])
+    y = rt["measured_ms"].to_numpy(dtype=float)
+    for g in ("described", "undescribed"):
+        m = groups == g
+        if not m.any():
+            continue
+        ape = np.abs(oof[m] / y[m] - 1.0)
+        cov = held_out_board_coverage(oof[m], y[m], rt["board"].to_numpy()[m], 0.90)
+        typer.echo(f"{g} kernels: {int(m.sum())} rows, leave-one-board-out MAPE {100 * ape.mean():.2f}%, "
+                   f"{100 * np.mean(ape <= 0.2):.1f}% within 0.8-1.2; 90% interval covers {100 * cov['coverage']:.1f}% "
+                   f"of held-out-board rows, mean relative width {cov['mean_relative_width']:.3f}")
 
 
 def predict(
     model: Path = typer.Option(..., "--model", help="Model directory written by `perfml train`."),
-    queries: Path = typer.Option(..., "--queries", help="CSV with board, app_id, input_size (+ launch columns)."),
-    output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, extrapolated, extrapolation."),
+    queries: Path = typer.Option(..., "--queries", help="CSV with board, app_id, input_size (+ launch and any other columns of runtimes.csv, carried through)."),
+    output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, lower_ms, upper_ms, basis, clamped_to_bound, extrapolated, extrapolation."),
     data_home: Optional[Path] = DataHome,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
+    reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms) on boards you have; the same runs on other boards are predicted from them."),
+    level: float = typer.Option(0.90, "--level", help="Nominal level of the lower_ms/upper_ms interval (0.50 to 0.99, steps of 0.01)."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
 
@@ -68,10 +99,16 @@ def predict(
     from perfml.learned.persistence import load_model
     from perfml.learned.queries import predict_queries, read_query_csv, write_predictions
 
+    from perfml.learned.intervals import check_level
+    from perfml.learned.queries import read_reference
+
+    check_level(level)
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
+    ref = read_reference(reference) if reference is not None else None
     reg = load_model(model, data_home=data_home)
-    result = predict_queries(reg, original, str(queries))
+    result = predict_queries(reg, original, str(queries), reference=ref,
+                             reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)
     n_extra = int(result["extrapolated"].sum())
     note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""

@@ -5,8 +5,13 @@ fails; the error names the file, the row (1-based, the header is line 1, so row 
 line ``r + 1``), the column, the bad value and the fix:
 
 * ``board`` resolves in the board registry (aliases allowed);
-* ``app_id`` is an app the model was trained on (:class:`~perfml.errors.UnknownAppError`
-  semantics, raised as :class:`~perfml.errors.QueryValidationError`);
+* ``app_id`` names a kernel perfml knows something about, in this order: the user's
+  ``--reference`` measurements of it (:func:`read_reference`), its measurements on the
+  training boards, its kernel description; otherwise
+  :class:`~perfml.errors.UnsupportedQueryError` names the row and what to add. The
+  output's ``basis`` column says which was used (:func:`predict_queries`). A kernel without
+  a description takes its launch from the row, else from the reference or the training
+  runs of the same size;
 * ``input_size`` is a positive, finite integer (``1.5``, ``0``, ``-3``, ``nan``, ``inf``
   and text are refused);
 * the launch, given or derived from the kernel description, respects CUDA's limits
@@ -16,6 +21,12 @@ line ``r + 1``), the column, the bad value and the fix:
   ``max_threads_per_block`` (registry; 512 before compute capability 2.0),
   ``grid_x <= 2**31 - 1`` (65535 before compute capability 3.0), ``grid_y, grid_z <= 65535``;
 * no input column has the name of an output column (:data:`OUTPUT_COLUMNS`).
+
+Every answered row gets a ``level`` interval (``lower_ms``/``upper_ms``,
+:mod:`perfml.learned.intervals`), and no prediction is faster than the board's roofline
+lower bound where the work is known (:func:`roofline_bound_ms`): a faster one is raised to
+the bound and flagged ``clamped_to_bound`` (rather than refused: the bound is a floor the
+user can act on, and the row's other knowledge still holds).
 
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
@@ -34,7 +45,7 @@ from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 
 QUERY_REQUIRED = ("board", "app_id", "input_size")
 #: columns ``perfml predict`` adds to the queries; an input column of the same name is refused
-OUTPUT_COLUMNS = ("predicted_ms", "extrapolated", "extrapolation")
+OUTPUT_COLUMNS = ("predicted_ms", "lower_ms", "upper_ms", "basis", "clamped_to_bound", "extrapolated", "extrapolation")
 LAUNCH_COLUMNS = ("block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z")
 
 #: CUDA limits for compute capability >= 3.0 (CUDA C++ Programming Guide, technical specifications)
@@ -96,7 +107,7 @@ def read_query_csv(path) -> pd.DataFrame:
         raise DatasetSchemaError(f"{path}: cannot be read ({exc.strerror}); give a readable CSV file") from None
 
 
-def check_queries(frame: pd.DataFrame, where, *, apps=None) -> pd.DataFrame:
+def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None, launch_fill=None) -> pd.DataFrame:
     """Check query rows; return the frame the regressor takes (numbers parsed, boards resolved).
 
     Parameters
@@ -107,8 +118,13 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None) -> pd.DataFrame:
         The file name used in messages (rows are then numbered), or a function of the
         0-based row giving its name (e.g. "--size 1024 for app vectorAdd").
     apps : iterable of str, optional
-        The apps the model was trained on; other apps are refused. Default: every app
-        with a kernel description.
+        The kernels the model was trained on. A kernel neither trained on, nor described,
+        nor in ``reference_apps`` is refused (:class:`~perfml.errors.UnsupportedQueryError`).
+    reference_apps : iterable of str, optional
+        Kernels the user's ``--reference`` file measures.
+    launch_fill : callable, optional
+        ``launch_fill(q)`` fills the missing launch of undescribed kernels (from the
+        reference or the training runs) before the launch is checked.
 
     Raises
     ------
@@ -145,16 +161,22 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None) -> pd.DataFrame:
         except PerfmlError as exc:
             raise _row_error(where, i, "board", name, "unknown board", f"{exc}") from None
     q["board"] = boards
-    if apps is None:
-        from perfml.apps import list_apps
+    from perfml.apps import list_apps
 
-        apps = list_apps()
-    apps = sorted(map(str, apps))
+    described = set(list_apps())
+    trained = set(map(str, apps)) if apps is not None else described
+    referenced = set(map(str, reference_apps or ()))
     app_ids = [str(a).strip() for a in frame["app_id"]]
     for i, app in enumerate(app_ids):
-        if app not in apps:
-            raise _row_error(where, i, "app_id", frame["app_id"].iloc[i], "the model was not trained on this app",
-                             f"query one of {', '.join(apps)}, or train a model that covers it")
+        if app not in trained and app not in described and app not in referenced:
+            from perfml.errors import UnsupportedQueryError
+
+            at = where(i) if callable(where) else f"{where}: row {i + 1} (line {i + 2})"
+            raise UnsupportedQueryError(
+                f"{at}, column app_id: perfml knows nothing about kernel {app!r} (no --reference measurement, "
+                "no measurement on the training boards, no kernel description); add its measured time on a board you "
+                "have to a --reference CSV (query columns + time_ms), or describe it in perfml/data/apps.toml"
+            )
     q["app_id"] = app_ids
     q["input_size"] = _as_integers(frame, "input_size", where, required=True, low=1, high=MAX_INPUT_SIZE,
                                    fix="give the problem size as a positive whole number")
@@ -166,6 +188,8 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None) -> pd.DataFrame:
     for column in frame.columns:  # pass the other columns through, numbers parsed as read_csv would
         if column not in q.columns:
             q[column] = _infer(frame[column])
+    if launch_fill is not None:
+        launch_fill(q)
     _check_launch(q, where, get_board)
     return q.reset_index(drop=True)
 
@@ -175,11 +199,26 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
     from perfml.apps import get_app
 
     dims = {c: np.full(len(q), np.nan) for c in ("block_x", "block_y", "grid_x", "grid_y")}
+    from perfml.apps import list_apps
+
+    described = set(list_apps())
     for app, part in q.groupby("app_id", sort=False):
         launch = {c: part[c].to_numpy(dtype=float) for c in dims if c in part.columns}
+        idx = q.index.get_indexer(part.index)
+        if str(app) not in described:  # no description: the row's own launch (given or filled)
+            for c in dims:
+                v = launch.get(c, np.full(len(part), np.nan))
+                dims[c][idx] = np.where(np.isfinite(v), v, 1.0) if c in ("block_y", "grid_y") else v
+            for j, c in ((i, c) for i in idx for c in ("block_x", "grid_x")):
+                if not np.isfinite(dims[c][j]):
+                    at = where(j) if callable(where) else f"{where}: row {j + 1} (line {j + 2})"
+                    raise QueryValidationError(
+                        f"{at}, column {c}: kernel {app!r} has no description and no measured run of this input_size "
+                        "(and input_size_2) gives its launch; add block_x, block_y, grid_x, grid_y to the row"
+                    )
+            continue
         with np.errstate(all="ignore"):
             bx, by, gx, gy = get_app(str(app)).launch_dims(part["input_size"].to_numpy(dtype=float), **launch)
-        idx = q.index.get_indexer(part.index)
         for c, v in zip(dims, (bx, by, gx, gy)):
             dims[c][idx] = v
     bz = q["block_z"].fillna(1).to_numpy(dtype=float) if "block_z" in q.columns else np.ones(len(q))
@@ -254,20 +293,249 @@ def extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[str
     return np.asarray(flags, dtype=bool), reasons
 
 
-def predict_queries(model, original: pd.DataFrame, where) -> pd.DataFrame:
-    """The queries as given plus ``predicted_ms``, ``extrapolated`` and ``extrapolation``.
+REFERENCE_REQUIRED = ("board", "app_id", "input_size", "time_ms")
+#: columns that identify a kernel run besides the board
+_RUN_COLUMNS = ("app_id", "input_size", "input_size_2")
+
+
+def read_reference(path) -> pd.DataFrame:
+    """Read and check a ``--reference`` CSV: the user's own measurements (query columns + ``time_ms``).
+
+    Every row needs ``board`` (in the registry), ``app_id``, ``input_size`` (a positive
+    integer) and ``time_ms`` (a finite positive time); launch columns are optional integers
+    within CUDA's limits; other columns are ignored.
+
+    Raises
+    ------
+    ReferenceValidationError
+        Naming the file, row, column, value and fix.
+    """
+    from perfml.boards import resolve_board_name
+    from perfml.errors import ReferenceValidationError
+
+    frame = read_query_csv(path)
+    where = f"--reference {path}"
+    missing = [c for c in REFERENCE_REQUIRED if c not in frame.columns]
+    if missing:
+        raise ReferenceValidationError(f"{where}: missing column(s) {', '.join(missing)}; a reference needs "
+                                       f"{', '.join(REFERENCE_REQUIRED)} (your measured kernel time in ms)")
+    if len(frame) == 0:
+        raise ReferenceValidationError(f"{where}: no rows; add at least one measurement under the header")
+
+    def err(i, column, value, problem, fix):
+        return ReferenceValidationError(f"{where}: row {i + 1} (line {i + 2}), column {column}: {problem}, found {_num(value)!r}; {fix}")
+
+    ref = pd.DataFrame(index=frame.index)
+    boards = []
+    for i, name in enumerate(frame["board"]):
+        try:
+            boards.append(resolve_board_name(str(name).strip()))
+        except PerfmlError as exc:
+            raise err(i, "board", name, "the board is not in the registry",
+                      f"use a board of `perfml boards list` or add yours to the registry ({exc})") from None
+    ref["board"] = boards
+    ref["app_id"] = [str(a).strip() for a in frame["app_id"]]
+    for i, a in enumerate(ref["app_id"]):
+        if not a:
+            raise err(i, "app_id", a, "a kernel name is required", "name the kernel as in your queries")
+    try:
+        ref["input_size"] = _as_integers(frame, "input_size", where, required=True, low=1, high=MAX_INPUT_SIZE,
+                                         fix="give the problem size as a positive whole number")
+        if "input_size_2" in frame.columns:
+            ref["input_size_2"] = _as_integers(frame, "input_size_2", where, required=False, low=0, high=MAX_INPUT_SIZE,
+                                               fix="give the second size as a whole number >= 0, or leave it empty")
+        for column in LAUNCH_COLUMNS:
+            if column in frame.columns:
+                high = MAX_BLOCK.get(column) or MAX_GRID[column]
+                ref[column] = _as_integers(frame, column, where, required=False, low=1, high=high,
+                                           fix=f"CUDA allows 1 to {high}; leave the cell empty if unknown")
+    except QueryValidationError as exc:
+        raise ReferenceValidationError(str(exc)) from None
+    text = frame["time_ms"].astype(str).str.strip()
+    times = pd.to_numeric(text.where(text != "", None), errors="coerce").to_numpy(dtype=float)
+    for i, t in enumerate(times):
+        if not (np.isfinite(t) and t > 0):
+            raise err(i, "time_ms", frame["time_ms"].iloc[i], "expected a measured time in ms, finite and > 0",
+                      "give the kernel's measured time in milliseconds")
+    ref["time_ms"] = times
+    return ref.reset_index(drop=True)
+
+
+def _same_run(a: pd.DataFrame, b_row) -> np.ndarray:
+    """Rows of ``a`` with the app, input size (and second size) of ``b_row``."""
+    mask = (a["app_id"].to_numpy() == b_row["app_id"]) & (a["input_size"].to_numpy(dtype=float) == float(b_row["input_size"]))
+    if "input_size_2" in a.columns:
+        other = b_row.get("input_size_2", np.nan)
+        other = 0.0 if other is None or not np.isfinite(float(other)) else float(other)
+        mask &= np.nan_to_num(a["input_size_2"].to_numpy(dtype=float), nan=0.0) == other
+    return mask
+
+
+def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
+    """A ``launch_fill(q)`` for :func:`check_queries`: fill the undescribed kernels' missing launch.
+
+    The launch comes from the reference rows of the same run (a reference and a query that
+    both give a launch must agree: :class:`~perfml.errors.ReferenceValidationError`), else
+    from the most frequent launch of the same (app, input size) in the training runs.
+    """
+    from perfml.apps import list_apps
+    from perfml.errors import ReferenceValidationError
+
+    described = set(list_apps())
+    runs = getattr(getattr(model, "features_", None), "transfer_", None)
+    dims = ("block_x", "block_y", "grid_x", "grid_y")
+
+    def fill(q: pd.DataFrame) -> None:
+        for c in dims:
+            if c not in q.columns:
+                q[c] = np.nan
+        undescribed = ~q["app_id"].isin(described).to_numpy()
+        no_launch = ~(np.isfinite(q["block_x"].to_numpy(dtype=float)) & np.isfinite(q["grid_x"].to_numpy(dtype=float)))
+        in_reference = q["app_id"].isin(set(reference["app_id"])).to_numpy() if reference is not None else False
+        for i in np.flatnonzero((undescribed & no_launch) | in_reference):
+            row = q.iloc[i]
+            if reference is not None:
+                hits = reference[_same_run(reference, row)]
+                for _, r in hits.iterrows():
+                    for c in LAUNCH_COLUMNS:
+                        if c in hits.columns and c in q.columns and np.isfinite(r[c]) and np.isfinite(row[c]) and r[c] != row[c]:
+                            k = int(r.name)
+                            raise ReferenceValidationError(
+                                f"{ref_where}: row {k + 1} (line {k + 2}), column {c}: the reference ran kernel "
+                                f"{row['app_id']} at input_size {_num(row['input_size'])} with {c} = {_num(r[c])} but "
+                                f"{where} row {i + 1} asks for {c} = {_num(row[c])}; a reference predicts only the same "
+                                "launch: make the launches agree or measure the query's launch"
+                            )
+            if str(row["app_id"]) in described or np.isfinite(row["block_x"]) and np.isfinite(row["grid_x"]):
+                continue
+            source = None
+            if reference is not None:
+                hits = reference[_same_run(reference, row)]
+                if len(hits) and all(c in hits.columns for c in ("block_x", "grid_x")) and hits["block_x"].notna().any():
+                    source = hits.dropna(subset=["block_x", "grid_x"])
+            if (source is None or not len(source)) and runs is not None:
+                source = runs[_same_run(runs, row)]
+            if source is None or not len(source):
+                continue  # _check_launch names the row and the fix
+            launch = source[[c for c in dims if c in source.columns]].fillna(1.0).value_counts().index[0]
+            for c, v in zip([c for c in dims if c in source.columns], launch):
+                if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
+                    q.iat[i, q.columns.get_loc(c)] = float(v)
+
+    return fill
+
+
+def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
+    """Per row, the physical lower bound ``max(ops / peak_ops, bytes / peak_bw)`` (ms) where the work is known.
+
+    The roofline of Williams et al. (CACM 2009), eq. 1, at the board's boost-clock FP32 peak
+    and peak bandwidth (:mod:`perfml.boards`), with the operation count and the compulsory
+    traffic of the kernel description (:class:`perfml.closed_form.roofline.RooflineModel`),
+    less the board's L2 capacity: at most ``l2_bytes`` of the data can be served without
+    DRAM, so the memory term is ``max(bytes - l2_bytes, 0) / peak_bw``. (Without that
+    subtraction 19 of the 11,656 described-app runtimes of runtimes.csv.gz, inputs of at
+    most 1.5 x the L2 on GTX-750/970/980, run up to 1.5x faster than the "bound".)
+    NaN for kernels without a description (their work is unknown).
+    """
+    from perfml.apps import list_apps
+    from perfml.boards import get_board
+    from perfml.closed_form.roofline import RooflineModel
+
+    bound = np.full(len(q), np.nan)
+    mask = q["app_id"].isin(list_apps()).to_numpy()
+    if mask.any():
+        part = q[mask]
+        terms = RooflineModel(registry=registry).roofline_terms(part)
+        moved = terms["bytes"].to_numpy(dtype=float)
+        l2 = np.array([float(get_board(b, registry=registry).l2_bytes or 0.0) for b in part["board"]])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dram_share = np.where(moved > 0, np.clip(moved - l2, 0.0, None) / moved, 0.0)
+        bound[mask] = np.fmax(terms["compute_ms"].to_numpy(dtype=float), terms["memory_ms"].to_numpy(dtype=float) * dram_share)
+    return bound
+
+
+def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame):
+    """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
+
+    ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference
+    rows r of the same (app, input size): the user's time scaled by the model's ratio
+    between the two boards, the model being the transfer baseline plus the learned
+    residual (:class:`~perfml.learned.regressors.RuntimeRegressor`), so the ratio is the
+    closed-form (or cores x clock, bandwidth) ratio the transfer baseline uses.
+    """
+    out = np.full(len(q), np.nan)
+    pairs, owners, times = [], [], []
+    for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
+        row = q.iloc[i]
+        hits = reference[_same_run(reference, row)]
+        for _, r in hits.iterrows():
+            pairs.append(row.to_dict() | {"board": r["board"]})
+            owners.append(i)
+            times.append(r["time_ms"])
+    if not pairs:
+        return out
+    moved = pd.DataFrame(pairs)
+    with np.errstate(all="ignore"):
+        at_ref = np.asarray(model.predict(moved), dtype=float)
+    owners = np.asarray(owners)
+    logs = np.log(np.asarray(times)) + np.log(pred[owners]) - np.log(at_ref)
+    for i in np.unique(owners):
+        out[i] = float(np.exp(np.mean(logs[owners == i])))
+    return out
+
+
+def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataFrame | None = None,
+                    reference_where: str = "--reference", level: float = 0.90) -> pd.DataFrame:
+    """The queries as given plus the prediction, its interval, its basis and flags.
+
+    Added columns (:data:`OUTPUT_COLUMNS`): ``predicted_ms``; ``lower_ms`` / ``upper_ms``
+    (the ``level`` conformal interval of :mod:`perfml.learned.intervals`, empty when the
+    model stores no calibration); ``basis``, what the prediction rests on, first that
+    applies: ``reference`` (the user's measurement of the same run on another board,
+    scaled by the model's board ratio), ``training-boards`` (the kernel was measured on
+    the training boards), ``description`` (only the kernel description); ``clamped_to_bound``
+    (the prediction was below the roofline lower bound of the row's work and was raised
+    to it: a prediction never beats the board's peaks); ``extrapolated`` / ``extrapolation``.
 
     Raises
     ------
     QueryValidationError
         A row fails :func:`check_queries`, or its prediction is not finite and positive.
+    UnsupportedQueryError
+        A row's kernel has no reference, no training measurement and no description.
+    ReferenceValidationError
+        A reference row disagrees with a query on the launch.
     """
+    from perfml.apps import list_apps
+    from perfml.learned.intervals import check_calibration, check_level, interval_bounds
+
+    level = check_level(level)
     meta = getattr(model, "metadata_", {}) or {}
     apps = ((meta.get("training") or {}).get("apps") or (meta.get("features") or {}).get("apps")
             or getattr(model.features_, "apps_", None))
-    q = check_queries(original, where, apps=apps)
+    ref_apps = set(reference["app_id"]) if reference is not None else set()
+    q = check_queries(original, where, apps=apps, reference_apps=ref_apps,
+                      launch_fill=_launch_filler(model, reference, where, reference_where))
+    trained = set(map(str, apps or ()))
+    described = set(list_apps())
     with np.errstate(all="ignore"):
         pred = np.asarray(model.predict(q), dtype=float)
+    basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
+    if reference is not None:
+        scaled = _reference_predictions(model, q, pred, reference)
+        has = np.isfinite(scaled)
+        pred = np.where(has, scaled, pred)
+        basis[has] = "reference"
+    unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & (basis != "reference"))
+    if unknown.size:  # a kernel known only from the reference, at a size it does not measure
+        from perfml.errors import UnsupportedQueryError
+
+        i = int(unknown[0])
+        raise UnsupportedQueryError(
+            f"{where}: row {i + 1} (line {i + 2}), column input_size: kernel {q['app_id'].iloc[i]!r} is known only from "
+            f"{reference_where}, which has no measurement at input_size {_num(q['input_size'].iloc[i])}; "
+            "add a reference measurement of this size"
+        )
     bad = np.flatnonzero(~(np.isfinite(pred) & (pred > 0)))
     if bad.size:
         i = int(bad[0])
@@ -277,8 +545,26 @@ def predict_queries(model, original: pd.DataFrame, where) -> pd.DataFrame:
             "the query is too far outside the training data: choose a size nearer the training range"
         )
     flags, reasons = extrapolation(q, meta.get("training"))
+    flags = np.where(basis == "reference", False, flags)  # the user measured this very run
+    reasons = [r if f else "" for r, f in zip(reasons, flags)]
+    calibration = meta.get("intervals")
+    if calibration is not None:
+        calibration = check_calibration(calibration, "model manifest")
+        lower, upper = interval_bounds(pred, q["app_id"], flags, calibration, level)
+    else:
+        lower = upper = np.full(len(q), np.nan)
+    bound = roofline_bound_ms(q, getattr(model, "registry", None))
+    clamped = np.isfinite(bound) & (pred < bound)
+    pred = np.where(clamped, bound, pred)
+    if calibration is not None:
+        lower = np.where(np.isfinite(bound), np.fmax(lower, bound), lower)
+        upper = np.fmax(upper, pred)
     out = original.copy()
     out["predicted_ms"] = pred
+    out["lower_ms"] = lower
+    out["upper_ms"] = upper
+    out["basis"] = basis
+    out["clamped_to_bound"] = clamped
     out["extrapolated"] = flags
     out["extrapolation"] = reasons
     return out

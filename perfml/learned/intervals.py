@@ -1,0 +1,195 @@
+"""Prediction intervals: split conformal on log-ratio residuals, calibrated across boards.
+
+Why this construction
+---------------------
+A runtime prediction is wrong by a *factor*, not by a number of milliseconds (a 10 %
+error on a 1 µs kernel and on a 1 s kernel are the same kind of error), so the
+nonconformity score of a row is the absolute log ratio
+
+.. math:: s_i = |\\log(\\hat T_i / T_i)|,
+
+and an interval of half-width ``q`` in log space is ``[\\hat T e^{-q}, \\hat T e^{q}]``.
+
+The question a user asks is about a board the model was *not* trained on, so the scores
+must come from predictions for boards the predictor had not seen: ``perfml train``
+computes leave-one-board-out out-of-fold predictions of the training data (each board
+predicted by the same configuration fitted on the other boards, with the shrinkage of the
+full fit) and keeps the scores. The half-width at level ``1 - alpha`` is the split-conformal
+quantile (Vovk, Gammerman & Shafer, *Algorithmic Learning in a Random World*, 2005;
+Lei, G'Sell, Rinaldo, Tibshirani & Wasserman, "Distribution-free predictive inference for
+regression", JASA 113 (2018), eq. 4 / Algorithm 2):
+
+.. math:: q_{1-\\alpha} = s_{(k)},\\quad k = \\lceil (n + 1)(1 - \\alpha) \\rceil,
+
+the ``k``-th smallest of the ``n`` calibration scores (``q = +inf`` when ``k > n``).
+Its coverage guarantee, ``P(s_{n+1} <= q) >= 1 - alpha``, holds when the calibration
+scores and the new row's score are exchangeable. Here that is an *assumption*: rows of one
+board are not independent, and a new board (a newer architecture especially) need not
+behave like one of the training boards. The coverage actually achieved on held-out boards is
+measured, not assumed (:func:`held_out_board_coverage`).
+
+Quantiles are kept per kernel group: ``described`` (kernels with a description in
+``apps.toml``) and ``undescribed`` (kernels known only from measurements, e.g. Rodinia),
+whose errors differ several-fold; a group with no calibration row uses ``all``. They are
+stored in the model's manifest (hashed with it) at every level of :data:`LEVELS`.
+
+Extrapolation rule: a row flagged ``extrapolated`` (input size outside the training range
+of its kernel, or a kernel with no recorded range) gets **twice** the log half-width
+(:data:`EXTRAPOLATION_WIDENING`): the calibration rows say nothing about such rows, and
+doubling the log-width squares the ratio (a +-20 % band becomes about -36 %/+44 %). This
+factor is a convention, not a calibrated figure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from perfml.errors import ModelFormatError
+
+#: Nominal levels stored per model: 0.50, 0.51, ..., 0.99.
+LEVELS = tuple(round(0.50 + 0.01 * i, 2) for i in range(50))
+#: Log half-width multiplier for rows flagged ``extrapolated``.
+EXTRAPOLATION_WIDENING = 2.0
+GROUPS = ("described", "undescribed", "all")
+METHOD = "split-conformal |log(pred/measured)|, leave-one-board-out out-of-fold"
+
+
+def kernel_group(app_ids) -> np.ndarray:
+    """``"described"`` or ``"undescribed"`` per app id."""
+    from perfml.apps import list_apps
+
+    described = set(list_apps())
+    return np.array(["described" if str(a) in described else "undescribed" for a in app_ids], dtype=object)
+
+
+def conformal_quantile(scores, level: float) -> float:
+    """The split-conformal quantile ``s_(ceil((n+1) level))`` of ``scores`` (inf when beyond n).
+
+    Lei et al., JASA 2018, Algorithm 2 (split conformal), with ``level = 1 - alpha``.
+    """
+    s = np.sort(np.asarray(scores, dtype=float))
+    n = len(s)
+    k = math.ceil((n + 1) * level - 1e-9)
+    if n == 0 or k > n:
+        return math.inf
+    return float(s[k - 1])
+
+
+def board_oof_predictions(model, X: pd.DataFrame, y, *, progress=None) -> np.ndarray:
+    """Leave-one-board-out out-of-fold predictions of ``model``'s configuration on (X, y).
+
+    Each board is predicted by a clone fitted on the other boards, with the fitted model's
+    ``shrinkage_`` fixed (re-choosing it per fold would cost an inner cross-validation each).
+    """
+    from sklearn.base import clone
+
+    y = np.asarray(y, dtype=float)
+    boards = X["board"].astype(str).to_numpy()
+    oof = np.full(len(X), np.nan)
+    for board in sorted(set(boards)):
+        test = boards == board
+        est = clone(model).set_params(shrinkage=float(getattr(model, "shrinkage_", 1.0)))
+        est.fit(X[~test].reset_index(drop=True), y[~test])
+        oof[test] = est.predict(X[test].reset_index(drop=True))
+        if progress is not None:
+            progress(board)
+    return oof
+
+
+def log_scores(pred, measured) -> np.ndarray:
+    """``|log(pred / measured)|`` per row."""
+    return np.abs(np.log(np.asarray(pred, dtype=float) / np.asarray(measured, dtype=float)))
+
+
+def calibrate(scores, groups, boards) -> dict:
+    """The manifest entry: method, levels and per-group conformal quantiles of ``scores``."""
+    scores = np.asarray(scores, dtype=float)
+    groups = np.asarray(groups, dtype=object)
+    ok = np.isfinite(scores)
+    table = {}
+    for g in GROUPS:
+        mask = ok & ((groups == g) if g != "all" else True)
+        if not mask.any():
+            continue
+        q = [conformal_quantile(scores[mask], lv) for lv in LEVELS]
+        table[g] = {"n": int(mask.sum()), "boards": sorted(set(np.asarray(boards, dtype=object)[mask].astype(str))),
+                    "log_halfwidth": [x if math.isfinite(x) else None for x in q]}
+    return {"method": METHOD, "levels": list(LEVELS), "extrapolation_widening": EXTRAPOLATION_WIDENING, "groups": table}
+
+
+def check_level(level) -> float:
+    """``level`` as one of :data:`LEVELS` (a typed error otherwise)."""
+    from perfml.errors import IntervalLevelError
+
+    try:
+        lv = float(level)
+    except (TypeError, ValueError):
+        lv = math.nan
+    match = [x for x in LEVELS if math.isfinite(lv) and abs(x - lv) < 1e-9]
+    if not match:
+        raise IntervalLevelError(f"--level {level!r}: expected a nominal level in [0.50, 0.99] in steps of 0.01 (e.g. 0.90); "
+                                 "give such a level")
+    return match[0]
+
+
+def check_calibration(entry, where) -> dict:
+    """Schema check of the manifest's ``intervals`` entry (ModelFormatError naming the key)."""
+    def bad(what):
+        return ModelFormatError(f"{where}: intervals {what}; retrain it with `perfml train --out DIR`")
+
+    if not isinstance(entry, dict) or entry.get("levels") != list(LEVELS) or not isinstance(entry.get("groups"), dict):
+        raise bad("must record the levels 0.50..0.99 and a 'groups' table")
+    w = entry.get("extrapolation_widening")
+    if not (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 1):
+        raise bad(f"extrapolation_widening must be a finite number >= 1, found {w!r}")
+    if "all" not in entry["groups"]:
+        raise bad("lack the 'all' group")
+    for g, t in entry["groups"].items():
+        hw = t.get("log_halfwidth") if isinstance(t, dict) else None
+        if g not in GROUPS or not isinstance(hw, list) or len(hw) != len(LEVELS) or not all(
+            x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0) for x in hw
+        ) or any(a is not None and b is not None and b < a for a, b in zip(hw, hw[1:])):
+            raise bad(f"group {g!r} must hold {len(LEVELS)} non-negative, non-decreasing log half-widths")
+    return entry
+
+
+def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """``lower_ms``, ``upper_ms`` per row (``pred * exp(-+q)``, q doubled for extrapolated rows)."""
+    i = LEVELS.index(level)
+    groups = kernel_group(app_ids)
+    table = calibration["groups"]
+    half = np.empty(len(pred))
+    for j, g in enumerate(groups):
+        entry = table.get(g) or table["all"]
+        q = entry["log_halfwidth"][i]
+        half[j] = math.inf if q is None else q
+    half = np.where(np.asarray(extrapolated, dtype=bool), half * float(calibration["extrapolation_widening"]), half)
+    pred = np.asarray(pred, dtype=float)
+    with np.errstate(over="ignore"):
+        return pred * np.exp(-half), pred * np.exp(half)
+
+
+def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict:
+    """Coverage and mean relative width of the level interval, each board held out in turn.
+
+    For board ``b`` the half-width is the conformal quantile of the scores of the *other*
+    boards' out-of-fold predictions; the rows of ``b`` (predicted by a model not fitted on
+    ``b``) count as covered when ``|log(pred/measured)| <= q``. Returns the overall
+    coverage, the per-board coverage, and the mean of ``(upper - lower) / pred``.
+    """
+    scores = log_scores(pred, measured)
+    boards = np.asarray(boards, dtype=object).astype(str)
+    covered = np.zeros(len(scores), dtype=bool)
+    width = np.zeros(len(scores))
+    per_board = {}
+    for b in sorted(set(boards)):
+        test = boards == b
+        q = conformal_quantile(scores[~test], level)
+        covered[test] = scores[test] <= q
+        width[test] = np.exp(q) - np.exp(-q)
+        per_board[b] = float(covered[test].mean())
+    return {"coverage": float(covered.mean()), "mean_relative_width": float(width.mean()),
+            "per_board": per_board, "rows": int(len(scores))}

@@ -1,0 +1,334 @@
+"""`perfml predict` for any kernel of runtimes.csv.gz, with intervals, a basis and a roofline floor (issue 10, sections 2 and 4).
+
+Model: a small xgboost model on a subset of shared/datasets/runtimes.csv.gz: the described
+apps vectorAdd and matMul_gpu (source gpuperfpredict-nca) and the undescribed Rodinia
+kernels lud_perimeter and calculate_temp (source gpuperfpredict-rodinia), on four boards,
+with its interval calibration from leave-one-board-out out-of-fold predictions
+(:func:`perfml.learned.training.fit_default`). ``dotProd`` is described but never trained on;
+``my_kernel`` is nobody's kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfml.errors import (
+    IntervalLevelError,
+    ModelFormatError,
+    ReferenceValidationError,
+    UnsupportedQueryError,
+)
+from perfml.learned.intervals import LEVELS, conformal_quantile, held_out_board_coverage
+from perfml.learned.persistence import load_model, save_model
+from perfml.learned.queries import predict_queries, read_reference, roofline_bound_ms
+from perfml.learned.training import fit_default, training_runtimes
+
+BOARDS = ["GTX-680", "GTX-970", "Tesla-K20", "Tesla-K40"]
+APPS = ["matMul_gpu", "vectorAdd", "lud_perimeter", "calculate_temp"]
+FAST = {"n_estimators": 20, "max_depth": 3}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rt = training_runtimes()
+    rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
+    keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 4 == 0
+    return rt[keep].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def trained(rows, tmp_path_factory, monkeypatch_module):
+    from perfml.learned import regressors
+
+    # fewer trees: the test is about the query path, not the model's accuracy
+    monkeypatch_module.setitem(regressors._DEFAULTS, "xgboost", {**regressors._DEFAULTS["xgboost"], **FAST})
+    model, calibration, oof = fit_default(rows)
+    path = save_model(model, tmp_path_factory.mktemp("any") / "model", training_rows=rows, extra={"intervals": calibration})
+    return path, oof
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def model_dir(trained):
+    return trained[0]
+
+
+@pytest.fixture(scope="module")
+def model(model_dir):
+    return load_model(model_dir)
+
+
+def _cli(model_dir, tmp_path, queries: pd.DataFrame, capsys, *extra, reference: pd.DataFrame | None = None):
+    from perfml.cli import main
+
+    q, out = tmp_path / "q.csv", tmp_path / "p.csv"
+    queries.to_csv(q, index=False)
+    args = ["predict", "--model", str(model_dir), "--queries", str(q), "--output", str(out), *extra]
+    if reference is not None:
+        reference.to_csv(tmp_path / "ref.csv", index=False)
+        args += ["--reference", str(tmp_path / "ref.csv")]
+    code = main(args)
+    return code, out, capsys.readouterr().err
+
+
+def _rodinia_row(rows, app="lud_perimeter"):
+    return rows[rows.app_id == app].iloc[0]
+
+
+def test_rodinia_and_described_rows_are_answered_with_extra_columns_kept_in_order(model_dir, rows, tmp_path, capsys):
+    r = _rodinia_row(rows)
+    queries = pd.DataFrame([
+        {"note": "first", "board": "GTX-980", "app_id": "lud_perimeter", "input_size": int(r.input_size),
+         "block_x": int(r.block_x), "block_y": int(r.block_y), "grid_x": int(r.grid_x), "grid_y": int(r.grid_y), "zz": "x y"},
+        {"note": "second", "board": "GTX-980", "app_id": "vectorAdd", "input_size": 2**20, "zz": "7.50"},
+        {"note": "third", "board": "GTX-980", "app_id": "dotProd", "input_size": 2**20, "zz": ""},
+    ])
+    code, out, err = _cli(model_dir, tmp_path, queries, capsys)
+    assert code == 0, err
+    got = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(got.columns[: len(queries.columns)]) == list(queries.columns)
+    assert got["note"].tolist() == ["first", "second", "third"] and got["zz"].tolist() == ["x y", "7.50", ""]
+    assert got["basis"].tolist() == ["training-boards", "training-boards", "description"]
+    pred = got["predicted_ms"].astype(float)
+    assert (pred > 0).all() and np.isfinite(pred).all()
+    assert (got["lower_ms"].astype(float) < pred).all() and (pred < got["upper_ms"].astype(float)).all()
+
+
+def test_an_undescribed_row_without_launch_takes_the_training_runs_launch(model, rows):
+    r = _rodinia_row(rows, "calculate_temp")
+    base = {"board": "GTX-980", "app_id": "calculate_temp", "input_size": str(int(r.input_size)),
+            "input_size_2": str(int(r.input_size_2))}
+    with_launch = {**base, **{c: str(int(r[c])) for c in ("block_x", "block_y", "grid_x", "grid_y")}}
+    given_launch = predict_queries(model, pd.DataFrame([with_launch]), "q.csv")["predicted_ms"].iloc[0]
+    no_launch = predict_queries(model, pd.DataFrame([base]), "q.csv")["predicted_ms"].iloc[0]
+    assert no_launch == pytest.approx(given_launch, rel=1e-12)
+
+
+def test_an_undescribed_row_of_an_unmeasured_size_without_launch_names_the_fix(model):
+    frame = pd.DataFrame([{"board": "GTX-980", "app_id": "calculate_temp", "input_size": "7"}])
+    with pytest.raises(Exception, match=r"row 1 .*column block_x.*add block_x"):
+        predict_queries(model, frame, "q.csv")
+
+
+def test_an_unknown_kernel_without_reference_is_refused_and_nothing_written(model_dir, tmp_path, capsys):
+    queries = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": 1024},
+                            {"board": "GTX-980", "app_id": "my_kernel", "input_size": 1024, }])
+    code, out, err = _cli(model_dir, tmp_path, queries, capsys)
+    assert code == 2 and not out.exists()
+    assert "row 2" in err and "my_kernel" in err and "--reference" in err and "Traceback" not in err
+    with pytest.raises(UnsupportedQueryError):
+        predict_queries(load_model(model_dir), queries.astype(str), "q.csv")
+
+
+def _my_reference(board="GTX-680", time_ms=0.25, **launch):
+    return pd.DataFrame([{"board": board, "app_id": "my_kernel", "input_size": 4096, "time_ms": time_ms,
+                          "block_x": 256, "block_y": 1, "grid_x": 16, "grid_y": 1, **launch}])
+
+
+def test_a_reference_predicts_the_users_kernel_on_other_boards(model, tmp_path):
+    ref_path = tmp_path / "ref.csv"
+    _my_reference().to_csv(ref_path, index=False)
+    ref = read_reference(ref_path)
+    queries = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": "4096"} for b in ("GTX-680", "GTX-980", "Tesla-K40")])
+    out = predict_queries(model, queries, "q.csv", reference=ref)
+    assert (out["basis"] == "reference").all()
+    assert out["predicted_ms"].iloc[0] == pytest.approx(0.25, rel=1e-12)  # the measured board: the measurement
+    # other boards: the measurement times the model's ratio between the two boards (launch from the reference)
+    moved = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": 4096.0, "block_x": 256.0, "block_y": 1.0,
+                           "grid_x": 16.0, "grid_y": 1.0} for b in ("GTX-980", "GTX-680")])
+    m = model.predict(moved)
+    assert out["predicted_ms"].iloc[1] == pytest.approx(0.25 * m[0] / m[1], rel=1e-9)
+    assert not out["extrapolated"].any()
+
+
+def test_a_reference_of_a_trained_kernel_takes_precedence(model, rows):
+    r = rows[(rows.app_id == "vectorAdd") & (rows.board == "GTX-680")].iloc[0]
+    ref = pd.DataFrame([{"board": "GTX-680", "app_id": "vectorAdd", "input_size": float(r.input_size), "time_ms": 123.0}])
+    q = pd.DataFrame([{"board": "GTX-680", "app_id": "vectorAdd", "input_size": str(int(r.input_size))},
+                      {"board": "GTX-680", "app_id": "vectorAdd", "input_size": str(int(r.input_size) * 2)}])
+    out = predict_queries(model, q, "q.csv", reference=ref)
+    assert out["basis"].tolist() == ["reference", "training-boards"]
+    assert out["predicted_ms"].iloc[0] == pytest.approx(123.0)
+
+
+@pytest.mark.parametrize(
+    "change, column",
+    [
+        ({"board": "RTX-9090"}, "board"),
+        ({"time_ms": ""}, "time_ms"),
+        ({"time_ms": 0}, "time_ms"),
+        ({"time_ms": -1.5}, "time_ms"),
+        ({"time_ms": "fast"}, "time_ms"),
+        ({"time_ms": "inf"}, "time_ms"),
+        ({"input_size": 2.5}, "input_size"),
+        ({"block_x": "wide"}, "block_x"),
+        ({"block_x": 128}, "block_x"),  # disagrees with the query's launch
+    ],
+)
+def test_bad_reference_rows_are_refused_naming_file_row_column(model_dir, tmp_path, capsys, change, column):
+    second = _my_reference(board="Tesla-K20").astype(object)
+    for k, v in change.items():
+        second.loc[0, k] = v
+    ref = pd.concat([_my_reference().astype(object), second], ignore_index=True)
+    queries = pd.DataFrame([{"board": "GTX-980", "app_id": "my_kernel", "input_size": 4096, "block_x": 256,
+                             "block_y": 1, "grid_x": 16, "grid_y": 1}])
+    code, out, err = _cli(model_dir, tmp_path, queries, capsys, reference=ref)
+    assert code == 2 and not out.exists(), err
+    assert "ref.csv" in err and "row 2" in err and f"column {column}" in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_a_reference_without_time_ms_is_refused(tmp_path):
+    path = tmp_path / "ref.csv"
+    _my_reference().drop(columns="time_ms").to_csv(path, index=False)
+    with pytest.raises(ReferenceValidationError, match="time_ms"):
+        read_reference(path)
+
+
+def test_intervals_widen_with_level_and_double_when_extrapolated(model, rows):
+    top = rows[rows.app_id == "vectorAdd"].input_size.max()
+    q = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": str(int(top // 2))},
+                      {"board": "GTX-980", "app_id": "vectorAdd", "input_size": str(int(top * 4))}])
+    wide = predict_queries(model, q, "q.csv", level=0.95)
+    narrow = predict_queries(model, q, "q.csv", level=0.60)
+    half = np.log(wide["upper_ms"] / wide["predicted_ms"])
+    assert (np.log(narrow["upper_ms"] / narrow["predicted_ms"]) < half).all()
+    assert wide["extrapolated"].tolist() == [False, True]
+    q95 = model.metadata_["intervals"]["groups"]["described"]["log_halfwidth"][LEVELS.index(0.95)]
+    assert half.iloc[0] == pytest.approx(q95) and half.iloc[1] == pytest.approx(2 * q95)
+
+
+@pytest.mark.parametrize("level", ["0.955", "1.0", "0.2", "ninety"])
+def test_a_level_the_model_does_not_store_is_refused(model_dir, tmp_path, capsys, level):
+    queries = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": 1024}])
+    code, out, err = _cli(model_dir, tmp_path, queries, capsys, "--level", level)
+    assert code == 2 and not out.exists() and "--level" in err
+
+
+def test_the_calibration_is_in_the_hashed_manifest(model_dir, tmp_path):
+    import shutil
+
+    copy = tmp_path / "m"
+    shutil.copytree(model_dir, copy)
+    meta = json.loads((copy / "perfml-model.json").read_text())
+    assert meta["intervals"]["groups"]["undescribed"]["n"] > 0
+    meta["intervals"]["groups"]["all"]["log_halfwidth"][40] = 0.0
+    (copy / "perfml-model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelFormatError, match="manifest was changed"):
+        load_model(copy)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 400), level=st.sampled_from(LEVELS), seed=st.integers(0, 2**16))
+def test_conformal_quantile_is_the_ceil_n_plus_one_order_statistic(n, level, seed):
+    """Lei et al. (JASA 2018), Algorithm 2: the ceil((n+1)(1-alpha))-th smallest score, +inf beyond n."""
+    s = np.random.default_rng(seed).exponential(size=n)
+    k = math.ceil((n + 1) * level - 1e-9)
+    q = conformal_quantile(s, level)
+    if k > n:
+        assert q == math.inf
+    else:
+        assert q == np.sort(s)[k - 1]
+        assert np.mean(s <= q) >= level - 1.0 / (n + 1) + 1e-12 or k == n
+
+
+def test_held_out_board_coverage_uses_only_the_other_boards():
+    """Three boards predicted within 10%, a fourth off by 2x: its rows are not covered."""
+    rng = np.random.default_rng(0)
+    boards = np.repeat(["a", "b", "c", "d"], 200)
+    measured = rng.uniform(1, 10, size=800)
+    pred = measured * np.exp(rng.uniform(-0.1, 0.1, size=800))
+    pred[boards == "d"] = measured[boards == "d"] * 2.0
+    cov = held_out_board_coverage(pred, measured, boards, 0.9)
+    assert cov["per_board"]["d"] == 0.0
+    assert all(cov["per_board"][b] > 0.8 for b in "abc")
+
+
+def test_out_of_fold_coverage_of_the_fixture_model_is_reported(rows, trained):
+    """The figure is printed by `perfml train`; here it must be a real number from held-out boards."""
+    oof = trained[1]
+    assert np.isfinite(oof).all()
+    cov = held_out_board_coverage(oof, rows["measured_ms"], rows["board"], 0.9)
+    assert set(cov["per_board"]) == set(BOARDS) and 0.0 < cov["coverage"] <= 1.0
+
+
+class _TooFast:
+    """A model that predicts 1 ns for everything: the roofline floor must catch it."""
+
+    def __init__(self, real):
+        self.real, self.metadata_, self.features_, self.registry = real, real.metadata_, real.features_, None
+
+    def predict(self, X):
+        return np.full(len(X), 1e-6)
+
+
+def test_a_prediction_below_the_roofline_bound_is_clamped_and_flagged(model):
+    q = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": str(2**24)},
+                      {"board": "Tesla-K40", "app_id": "matMul_gpu", "input_size": "2048"}])
+    out = predict_queries(_TooFast(model), q, "q.csv")
+    bound = roofline_bound_ms(pd.DataFrame({"board": ["GTX-980", "Tesla-K40"], "app_id": ["vectorAdd", "matMul_gpu"],
+                                            "input_size": [2.0**24, 2048.0]}))
+    assert out["clamped_to_bound"].all()
+    assert out["predicted_ms"].to_numpy() == pytest.approx(bound)
+    assert (out["lower_ms"] >= out["predicted_ms"] - 1e-15).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(board=st.sampled_from(["GTX-980", "Tesla-K40", "GTX-750", "Tesla-V100-PCIe-32GB"]),
+       app=st.sampled_from(["vectorAdd", "matMul_gpu", "dotProd"]), log2=st.integers(8, 12))
+def test_no_prediction_beats_the_roofline_bound(model, board, app, log2):
+    size = 2 ** (log2 + (10 if app != "matMul_gpu" else 0))
+    q = pd.DataFrame([{"board": board, "app_id": app, "input_size": str(size)}])
+    out = predict_queries(model, q, "q.csv")
+    bound = roofline_bound_ms(pd.DataFrame({"board": [board], "app_id": [app], "input_size": [float(size)]}))
+    assert out["predicted_ms"].iloc[0] >= bound[0] * (1 - 1e-12)
+
+
+def test_training_rows_are_every_kernel_of_runtimes_by_default():
+    """runtimes.csv.gz holds the nine apps (gpuperfpredict-nca, BSPGPU) and the Rodinia kernels; --source narrows."""
+    from perfml.datasets import load_runtimes
+
+    every = training_runtimes()
+    raw = load_runtimes()
+    assert set(every["source"]) == set(raw["source"])
+    assert {"lud_perimeter", "calculate_temp", "vectorAdd"} <= set(every["app_id"])
+    assert (every["gpu_config"].fillna("default") == "default").all()
+    only = training_runtimes(source="gpuperfpredict-rodinia")
+    assert set(only["source"]) == {"gpuperfpredict-rodinia"} and len(only) < len(every)
+
+
+def test_a_kernel_known_only_from_the_reference_at_another_size_is_refused(model, tmp_path):
+    path = tmp_path / "ref.csv"
+    _my_reference().to_csv(path, index=False)
+    q = pd.DataFrame([{"board": "GTX-980", "app_id": "my_kernel", "input_size": "4096"},
+                      {"board": "GTX-980", "app_id": "my_kernel", "input_size": "8192", "block_x": "256", "grid_x": "32"}])
+    with pytest.raises(UnsupportedQueryError, match=r"row 2 .*input_size 8192.*add a reference measurement"):
+        predict_queries(model, q, "q.csv", reference=read_reference(path))
+
+
+def test_no_measured_runtime_of_the_data_beats_the_roofline_bound():
+    """Every described-app runtime of shared/datasets/runtimes.csv.gz is at or above the bound the clamp uses.
+
+    (With the full compulsory traffic at peak bandwidth, 19 cache-resident runs were faster
+    than the "bound"; the L2 capacity is subtracted from the DRAM traffic for that reason.)
+    """
+    from perfml.apps import list_apps
+
+    rt = training_runtimes()
+    rt = rt[rt.app_id.isin(list_apps())].reset_index(drop=True)
+    bound = roofline_bound_ms(rt)
+    assert np.isfinite(bound).all() and (bound > 0).any()
+    assert (rt["measured_ms"].to_numpy() >= bound).all()
