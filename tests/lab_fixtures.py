@@ -245,12 +245,9 @@ def mlflow_server(postgres, tmp_path_factory):
 
 @contextlib.contextmanager
 def tracking_uri(uri: str):
-    """Point MLflow (``MLFLOW_TRACKING_URI``) at ``uri`` for the duration of the block."""
-    import mlflow
-
+    """Point MLflow (``MLFLOW_TRACKING_URI``, read by MLflow when no URI was set in code) at ``uri``."""
     saved = os.environ.get("MLFLOW_TRACKING_URI")
     os.environ["MLFLOW_TRACKING_URI"] = uri
-    mlflow.set_tracking_uri(uri)
     try:
         yield uri
     finally:
@@ -258,4 +255,3 @@ def tracking_uri(uri: str):
             os.environ.pop("MLFLOW_TRACKING_URI", None)
         else:
             os.environ["MLFLOW_TRACKING_URI"] = saved
-        mlflow.set_tracking_uri(saved or "")

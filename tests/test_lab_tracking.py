@@ -39,3 +39,62 @@ def test_the_mlflow_server_answers_on_loopback(mlflow_server):
     run = client.create_run(exp)
     client.log_metric(run.info.run_id, "m", 1.5)
     assert client.get_run(run.info.run_id).data.metrics == {"m": 1.5}
+
+
+_SPEC = (
+    'name = "{name}"\ndescription = "lab: three boards, two apps, through a tracking server"\n'
+    'protocol = "leave-one-board-out"\n'
+    '[data]\nsource = "gpuperfpredict-nca"\nboards = ["GTX-680", "Tesla-K40", "GTX-980"]\napps = ["vectorAdd", "matMul_gpu"]\n'
+    '[[models]]\nname = "hybrid_xgboost"\nkind = "learned"\nlearner = "xgboost"\nparams = {{ n_estimators = 30, max_depth = 3 }}\n'
+    '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n'
+    '[[models]]\nname = "roofline"\nkind = "closed_form"\nmodel = "roofline"\n'
+)
+
+
+def test_an_experiment_logged_through_the_server_reads_back(mlflow_server, tmp_path, monkeypatch, capsys):
+    """Runs, metrics, artifacts and the registered model come back through MlflowClient."""
+    import json
+
+    import mlflow
+    import pandas as pd
+    from mlflow.tracking import MlflowClient
+
+    from perfml.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "lab_small.toml"
+    spec.write_text(_SPEC.format(name="lab_small"))
+    with tracking_uri(mlflow_server.uri):
+        assert main(["experiment", "run", str(spec), "--json"]) == 0
+        summary = pd.DataFrame(json.loads(capsys.readouterr().out)["summary"]).set_index("model")
+        assert main(["report", "--experiment", "lab_small", "--json"]) == 0
+        reported = pd.DataFrame(json.loads(capsys.readouterr().out)["lab_small"]).set_index("model")
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()  # nothing local
+
+    client = MlflowClient(tracking_uri=mlflow_server.uri)
+    exp = client.get_experiment_by_name("lab_small")
+    runs = client.search_runs([exp.experiment_id])
+    assert all(r.info.status == "FINISHED" for r in runs)
+    parent = [r for r in runs if r.data.tags.get("perfml.kind") == "experiment"]
+    children = {r.data.tags["perfml.model"]: r for r in runs if "perfml.model" in r.data.tags}
+    assert len(parent) == 1 and set(children) == {"hybrid_xgboost", "bsp", "roofline"}
+    for name, run in children.items():
+        assert run.data.tags["mlflow.parentRunId"] == parent[0].info.run_id
+        assert run.data.metrics["mape"] == pytest.approx(summary.loc[name, "mape"], rel=1e-12)
+        assert run.data.metrics["mape"] == pytest.approx(reported.loc[name, "mape"], rel=1e-12)
+        assert {f"mape/board/{b}" for b in ("GTX-680", "Tesla-K40", "GTX-980")} <= set(run.data.metrics)
+    # artifacts went to the server's artifacts destination and come back
+    child = children["hybrid_xgboost"]
+    assert {"predictions.csv", "predicted_vs_measured.png", "perfml_model"} <= {
+        a.path for a in client.list_artifacts(child.info.run_id)}
+    preds = pd.read_csv(client.download_artifacts(child.info.run_id, "predictions.csv", str(tmp_path)))
+    assert len(preds) == summary.loc["hybrid_xgboost", "n"] + summary.loc["hybrid_xgboost", "n_unpredicted"]
+    assert any(mlflow_server.artifacts.rglob("predictions.csv"))
+    # the registered model is the booster of the learned run, and it loads
+    versions = client.search_model_versions("name = 'perfml-lab_small'")
+    assert len(versions) == 1 and versions[0].run_id == child.info.run_id
+    import mlflow.xgboost
+
+    with tracking_uri(mlflow_server.uri):
+        booster = mlflow.xgboost.load_model(f"models:/perfml-lab_small/{versions[0].version}")
+    assert booster.get_booster().num_boosted_rounds() == 30
