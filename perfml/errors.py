@@ -52,6 +52,7 @@ __all__ = [
     "NumberRangeError",
     "FileFormatError",
     "WorkLimitError",
+    "SharedSweepError", "ExperimentAbortedError",  # added by lab
 ]
 
 
@@ -276,3 +277,14 @@ class FileFormatError(PerfmlError):
 class WorkLimitError(PerfmlError):
     """An input asks for more work than the configured limit (emulated accesses, points, ...);
     the message names the limit and the option that raises it."""
+
+
+# --- added by lab ---
+class SharedSweepError(PerfmlError):
+    """A sweep result set could not be logged to, or pulled from, an MLflow tracking server
+    (no such board, several device fingerprints to choose from, an incomplete run)."""
+
+
+class ExperimentAbortedError(PerfmlError):
+    """An experiment stopped because its MLflow tracking server failed mid-run; its runs are
+    marked FAILED (when the server answers again) and the experiment can be run again."""
