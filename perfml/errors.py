@@ -52,7 +52,11 @@ __all__ = [
     "NumberRangeError",
     "FileFormatError",
     "WorkLimitError",
-    "SharedSweepError", "ExperimentAbortedError",  # added by lab
+
+    # --- added by harness ---
+    "EstimatorParameterError",
+    # --- added by lab ---
+    "SharedSweepError", "ExperimentAbortedError",
 ]
 
 
@@ -277,6 +281,13 @@ class FileFormatError(PerfmlError):
 class WorkLimitError(PerfmlError):
     """An input asks for more work than the configured limit (emulated accesses, points, ...);
     the message names the limit and the option that raises it."""
+
+
+class EstimatorParameterError(PerfmlError, ValueError):
+    """An estimator parameter (learner, target, baseline, shrinkage, ...) is invalid; raised in ``fit``.
+
+    It is also a :class:`ValueError`, which is what scikit-learn's tools expect.
+    """
 
 
 # --- added by lab ---

@@ -365,3 +365,12 @@ def synthetic_recording(tmp_path_factory, synthetic_catalog):
 
 def finite(value) -> bool:
     return value is not None and math.isfinite(value)
+
+
+# -- the data home, resolved once (as the CLI does) ----------------------------------------
+@pytest.fixture(scope="session")
+def data_home():
+    """The shared datasets as a :class:`perfml.datasets.DataHome` (found like the CLI finds it)."""
+    from perfml.datasets import DataHome, find_data_home
+
+    return DataHome(find_data_home())

@@ -78,3 +78,25 @@ def test_report_without_runs_is_a_typed_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'empty.db'}")
     assert main(["report", "--experiment", "unseen_boards"]) == 2
     assert "run `perfml experiment run" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["hybrid_xgboost", "transfer_only"])
+def test_lobo_headline_figures_equal_the_recorded_ones(model, data_home):
+    """Leave-one-board-out MAPE and within-band share equal those recorded before the refactor.
+
+    ``experiments/results/unseen_boards_lobo.json`` was recorded by ``run_experiment`` at the
+    commit it names (before the one-harness / features-as-groups refactor); the figures
+    must not move (hybrid_xgboost: MAPE 11.53 %, 89.0 % in band).
+    """
+    from perfml.experiments.runner import run_experiment
+
+    recorded = json.loads((ROOT / "experiments" / "results" / "unseen_boards_lobo.json").read_text())
+    spec = load_experiment(ROOT / "experiments" / "unseen_boards.toml")
+    result = run_experiment(spec, data_home=data_home, track=False, models=[model])
+    row = result.summary.set_index("model").loc[model]
+    expected = recorded["models"][model]
+    assert int(row["n"]) == expected["n"]
+    assert row["mape"] == pytest.approx(expected["mape"], rel=1e-9, abs=0)
+    assert row["within_band"] == pytest.approx(expected["within_band"], rel=1e-9, abs=0)
+    assert row["median_ape"] == pytest.approx(expected["median_ape"], rel=1e-9, abs=0)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfml.errors import DatasetSchemaError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
+from perfml.errors import DatasetSchemaError, EstimatorParameterError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
 from perfml.evaluation.closed_form import describable_runtimes
 from perfml.learned import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
 from perfml.learned.persistence import load_model, save_model
@@ -67,17 +67,14 @@ def test_target_board_runtimes_never_reach_its_features(data):
     assert not np.allclose(base.loc[~own, "bsp_log_lambda"], again.loc[~own, "bsp_log_lambda"])
 
 
-def test_target_board_profiles_never_reach_its_features(data, monkeypatch):
-    import perfml.datasets as ds
-
-    real = ds.load_profiles_nca()
+def test_target_board_profiles_never_reach_its_features(data, data_home):
+    real = data_home.table("profiles_nca")
     y = data.measured_ms.to_numpy()
-    base = FeatureBuilder().fit(data, y).transform(data)
+    base = FeatureBuilder(data_home=data_home).fit(data, y).transform(data)
     fake = real.copy()
     cols = [c for c in fake.columns if c.startswith(("m.", "e."))]
     fake.loc[fake.board == "GTX-970", cols] = fake.loc[fake.board == "GTX-970", cols] * 7
-    monkeypatch.setattr(ds, "load_profiles_nca", lambda data_home=None: fake)
-    again = FeatureBuilder().fit(data, y).transform(data)
+    again = FeatureBuilder(data_home=data_home.with_tables(profiles_nca=fake)).fit(data, y).transform(data)
     own = (data.board == "GTX-970").to_numpy()
     prof = [c for c in base.columns if c.startswith("prof_")]
     pd.testing.assert_frame_equal(base.loc[own, prof], again.loc[own, prof])
@@ -112,7 +109,7 @@ def test_auto_shrinkage_is_chosen_on_the_grid_and_fixed_values_are_used(data):
     zero = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.0).fit(data, data.measured_ms)
     F = zero.features_.transform(data)
     assert np.allclose(np.log(zero.predict(data)), F["xfer_log_t"])  # shrinkage 0 = the transfer baseline
-    with pytest.raises(DatasetSchemaError, match="shrinkage"):
+    with pytest.raises(EstimatorParameterError, match="shrinkage"):
         RuntimeRegressor(learner_params=FAST, shrinkage=2).fit(data, data.measured_ms)
 
 
@@ -155,7 +152,7 @@ def test_load_rejects_unknown_version_and_missing_files(data, tmp_path):
 
 
 def test_bad_inputs(data):
-    with pytest.raises(DatasetSchemaError, match="learner must be one of"):
+    with pytest.raises(EstimatorParameterError, match="learner must be one of"):
         RuntimeRegressor(learner="nope").fit(data, data.measured_ms)
     with pytest.raises(DatasetSchemaError, match="positive, finite"):
         RuntimeRegressor().fit(data, -data.measured_ms)
@@ -238,3 +235,93 @@ def test_nested_tuning_stores_a_resumable_study(data, tmp_path):
     TunedRegressor(base, n_trials=1, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
     (summary,) = optuna.get_all_study_summaries(storage)
     assert summary.n_trials == 3  # resumed, not restarted
+
+
+# -- features as groups ----------------------------------------------------------------------
+# The column list of FeatureBuilder() (board_features="both") on the `data` rows. Recorded from
+# the single-class builder of commit ef7502c, whose output the group builder reproduced
+# column for column and value for value (check_exact) before that class was removed.
+_BOARD = ["sms", "fp32_cores_per_sm", "fp64_units_per_sm", "sfu_per_sm", "ldst_units_per_sm", "boost_clock_mhz",
+          "memory_clock_mhz", "bus_width_bits", "memory_bandwidth_gbs", "shared_mem_per_sm_kb", "l2_bytes",
+          "registers_per_sm", "max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "cc", "total_cores",
+          "peak_fp32_gflops", "peak_fp64_gflops", "peak_bw_gbs", "resident_warps", "flop_per_byte"]
+PINNED_COLUMNS = (
+    [f"board_{c}" for c in _BOARD]
+    + ["desc_log_n2", "desc_log_n", "desc_log_threads", "desc_log_blocks", "desc_block_size", "desc_log_flops",
+       "desc_log_gld", "desc_log_gst", "desc_log_sld", "desc_log_sst", "desc_log_dram_bytes", "desc_work_per_thread",
+       "desc_coalesced", "desc_shared"]
+    + [f"rel_{c}" for c in _BOARD] + ["rel_same_architecture_boards"]
+    + ["bsp_log_t1", "bsp_log_lambda", "bsp_log_tk", "roof_log_compute", "roof_log_memory", "roof_log_bound",
+       "roof_log_memory_eff", "roof_log_compute_eff", "base_log_t", "xfer_log_t_bsp", "xfer_log_t_roof_memory",
+       "xfer_log_t_roof_compute", "xfer_log_t", "occ_fraction", "occ_registers"]
+    + ["prof_inst_executed", "prof_gld_inst", "prof_gst_inst", "prof_shared_load", "prof_shared_store",
+       "prof_gld_transactions", "prof_gst_transactions", "prof_gld_tpr", "prof_gst_tpr", "prof_shm_ld_tpr",
+       "prof_dram_read_tx", "prof_dram_write_tx", "prof_l2_read_tx", "prof_gld_efficiency", "prof_ldst_executed",
+       "prof_memthr", "prof_ariththr"]
+    + [f"app={a}" for a in sorted(APPS)]
+)
+
+
+def test_feature_columns_are_pinned(data, data_home):
+    F = FeatureBuilder(board_features="both", data_home=data_home).fit(data, data.measured_ms).transform(data)
+    assert list(F.columns) == PINNED_COLUMNS
+
+
+def test_the_builder_is_the_concatenation_of_its_groups(data, data_home):
+    from perfml.learned.features import BoardFeatures, ClosedFormFeatures, OccupancyFeatures, ProfileFeatures
+    from perfml.learned.features import closed_form_logs, descriptor_features, launch_frame
+
+    y = data.measured_ms.to_numpy()
+    train, test = data[data.board != "GTX-970"], data[data.board == "GTX-970"]
+    F = FeatureBuilder(board_features="both", data_home=data_home).fit(train, train.measured_ms).transform(test)
+    launch = launch_frame(test)
+    boards = BoardFeatures(mode="both").fit(train)
+    absolute = boards.absolute(test)
+    rows = pd.concat([test[["board", "app_id", "input_size"]], launch], axis=1)
+    logs = closed_form_logs(rows, data_home=data_home)
+    tr_launch = launch_frame(train)
+    tr_logs = closed_form_logs(pd.concat([train[["board", "app_id", "input_size"]], tr_launch], axis=1), data_home=data_home)
+    parts = [
+        absolute, descriptor_features(test, launch), boards.relative(test, absolute),
+        ClosedFormFeatures().fit(train, y[train.index], launch=tr_launch, logs=tr_logs).transform(test, launch=launch, logs=logs),
+        OccupancyFeatures().fit(train, launch=tr_launch).transform(test, launch=launch),
+        ProfileFeatures(data_home=data_home).fit(train).transform(test, launch=launch),
+    ]
+    groups = pd.concat(parts, axis=1).astype(float)
+    pd.testing.assert_frame_equal(F.drop(columns=[c for c in F.columns if c.startswith("app=")]), groups, check_exact=True)
+
+
+def test_row_wise_features_are_built_once_per_fit(data, data_home, monkeypatch):
+    """RuntimeRegressor.fit builds the closed-form times of its rows once, not again per inner fold."""
+    import perfml.learned.features.builder as builder
+
+    sizes = []
+    real = builder.closed_form_logs
+
+    def counting(rows, **kw):
+        sizes.append(len(rows))
+        return real(rows, **kw)
+
+    monkeypatch.setattr(builder, "closed_form_logs", counting)
+    RuntimeRegressor(learner_params=FAST, data_home=data_home).fit(data, data.measured_ms)  # shrinkage="auto": inner CV
+    assert [n for n in sizes if n > 1] == [len(data)]
+
+
+def test_a_users_own_registry_reaches_the_features(data, data_home):
+    """The registry= parameter is what features and closed-form times are built from."""
+    from dataclasses import replace
+
+    from perfml.boards import load_registry
+
+    registry = load_registry()
+    name = registry.resolve("GTX-970")
+    board = registry.boards[name]
+    bigger = replace(registry, boards={**registry.boards, name: replace(board, sms=2 * board.sms)})
+    y = data.measured_ms.to_numpy()
+    train, q = data[data.board != "GTX-970"], data[data.board == "GTX-970"]
+    preds = {}
+    for label, reg in (("none", None), ("same", registry), ("bigger", bigger)):
+        model = RuntimeRegressor(learner_params=FAST, shrinkage=1.0, data_home=data_home, registry=reg)
+        preds[label] = model.fit(train, y[train.index]).predict(q)
+    np.testing.assert_array_equal(preds["none"], preds["same"])
+    assert not np.allclose(preds["same"], preds["bigger"])

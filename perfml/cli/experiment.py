@@ -22,9 +22,11 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print only JSON."),
 ) -> None:
     """Run one experiment; log it to MLflow (default local SQLite store, MLFLOW_TRACKING_URI overrides)."""
+    from perfml.datasets import as_data_home
     from perfml.experiments.spec import load_experiment
 
     spec = load_experiment(file)
+    data_home = as_data_home(data_home)  # resolved once, here at the entry point
     if not no_track:  # bounded waits, and a server that does not answer is refused before any work
         from perfml._mlflow import check_reachable, configure_http, tracking_uri
 

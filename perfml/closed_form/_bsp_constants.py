@@ -113,8 +113,9 @@ def _first_exponent(spec) -> int:
 class ConstantsTable:
     """Resolves :class:`BSPConstants` for (board, app) pairs from ``bsp_inputs.csv``."""
 
-    def __init__(self, bsp_inputs: pd.DataFrame, sources=DEFAULT_SOURCES, gpu_config="default"):
+    def __init__(self, bsp_inputs: pd.DataFrame, sources=DEFAULT_SOURCES, gpu_config="default", registry=None):
         self.sources = tuple(sources)
+        self.registry = registry
         table = bsp_inputs[bsp_inputs["model_source"].isin(self.sources)]
         if "gpu_config" in table:
             table = table[table["gpu_config"].fillna("default") == gpu_config]
@@ -148,15 +149,15 @@ class ConstantsTable:
                     "source": base.source + " (board constants; app-specific terms from the kernel description)",
                 }
             )
-        return registry_constants(board, app_id)
+        return registry_constants(board, app_id, registry=self.registry)
 
 
-def registry_constants(board_name: str, app_id: str) -> BSPConstants:
+def registry_constants(board_name: str, app_id: str, registry=None) -> BSPConstants:
     """Constants for a board without any ``bsp_inputs`` row: cores and clock from the registry."""
     from perfml.boards import get_board
     from perfml.errors import MissingBoardParameterError
 
-    board = get_board(board_name)
+    board = get_board(board_name, registry=registry)
     clock = board.boost_clock_mhz or board.base_clock_mhz
     cores = board.total_cores if board.sms and board.fp32_cores_per_sm else None
     if not clock or not cores:

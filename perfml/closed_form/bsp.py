@@ -85,8 +85,12 @@ class BSPModel(RegressorMixin, BaseEstimator):
         For a row whose group was not fitted: "fallback" uses the app's lambda
         (geometric mean over the fitted groups of that app), then the overall one;
         "error" raises.
-    data_home : path-like, optional
-        Where ``bsp_inputs.csv`` is read from (see :func:`perfml.datasets.resolve_data_home`).
+    data_home : DataHome or path-like, optional
+        Where ``bsp_inputs.csv`` is read from (a :class:`perfml.datasets.DataHome` reads it
+        once; a path is wrapped in one; None: :func:`perfml.datasets.find_data_home`).
+    registry : perfml.boards.Registry, optional
+        Board registry for the cores and clock of boards without ``bsp_inputs`` rows
+        (the default registry when None).
 
     Attributes
     ----------
@@ -114,18 +118,20 @@ class BSPModel(RegressorMixin, BaseEstimator):
         constants_sources: Sequence[str] = DEFAULT_SOURCES,
         unseen: str = "fallback",
         data_home=None,
+        registry=None,
     ):
         self.group_by = group_by
         self.aggregate = aggregate
         self.constants_sources = constants_sources
         self.unseen = unseen
         self.data_home = data_home
+        self.registry = registry
 
     # -- model time with lambda = 1 -------------------------------------------------
     def _constants_table(self) -> ConstantsTable:
         from perfml.datasets import load_bsp_inputs
 
-        return ConstantsTable(load_bsp_inputs(self.data_home), sources=tuple(self.constants_sources))
+        return ConstantsTable(load_bsp_inputs(self.data_home), sources=tuple(self.constants_sources), registry=self.registry)
 
     def model_terms(self, X) -> pd.DataFrame:
         """Threads, Comp, Comm_GM, Comm_SM (cycles per thread) and T_k with lambda=1 (ms) per row."""
@@ -149,10 +155,12 @@ class BSPModel(RegressorMixin, BaseEstimator):
     # -- scikit-learn API -------------------------------------------------------------
     def fit(self, X, y):
         """Fit lambda per group from measured times ``y`` (milliseconds)."""
-        if self.aggregate not in ("median", "geomean"):
-            raise DatasetSchemaError(f"aggregate must be 'median' or 'geomean', got {self.aggregate!r}")
-        if self.unseen not in ("fallback", "error"):
-            raise DatasetSchemaError(f"unseen must be 'fallback' or 'error', got {self.unseen!r}")
+        from perfml.closed_form._params import check_choice, check_str_tuple
+
+        check_choice("BSPModel", "aggregate", self.aggregate, ("median", "geomean"))
+        check_choice("BSPModel", "unseen", self.unseen, ("fallback", "error"))
+        check_str_tuple("BSPModel", "group_by", self.group_by)
+        check_str_tuple("BSPModel", "constants_sources", self.constants_sources)
         group_by = tuple(self.group_by)
         X = check_frame(X, _REQUIRED + group_by, "BSPModel")
         y = check_target(y, len(X), "BSPModel")

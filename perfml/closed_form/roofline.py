@@ -23,6 +23,8 @@ from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
 _REQUIRED = ("board", "app_id", "input_size")
 TRAFFIC = ("compulsory", "requested")
+PRECISIONS = ("fp32", "fp64", "fp16")
+CLOCKS = ("boost", "base")
 
 
 def roofline_time_ms(work_ops, bytes_moved, peak_ops_per_s, peak_bytes_per_s) -> np.ndarray:
@@ -52,6 +54,8 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         If True, ``fit`` learns one efficiency per app (median of roofline / measured
         time) and predictions are divided by it; otherwise the model is the pure
         roofline bound and ``fit`` only validates.
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
 
     Attributes
     ----------
@@ -59,11 +63,13 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         Per-app efficiency (all ones when ``calibrate=False``).
     """
 
-    def __init__(self, *, traffic: str = "compulsory", precision: str = "fp32", clock: str = "boost", calibrate: bool = False):
+    def __init__(self, *, traffic: str = "compulsory", precision: str = "fp32", clock: str = "boost", calibrate: bool = False,
+                 registry=None):
         self.traffic = traffic
         self.precision = precision
         self.clock = clock
         self.calibrate = calibrate
+        self.registry = registry
 
     def roofline_terms(self, X) -> pd.DataFrame:
         """Work (ops), bytes, compute time, memory time and roofline time (ms) per row."""
@@ -74,7 +80,7 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         X = check_frame(X, _REQUIRED, "RooflineModel")
         out = pd.DataFrame(index=X.index, columns=["ops", "bytes", "compute_ms", "memory_ms", "roofline_ms"], dtype=float)
         for (board_name, app_id), part in X.groupby(["board", "app_id"], sort=False):
-            board = get_board(board_name)
+            board = get_board(board_name, registry=self.registry)
             app = get_app(app_id)
             n = part["input_size"].to_numpy(dtype=float)
             launch = {c: part[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in part}
@@ -94,7 +100,13 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         return out
 
     def fit(self, X, y):
-        """Validate X and y; with ``calibrate=True`` learn one efficiency per app."""
+        """Validate the parameters, X and y; with ``calibrate=True`` learn one efficiency per app."""
+        from perfml.closed_form._params import check_bool, check_choice
+
+        check_choice("RooflineModel", "traffic", self.traffic, TRAFFIC)
+        check_choice("RooflineModel", "precision", self.precision, PRECISIONS)
+        check_choice("RooflineModel", "clock", self.clock, CLOCKS)
+        check_bool("RooflineModel", "calibrate", self.calibrate)
         X = check_frame(X, _REQUIRED, "RooflineModel")
         y = check_target(y, len(X), "RooflineModel")
         roof = self.roofline_terms(X)["roofline_ms"].to_numpy(dtype=float)

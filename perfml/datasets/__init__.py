@@ -1,6 +1,6 @@
 """Loaders of the measured data (the *data home*), checked against their schemas."""
 
-from perfml.datasets._home import ENV_VAR, resolve_data_home
+from perfml.datasets._home import ENV_VAR, DataHome, as_data_home, find_data_home, resolve_data_home
 from perfml.datasets._dlops import (
     DLOPS_OP_DIMS,
     DLOPS_OPS,
@@ -12,8 +12,8 @@ from perfml.datasets._dlops import (
     load_dlops_table,
 )
 from perfml.datasets._schema import TableSchema, validate
-from perfml.datasets._tables import (
-    SCHEMAS,
+from perfml.datasets._tables import SCHEMAS
+from perfml.datasets._loaders import (
     load_board_specs_long,
     load_boards_table,
     load_bsp_inputs,
@@ -28,8 +28,11 @@ from perfml.datasets._tables import (
 )
 
 __all__ = [
+    "DataHome",
     "ENV_VAR",
     "SCHEMAS",
+    "as_data_home",
+    "find_data_home",
     "TableSchema",
     "load_board_specs_long",
     "load_boards_table",

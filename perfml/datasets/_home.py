@@ -1,10 +1,17 @@
-"""Where the measured data live.
+"""Where the measured data live: :class:`DataHome`, resolved once at the entry point.
 
 The *data home* is a directory with the tables of ``shared/datasets`` (same file
-names and schema). It is chosen, in order, by an explicit argument (``--data-home``),
-the ``PERFML_DATA_HOME`` environment variable, or the ``shared/datasets`` directory
-beside the repository checkout (so a fresh clone works without any setting).
-perfml never copies these files into its own repository.
+names and schema). A :class:`DataHome` is made once by the entry point (the CLI, or a
+test fixture) and handed down to estimators and feature groups; it reads each table
+once and keeps it.
+
+Finding the directory is the entry point's job: :func:`find_data_home` tries, in
+order, an explicit argument (``--data-home``), the ``PERFML_DATA_HOME`` environment
+variable, and the ``shared/datasets`` directory beside the repository checkout or a
+parent of the working directory. It is the *only* function of perfml that reads that
+variable or searches parent folders; a library function given ``data_home=None``
+calls it through :func:`as_data_home` (one documented default), so scripts keep
+working without a setting. perfml never copies these files into its own repository.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from perfml.datasets._tables import read_table
 from perfml.errors import DataHomeError
 
 ENV_VAR = "PERFML_DATA_HOME"
@@ -30,8 +38,12 @@ def _default_candidates() -> list[Path]:
     return candidates
 
 
-def resolve_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
+def find_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     """Return the data home directory, checked to exist and to hold the tables.
+
+    This is the entry point's resolver (the CLI calls it, tests call it through a
+    fixture); it is the only place that reads ``$PERFML_DATA_HOME`` or searches the
+    folders around the checkout.
 
     Parameters
     ----------
@@ -70,3 +82,68 @@ def _checked(path: Path, origin: str) -> Path:
             "point it at a directory holding the shared datasets tables (e.g. ../shared/datasets)"
         )
     return path.resolve()
+
+
+def resolve_data_home(data_home=None) -> Path:
+    """The data home directory of ``data_home`` (a :class:`DataHome`, a path, or None for :func:`find_data_home`)."""
+    if isinstance(data_home, DataHome):
+        return data_home.path
+    return find_data_home(data_home)
+
+
+class DataHome:
+    """A data home directory whose tables are read once and kept.
+
+    Parameters
+    ----------
+    path : path-like
+        Directory with the shared datasets tables (checked to hold ``runtimes.csv.gz``).
+    tables : dict of str to DataFrame, optional
+        Tables given in memory instead of read from ``path`` (keys are the short names
+        of :data:`perfml.datasets.SCHEMAS`, e.g. ``"profiles_nca"``): a user's own
+        profiles or runtimes, or a test's altered copy.
+
+    Examples
+    --------
+    >>> from perfml.datasets import DataHome, find_data_home
+    >>> home = DataHome(find_data_home())            # doctest: +SKIP
+    >>> home.table("runtimes").shape                  # doctest: +SKIP
+    """
+
+    def __init__(self, path, *, tables=None):
+        self.path = _checked(Path(path).expanduser(), "DataHome")
+        self._tables = dict(tables or {})
+
+    def __repr__(self) -> str:
+        return f"DataHome({str(self.path)!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DataHome) and other.path == self.path and other._tables.keys() == self._tables.keys() \
+            and all(other._tables[k] is v for k, v in self._tables.items())
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __copy__(self) -> "DataHome":
+        return self
+
+    def __deepcopy__(self, memo) -> "DataHome":
+        # A handle on shared, read-only tables: scikit-learn's clone() must not copy the cache.
+        return self
+
+    def table(self, name: str):
+        """The validated table ``name`` (a fresh copy: callers may modify it); read on first use only."""
+        if name not in self._tables:
+            self._tables[name] = read_table(name, self.path)
+        return self._tables[name].copy()
+
+    def with_tables(self, **tables) -> "DataHome":
+        """A new DataHome on the same directory with some tables replaced by in-memory frames."""
+        return DataHome(self.path, tables={**self._tables, **tables})
+
+
+def as_data_home(data_home=None) -> DataHome:
+    """``data_home`` as a :class:`DataHome`: passed through, wrapped from a path, or found by :func:`find_data_home` when None."""
+    if isinstance(data_home, DataHome):
+        return data_home
+    return DataHome(find_data_home(data_home))

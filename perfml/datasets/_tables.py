@@ -15,12 +15,12 @@ import functools
 import gzip
 import os
 import zlib
+from pathlib import Path
 
 import pandas as pd
 
 from perfml.datasets import _columns as C
 from perfml._expr import ARITH, ExpressionError
-from perfml.datasets._home import resolve_data_home
 from perfml.datasets._manifest import (
     ManifestEntry,
     check_row_count,
@@ -97,31 +97,17 @@ SCHEMAS: dict[str, TableSchema] = {
 }
 
 
-def load_table(name: str, data_home: str | os.PathLike[str] | None = None) -> pd.DataFrame:
-    """Load one table of the data home by its short name (a key of :data:`SCHEMAS`).
-
-    The result is validated (columns, numeric kinds, positive times) and is a fresh
-    copy: callers may modify it.
-
-    Raises
-    ------
-    DataHomeError
-        If the data home or the file does not exist.
-    DatasetSchemaError
-        If the table does not match its schema.
-    """
-    if name not in SCHEMAS:
-        raise KeyError(f"unknown table {name!r}; known: {', '.join(SCHEMAS)}")
-    home = resolve_data_home(data_home)
-    path = home / SCHEMAS[name].file
+def read_table(name: str, home) -> pd.DataFrame:
+    """Read and validate table ``name`` of the data home directory ``home`` (cached per file version)."""
+    path = Path(home) / SCHEMAS[name].file
     if not path.is_file():
         raise DataHomeError(
             f"{path} does not exist; the data home must hold the shared datasets tables "
             f"(same file names as shared/datasets), including {SCHEMAS[name].file}"
         )
     stat = path.stat()
-    entry = manifest_entry(home, SCHEMAS[name].file)
-    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size, entry).copy()
+    entry = manifest_entry(Path(home), SCHEMAS[name].file)
+    return _load_cached(name, str(path), stat.st_mtime_ns, stat.st_size, entry)
 
 
 #: errors reading a CSV (gzip cut short -> EOFError, corrupt deflate data -> zlib.error, ...)
@@ -194,61 +180,3 @@ def _check_bsp_expressions(df: pd.DataFrame, path: str) -> None:
                 f"{path}: row {i + 2}, {col} = {text!r} gives {value} cycles at N = 2^14, "
                 "expected a count >= 0; restore the file from shared/datasets/bsp_inputs.csv"
             )
-
-
-def load_runtimes(data_home=None, *, source: str | None = None) -> pd.DataFrame:
-    """Aggregated kernel times, one row per (source, board, app/kernel, launch, size); ms."""
-    df = load_table("runtimes", data_home)
-    if source is not None:
-        known = sorted(df["source"].dropna().unique())
-        if source not in known:
-            raise DatasetSchemaError(
-                f"runtimes: no rows with source {source!r}; choose one of {', '.join(known)}"
-            )
-        df = df[df["source"] == source].reset_index(drop=True)
-    return df
-
-
-def load_runtime_samples(data_home=None) -> pd.DataFrame:
-    """Every individual kernel-time measurement behind :func:`load_runtimes`; ms."""
-    return load_table("runtime_samples", data_home)
-
-
-def load_profiles_nca(data_home=None) -> pd.DataFrame:
-    """nvprof metrics (``m.<description>``) and events (``e.<name>``) of the NCA apps."""
-    return load_table("profiles_nca", data_home)
-
-
-def load_profiles_rodinia(data_home=None) -> pd.DataFrame:
-    """nvprof metrics/events of the Rodinia kernels (R-style lower-case metric names)."""
-    return load_table("profiles_rodinia", data_home)
-
-
-def load_bsp_inputs(data_home=None) -> pd.DataFrame:
-    """BSP-model parameters as written in the upstream R scripts."""
-    return load_table("bsp_inputs", data_home)
-
-
-def load_boards_table(data_home=None) -> pd.DataFrame:
-    """Selected board specifications with their sources (one row per dataset board)."""
-    return load_table("boards", data_home)
-
-
-def load_board_specs_long(data_home=None) -> pd.DataFrame:
-    """Every upstream statement of a board attribute (conflicts visible)."""
-    return load_table("board_specs_long", data_home)
-
-
-def load_bsp_published_predictions(data_home=None) -> pd.DataFrame:
-    """Upstream BSP predictions vs measurements (NCA apps, 2018 lambda table); ms."""
-    return load_table("bsp_published_predictions", data_home)
-
-
-def load_bspgpu_script_inputs(data_home=None) -> pd.DataFrame:
-    """The BSPGPU per-board repetition matrices exactly as the upstream R scripts read them; ms."""
-    return load_table("bspgpu_script_inputs", data_home)
-
-
-def load_published_accuracy(data_home=None) -> pd.DataFrame:
-    """Per board/kernel accuracy of the upstream ML and BSP predictions."""
-    return load_table("published_accuracy_summary", data_home)

@@ -6,21 +6,23 @@ model must be fitted (lambda), so it is scored out of sample by default: lambda 
 fitted on the other input sizes of the same (board, app) (``protocol="size-cv"``, a
 scikit-learn ``GroupKFold`` over input sizes); ``"reference-board"`` fits one lambda
 per app on GTX-680 and predicts every board (seed 003's scenario); ``"in-sample"``
-fits and scores on the same rows (what seed 003's Figure 7 reports).
+fits and scores on the same rows (what seed 003's Figure 7 reports). Every protocol is a
+splitter of :mod:`perfml.evaluation.protocols` and goes through the one harness.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import GroupKFold, cross_val_predict
 
 from perfml.apps import list_apps
 from perfml.errors import PerfmlError
 from perfml.evaluation.metrics import score_table
+from perfml.evaluation.protocols import PROTOCOLS as ALL_PROTOCOLS
 
 MODELS = ("bsp", "hongkim", "roofline")
-PROTOCOLS = ("size-cv", "reference-board", "in-sample")
+#: Every protocol of the one registry, :mod:`perfml.evaluation.protocols`.
+PROTOCOLS = ALL_PROTOCOLS
 
 
 def describable_runtimes(data_home=None, source: str | None = None, board: str | None = None, app_id: str | None = None) -> pd.DataFrame:
@@ -52,36 +54,46 @@ def describable_runtimes(data_home=None, source: str | None = None, board: str |
     return rt
 
 
+def closed_form_estimator(model: str, protocol: str = "size-cv", data_home=None):
+    """The regressor ``perfml evaluate --model`` scores: BSP, roofline or Hong & Kim on runtime rows.
+
+    Under ``reference-board`` the BSP lambda is one per app shared by every board
+    (seed 003's "same lambda for all Kepler boards"); otherwise one per (board, app).
+    """
+    if model == "roofline":
+        from perfml.closed_form.roofline import RooflineModel
+
+        return RooflineModel()
+    if model == "hongkim":
+        from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
+
+        return HongKimRuntimeModel(data_home=data_home)
+    from perfml.closed_form.bsp import BSPModel
+
+    if protocol == "reference-board":
+        return BSPModel(group_by=("app_id",), data_home=data_home)
+    return BSPModel(data_home=data_home)
+
+
 def predict_closed_form(model: str, runtimes: pd.DataFrame, protocol: str = "size-cv", data_home=None, reference_board: str = "GTX-680") -> np.ndarray:
-    """Predictions (ms) of one closed-form model for the rows of ``runtimes``."""
+    """Predictions (ms) of one closed-form model for the rows of ``runtimes``.
+
+    Goes through the one harness (:func:`perfml.evaluation.cross_val_predictions`).
+    The roofline and Hong & Kim learn nothing from measured times, so they are always
+    scored ``in-sample`` (their plain prediction); ``protocol`` applies to BSP.
+    """
+    from perfml.evaluation.harness import cross_val_predictions
+
     if model not in MODELS:
         raise PerfmlError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
     if protocol not in PROTOCOLS:
         raise PerfmlError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     y = runtimes["measured_ms"].to_numpy(dtype=float)
-    if model == "roofline":
-        from perfml.closed_form.roofline import RooflineModel
-
-        return RooflineModel().fit(runtimes, y).predict(runtimes)
-    if model == "hongkim":
-        from perfml.closed_form.hongkim_inputs import predict_hongkim_for_runtimes
-
-        return predict_hongkim_for_runtimes(runtimes, data_home=data_home)
-    from perfml.closed_form.bsp import BSPModel
-
-    if protocol == "in-sample":
-        return BSPModel(data_home=data_home).fit(runtimes, y).predict(runtimes)
-    if protocol == "reference-board":
-        ref = runtimes[runtimes["board"] == reference_board]
-        if ref.empty:
-            raise PerfmlError(f"no runtimes of the reference board {reference_board!r} in the selection")
-        model_ = BSPModel(group_by=("app_id",), data_home=data_home).fit(ref, ref["measured_ms"])
-        return model_.predict(runtimes)
-    sizes = runtimes["input_size"].to_numpy()
-    n_splits = min(5, len(np.unique(sizes)))
-    if n_splits < 2:
-        raise PerfmlError("size-cv needs at least two distinct input sizes; use --protocol in-sample")
-    return cross_val_predict(BSPModel(data_home=data_home), runtimes, y, groups=sizes, cv=GroupKFold(n_splits=n_splits))
+    estimator = closed_form_estimator(model, protocol, data_home)
+    used = protocol if model == "bsp" else "in-sample"
+    frame = runtimes.reset_index(drop=True)
+    pred = cross_val_predictions(estimator, frame, y, used, reference_board=reference_board)
+    return pred["predicted_ms"].reindex(frame.index).to_numpy(dtype=float)
 
 
 def evaluate_closed_form(model: str, data_home=None, source=None, protocol="size-cv", board=None, app_id=None) -> dict[str, pd.DataFrame]:
@@ -90,6 +102,9 @@ def evaluate_closed_form(model: str, data_home=None, source=None, protocol="size
     Rows a model cannot predict (NaN, e.g. Hong & Kim on a board missing a field) are
     left out of the scores and counted in ``overall["n_unpredicted"]``.
     """
+    from perfml.datasets import as_data_home
+
+    data_home = as_data_home(data_home)
     rt = describable_runtimes(data_home, source=source, board=board, app_id=app_id)
     pred = predict_closed_form(model, rt, protocol=protocol, data_home=data_home)
     frame = rt.assign(predicted_ms=pred)

@@ -1,7 +1,7 @@
 """Run an experiment definition: every model under one protocol, side by side, in MLflow.
 
 For each model the runner computes out-of-fold predictions under the experiment's
-protocol (:func:`perfml.learned.cross_val_predictions`), scores them overall, per board
+protocol (the one harness, :func:`perfml.evaluation.cross_val_predictions`), scores them overall, per board
 and per app, and logs to MLflow (its default local SQLite store unless
 ``MLFLOW_TRACKING_URI`` says otherwise): parameters, metrics, the predictions, the
 seed 003 style T_k/T_m box plots, predicted vs measured, residuals, feature
@@ -19,41 +19,29 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
 
+from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel  # noqa: F401  (former home, kept as alias)
 from perfml.evaluation.metrics import score_table, summarize
 from perfml.experiments.spec import ExperimentSpec, ModelSpec
 
 REGISTERED_MODEL_PREFIX = "perfml"
 
 
-class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
-    """Hong & Kim (seed 002) on runtime rows: closed form, nothing learned from y."""
+def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0, registry=None):
+    """The scikit-learn regressor on runtime rows an experiment's model entry describes.
 
-    def __init__(self, *, data_home=None):
-        self.data_home = data_home
-
-    def fit(self, X, y=None):
-        self.fitted_ = True
-        return self
-
-    def predict(self, X):
-        from perfml.closed_form.hongkim_inputs import predict_hongkim_for_runtimes
-
-        return predict_hongkim_for_runtimes(X, data_home=self.data_home)
-
-
-def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0):
-    """The scikit-learn estimator an experiment's model entry describes."""
+    ``data_home`` (a :class:`perfml.datasets.DataHome`) and ``registry`` (a
+    :class:`perfml.boards.Registry`, default registry when None) are handed to it.
+    """
     if model.kind == "closed_form":
         if model.model == "bsp":
             from perfml.closed_form.bsp import BSPModel
 
-            return BSPModel(data_home=data_home)
+            return BSPModel(data_home=data_home, registry=registry)
         if model.model == "roofline":
             from perfml.closed_form.roofline import RooflineModel
 
-            return RooflineModel()
+            return RooflineModel(registry=registry)
         return HongKimRuntimeModel(data_home=data_home)
     from perfml.learned.regressors import RuntimeRegressor
 
@@ -68,6 +56,7 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
         shrinkage=model.shrinkage,
         random_state=random_state,
         data_home=data_home,
+        registry=registry,
         **feats,
     )
     if model.tune:
@@ -130,8 +119,10 @@ def run_experiment(
     progress=None,
 ) -> ExperimentResult:
     """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow)."""
-    from perfml.learned.protocols import cross_val_predictions
+    from perfml.datasets import as_data_home
+    from perfml.evaluation.harness import cross_val_predictions
 
+    data_home = as_data_home(data_home)  # one DataHome for every model: tables read once
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     selected = [m for m in spec.models if models is None or m.name in models]

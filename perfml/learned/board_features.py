@@ -41,11 +41,15 @@ def _num(value) -> float:
 
 @functools.lru_cache(maxsize=256)
 def board_feature_row(name: str) -> tuple[tuple[str, float], ...]:
-    """Feature values of one board (cached; boards are immutable)."""
+    """Feature values of one board of the default registry (cached; boards are immutable)."""
+    return _feature_row(name, None)
+
+
+def _feature_row(name: str, registry) -> tuple[tuple[str, float], ...]:
     from perfml.boards import get_board, max_resident_warps, peak_bandwidth, peak_flops
     from perfml.errors import MissingBoardParameterError
 
-    board = get_board(name)
+    board = get_board(name, registry=registry)
     row = {f"board_{f}": _num(getattr(board, f, None)) for f in BOARD_FIELDS}
     cc = str(board.compute_capability or "nan")
     row["board_cc"] = _num(cc)
@@ -64,9 +68,14 @@ def board_feature_row(name: str) -> tuple[tuple[str, float], ...]:
     return tuple(row.items())
 
 
-def board_features(boards) -> pd.DataFrame:
-    """Board features for a sequence of board names (one row per name, in order)."""
+def board_features(boards, registry=None) -> pd.DataFrame:
+    """Board features for a sequence of board names (one row per name, in order).
+
+    Boards are looked up in ``registry`` (a :class:`perfml.boards.Registry`; the default
+    registry when None).
+    """
     boards = list(boards)
-    unique = {b: dict(board_feature_row(b)) for b in dict.fromkeys(boards)}
+    row = board_feature_row if registry is None else (lambda b: _feature_row(b, registry))
+    unique = {b: dict(row(b)) for b in dict.fromkeys(boards)}
     frame = pd.DataFrame([unique[b] for b in boards])
     return frame.astype(float).replace([np.inf, -np.inf], np.nan)

@@ -25,9 +25,11 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
     from perfml.apps import get_app
     from perfml.boards import resolve_board_name
     from perfml.evaluation.closed_form import describable_runtimes
-    from perfml.learned.features import FeatureBuilder, _architecture
+    from perfml.datasets import as_data_home
+    from perfml.learned.features import FeatureBuilder, architecture as _architecture
     from perfml.closed_form.bsp import BSPModel
 
+    data_home = as_data_home(data_home)  # one DataHome for every table read below
     name = resolve_board_name(board)
     rt = describable_runtimes(data_home, source=source)
     rt = rt[rt["board"] != name]

@@ -22,15 +22,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.errors import DatasetSchemaError
+from perfml.errors import EstimatorParameterError
 from perfml.learned.features import MONOTONE_INCREASING, FeatureBuilder
 from perfml.closed_form._inputs import check_frame, check_target
 
 LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
+#: The closed-form baseline under a residual target (see ``baseline``).
+BASELINES = ("best", "bsp", "transfer")
+#: How board specifications enter the features.
+BOARD_FEATURES = ("both", "absolute", "relative")
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     # Shallow, strongly regularized trees: with nine boards, deeper ones memorize boards
@@ -104,7 +108,14 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         always the BSP model (``bsp_log_tk``), or the transfer of the same run from the
         other boards (``xfer_log_t``).
     random_state : int, default=0
-    data_home : path-like, optional
+    n_jobs : int, default=2
+        Threads of the learner.
+    data_home : DataHome or path-like, optional
+        Where profiles and BSP constants are read from (a :class:`perfml.datasets.DataHome`
+        reads each table once; a path is wrapped in one).
+    registry : perfml.boards.Registry, optional
+        The board registry features are built from (a user's own boards); the default
+        registry when None.
 
     Attributes
     ----------
@@ -132,6 +143,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         random_state: int = 0,
         n_jobs: int = 2,
         data_home=None,
+        registry=None,
     ):
         self.learner = learner
         self.target = target
@@ -147,6 +159,29 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.data_home = data_home
+        self.registry = registry
+
+    def _check_params(self) -> None:
+        """Validate every parameter (scikit-learn validates in ``fit``, never in ``__init__``)."""
+        from perfml.closed_form._params import check_bool, check_choice, check_fraction, check_str_tuple
+
+        who = "RuntimeRegressor"
+        check_choice(who, "learner", self.learner, LEARNERS)
+        check_choice(who, "target", self.target, TARGETS)
+        check_choice(who, "baseline", self.baseline, BASELINES)
+        check_choice(who, "board_features", self.board_features, BOARD_FEATURES)
+        for name in ("analytical", "profiles", "app_identity", "monotone"):
+            check_bool(who, name, getattr(self, name))
+        if self.learner_params is not None and not isinstance(self.learner_params, dict):
+            raise EstimatorParameterError(f"{who}: learner_params must be a dict or None, got {type(self.learner_params).__name__}")
+        if self.feature_subset is not None:
+            check_str_tuple(who, "feature_subset", self.feature_subset)
+        if not (isinstance(self.shrinkage, str) and self.shrinkage == "auto"):
+            if isinstance(self.shrinkage, str):
+                raise EstimatorParameterError(f"{who}: shrinkage must be 'auto' or a number in [0, 1], got {self.shrinkage!r}")
+            check_fraction(who, "shrinkage", self.shrinkage)
+        if self.target == "residual" and not self.analytical:
+            raise EstimatorParameterError(f"{who}: target='residual' needs analytical=True (it learns on top of the closed-form models)")
 
     def _select(self, F: pd.DataFrame) -> pd.DataFrame:
         if not self.feature_subset:
@@ -164,24 +199,23 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit features on the training rows, then the learner on their log times."""
-        if self.learner not in LEARNERS:
-            raise DatasetSchemaError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
-        if self.target not in TARGETS:
-            raise DatasetSchemaError(f"target must be one of {TARGETS}, got {self.target!r}")
-        if self.target == "residual" and not self.analytical:
-            raise DatasetSchemaError("target='residual' needs analytical=True (it learns on top of the BSP model)")
+        self._check_params()
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         y = check_target(y, len(X), "RuntimeRegressor")
-        self.features_ = FeatureBuilder(
+        builder = FeatureBuilder(
             analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
-            board_features=self.board_features, data_home=self.data_home,
-        ).fit(X, y)
-        F_all = self.features_.transform(X)
+            board_features=self.board_features, data_home=self.data_home, registry=self.registry,
+        )
+        # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
+        # are built once here and sliced for the inner folds of the shrinkage search.
+        blocks = builder.row_blocks(X)
+        self.features_ = builder.fit(X, y, blocks=blocks)
+        F_all = self.features_.transform(X, blocks=blocks)
         F = self._select(F_all)
         self.feature_names_ = list(F.columns)
         monotone = [1 if (self.monotone and c in MONOTONE_INCREASING) else 0 for c in self.feature_names_]
         target = np.log(y) - self._baseline(F_all)
-        self.shrinkage_ = self._choose_shrinkage(X, y, monotone) if self.target == "residual" else 1.0
+        self.shrinkage_ = self._choose_shrinkage(X, y, monotone, blocks) if self.target == "residual" else 1.0
         self.model_ = make_learner(self.learner, self.learner_params or {}, monotone, self.random_state, self.n_jobs)
         self.model_.fit(F.to_numpy(dtype=float), target)
         self.n_features_in_ = X.shape[1]
@@ -198,7 +232,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
     _SHRINK_GRID = np.linspace(0.0, 1.0, 11)
 
-    def _choose_shrinkage(self, X, y, monotone) -> float:
+    def _choose_shrinkage(self, X, y, monotone, blocks) -> float:
         """How much of the learned residual to add to the closed-form baseline.
 
         A float ``shrinkage`` is used as given. ``"auto"`` picks, from 0, 0.1, ..., 1,
@@ -206,11 +240,8 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         board (the training boards only), so the learner is trusted exactly as much as
         it helps on boards it has not seen.
         """
-        if self.shrinkage != "auto":
-            value = float(self.shrinkage)
-            if not 0.0 <= value <= 1.0:
-                raise DatasetSchemaError(f"shrinkage must be 'auto' or in [0, 1], got {self.shrinkage!r}")
-            return value
+        if not (isinstance(self.shrinkage, str) and self.shrinkage == "auto"):
+            return float(self.shrinkage)  # checked in fit
         from sklearn.model_selection import GroupKFold
 
         groups = X["board"].to_numpy()
@@ -220,11 +251,10 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         base_oof = np.zeros(len(X))
         resid_oof = np.zeros(len(X))
         for train, test in GroupKFold(n_splits=min(4, n_groups)).split(X, y, groups):
-            fb = FeatureBuilder(
-                analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
-                board_features=self.board_features, data_home=self.data_home,
-            ).fit(X.iloc[train], y[train])
-            F_tr_all, F_te_all = fb.transform(X.iloc[train]), fb.transform(X.iloc[test])
+            fb = clone(self.features_)
+            X_tr, X_te, b_tr, b_te = X.iloc[train], X.iloc[test], blocks.take(train), blocks.take(test)
+            fb.fit(X_tr, y[train], blocks=b_tr)
+            F_tr_all, F_te_all = fb.transform(X_tr, blocks=b_tr), fb.transform(X_te, blocks=b_te)
             F_tr = self._select(F_tr_all).reindex(columns=self.feature_names_)
             F_te = F_te_all.reindex(columns=self.feature_names_)
             learner = make_learner(self.learner, self.learner_params or {}, monotone, self.random_state, self.n_jobs)

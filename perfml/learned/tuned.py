@@ -51,7 +51,18 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         self.mlflow_tracking_uri = mlflow_tracking_uri
 
     def fit(self, X, y):
+        """Tune on (X, y) with inner folds grouped by board, then refit the best parameters on all rows."""
+        from perfml.closed_form._inputs import check_frame, check_target
+        from perfml.closed_form._params import check_positive_int
+        from perfml.errors import EstimatorParameterError
         from perfml.learned.tuning import tune
+
+        if self.estimator is None or not hasattr(self.estimator, "set_params"):
+            raise EstimatorParameterError(f"TunedRegressor: estimator must be a RuntimeRegressor, got {self.estimator!r}")
+        check_positive_int("TunedRegressor", "n_trials", self.n_trials)
+        check_positive_int("TunedRegressor", "n_splits", self.n_splits, minimum=2)
+        X = check_frame(X, ("board", "app_id", "input_size"), "TunedRegressor")
+        check_target(y, len(X), "TunedRegressor")
 
         boards = ",".join(sorted(map(str, X["board"].unique())))
         digest = hashlib.sha1(f"{boards}|{len(X)}".encode()).hexdigest()[:10]
@@ -63,8 +74,10 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         self.best_params_ = dict(study.best_params)
         self.best_value_ = float(study.best_value)
         self.estimator_ = clone(self.estimator).set_params(learner_params=self.best_params_).fit(X, y)
+        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X):
+        """Predicted runtime (ms) of the refitted best estimator."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)

@@ -1,0 +1,221 @@
+"""Every evaluation protocol as a scikit-learn splitter over runtime rows.
+
+A protocol says which rows train a model and which rows it predicts. Each one is a
+splitter with scikit-learn's interface (``split(X, y, groups)``, ``get_n_splits``)
+that reads the groups it needs from the columns of X (a runtimes DataFrame), so one
+harness (:func:`perfml.evaluation.cross_val_predictions`) scores every predictor,
+closed-form or learned, under every protocol:
+
+* ``leave-one-board-out`` (:class:`LeaveOneBoardOut`, the headline): every board is
+  predicted by a model that never saw one of its runtimes;
+* ``leave-one-app-out`` (:class:`LeaveOneAppOut`): the same over app ids;
+* ``size-extrapolation`` (:class:`SizeExtrapolationSplit`): per app, train on the
+  smaller input sizes and predict the larger ones;
+* ``grouped-kfold`` (:class:`GroupedKFold`): k folds grouped by (board, app);
+* ``size-cv`` (:class:`SizeCV`): k folds grouped by input size (the BSP lambda of a
+  (board, app) fitted on its other sizes);
+* ``reference-board`` (:class:`ReferenceBoardSplit`): train on one board, predict
+  every row (seed 003's "lambda from GTX-680" scenario);
+* ``in-sample`` (:class:`InSampleSplit`): train and predict the same rows (what seed
+  003's Figure 7 reports; for models that learn nothing it is their plain prediction).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import BaseCrossValidator, GroupKFold, LeaveOneGroupOut
+
+from perfml.errors import ExperimentSpecError, PerfmlError
+
+__all__ = [
+    "PROTOCOLS",
+    "GroupedKFold",
+    "InSampleSplit",
+    "LeaveOneAppOut",
+    "LeaveOneBoardOut",
+    "ReferenceBoardSplit",
+    "SizeCV",
+    "SizeExtrapolationSplit",
+    "get_protocol",
+    "make_splitter",
+]
+
+PROTOCOLS = (
+    "leave-one-board-out",
+    "leave-one-app-out",
+    "size-extrapolation",
+    "grouped-kfold",
+    "size-cv",
+    "reference-board",
+    "in-sample",
+)
+
+
+def _column(X, name: str) -> np.ndarray:
+    if not isinstance(X, pd.DataFrame) or name not in X.columns:
+        raise PerfmlError(f"this protocol needs X as a DataFrame with a {name!r} column (runtime rows), got {type(X).__name__}")
+    return X[name].to_numpy()
+
+
+class _RowSplitter(BaseCrossValidator):
+    """A splitter whose groups come from the columns of X (``groups`` is ignored unless said)."""
+
+    def groups_of(self, X) -> np.ndarray | None:
+        """The group label of every row (None when the protocol has no groups)."""
+        return None
+
+    def _iter_test_masks(self, X=None, y=None, groups=None):  # pragma: no cover - split() is overridden
+        raise NotImplementedError
+
+
+class LeaveOneBoardOut(_RowSplitter):
+    """One fold per board: train on the other boards, test on this one."""
+
+    def groups_of(self, X):
+        return _column(X, "board")
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return len(np.unique(self.groups_of(X))) if X is not None else LeaveOneGroupOut().get_n_splits(groups=groups)
+
+    def split(self, X, y=None, groups=None):
+        yield from LeaveOneGroupOut().split(X, y, self.groups_of(X))
+
+
+class LeaveOneAppOut(LeaveOneBoardOut):
+    """One fold per app id: train on the other apps, test on this one."""
+
+    def groups_of(self, X):
+        return _column(X, "app_id")
+
+
+class GroupedKFold(_RowSplitter):
+    """:class:`sklearn.model_selection.GroupKFold` over (board, app), at most ``n_splits`` folds."""
+
+    def __init__(self, n_splits: int = 5):
+        self.n_splits = n_splits
+
+    def groups_of(self, X):
+        return (X["board"].astype(str) + "|" + X["app_id"].astype(str)).to_numpy()
+
+    def _kfold(self, groups) -> GroupKFold:
+        return GroupKFold(n_splits=min(self.n_splits, len(np.unique(groups))))
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return self._kfold(self.groups_of(X)).get_n_splits()
+
+    def split(self, X, y=None, groups=None):
+        groups = self.groups_of(X)
+        yield from self._kfold(groups).split(X, y, groups)
+
+
+class SizeCV(GroupedKFold):
+    """:class:`~sklearn.model_selection.GroupKFold` over input sizes (at most ``n_splits`` folds).
+
+    Each fold fits on the other input sizes, so a per-(board, app) BSP lambda is scored
+    out of sample.
+    """
+
+    def groups_of(self, X):
+        return _column(X, "input_size")
+
+    def _kfold(self, groups) -> GroupKFold:
+        n_splits = min(self.n_splits, len(np.unique(groups)))
+        if n_splits < 2:
+            raise PerfmlError("size-cv needs at least two distinct input sizes; use --protocol in-sample")
+        return GroupKFold(n_splits=n_splits)
+
+
+class SizeExtrapolationSplit(_RowSplitter):
+    """One split: for each app, the sizes up to the ``train_fraction`` quantile train, the rest test.
+
+    ``groups`` (when given) are the app ids, else X's ``app_id`` column; X must have an
+    ``input_size`` column.
+    """
+
+    def __init__(self, train_fraction: float = 0.7):
+        self.train_fraction = train_fraction
+
+    def groups_of(self, X):
+        return _column(X, "app_id")
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def _iter_test_masks(self, X, y=None, groups=None):
+        sizes = np.asarray(_column(X, "input_size"), dtype=float)
+        apps = np.asarray(groups if groups is not None else X["app_id"])
+        test = np.zeros(len(sizes), dtype=bool)
+        for app in np.unique(apps):
+            mask = apps == app
+            distinct = np.unique(sizes[mask])
+            if len(distinct) < 2:
+                continue
+            cut = distinct[max(0, int(np.ceil(self.train_fraction * len(distinct))) - 1)]
+            test |= mask & (sizes > cut)
+        yield test
+
+    def split(self, X, y=None, groups=None):
+        yield from BaseCrossValidator.split(self, X, y, groups)
+
+
+class ReferenceBoardSplit(_RowSplitter):
+    """One split: train on the rows of ``reference_board``, test on every row."""
+
+    def __init__(self, reference_board: str = "GTX-680"):
+        self.reference_board = reference_board
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def split(self, X, y=None, groups=None):
+        boards = _column(X, "board")
+        train = np.flatnonzero(boards == self.reference_board)
+        if train.size == 0:
+            raise PerfmlError(f"no runtimes of the reference board {self.reference_board!r} in the selection")
+        yield train, np.arange(len(boards))
+
+
+class InSampleSplit(_RowSplitter):
+    """One split: train and test on every row (in-sample fit, or a model that learns nothing)."""
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def split(self, X, y=None, groups=None):
+        rows = np.arange(len(X))
+        yield rows, rows
+
+
+_BY_NAME = {
+    "leave-one-board-out": lambda n_splits, **_: LeaveOneBoardOut(),
+    "leave-one-app-out": lambda n_splits, **_: LeaveOneAppOut(),
+    "size-extrapolation": lambda n_splits, **_: SizeExtrapolationSplit(),
+    "grouped-kfold": lambda n_splits, **_: GroupedKFold(n_splits=n_splits),
+    "size-cv": lambda n_splits, **_: SizeCV(n_splits=n_splits),
+    "reference-board": lambda n_splits, reference_board="GTX-680", **_: ReferenceBoardSplit(reference_board),
+    "in-sample": lambda n_splits, **_: InSampleSplit(),
+}
+
+
+def get_protocol(protocol, *, n_splits: int = 5, reference_board: str = "GTX-680"):
+    """The splitter of a protocol name (a splitter passes through unchanged).
+
+    Raises
+    ------
+    ExperimentSpecError
+        For an unknown protocol name.
+    """
+    if not isinstance(protocol, str):
+        if not hasattr(protocol, "split"):
+            raise ExperimentSpecError(f"a protocol is a name ({', '.join(PROTOCOLS)}) or a splitter with split(); got {type(protocol).__name__}")
+        return protocol
+    if protocol not in _BY_NAME:
+        raise ExperimentSpecError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    return _BY_NAME[protocol](n_splits, reference_board=reference_board)
+
+
+def make_splitter(protocol: str, X: pd.DataFrame, n_splits: int = 5):
+    """(splitter, groups) for a protocol name (kept for callers of the former ``perfml.learned.protocols``)."""
+    splitter = get_protocol(protocol, n_splits=n_splits)
+    return splitter, splitter.groups_of(X)

@@ -1,0 +1,225 @@
+"""The feature builder: one transformer per group, combined in a fixed column order.
+
+Column order (unchanged since the single-class builder): ``board_*`` (absolute), ``desc_*``,
+``rel_*`` (relative), the closed-form group (``bsp_*``, ``roof_*``, ``base_log_t``,
+``xfer_*``), ``occ_*``, ``prof_*``, then one ``app=<id>`` indicator per training app.
+
+The groups that learn nothing (launch, descriptors, absolute board figures, closed-form
+times) depend on a row alone; :class:`RowBlocks` computes them once for a table of rows,
+and any subset of those rows (the folds of an inner cross-validation) takes its slice
+instead of building them again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from perfml.closed_form._inputs import check_frame, check_target
+from perfml.learned.features._common import REQUIRED
+from perfml.learned.features.boards import BoardFeatures
+from perfml.learned.features.closed_form import ClosedFormFeatures, closed_form_logs
+from perfml.learned.features.descriptors import descriptor_features
+from perfml.learned.features.launch import launch_frame
+from perfml.learned.features.occupancy import OccupancyFeatures
+from perfml.learned.features.profiles import ProfileFeatures
+
+
+@dataclass(frozen=True)
+class RowBlocks:
+    """The row-wise feature blocks of a table of rows (nothing learned, nothing measured).
+
+    Attributes
+    ----------
+    launch : DataFrame
+        Block and grid dims (the launch group).
+    descriptors : DataFrame
+        ``desc_*``.
+    absolute : DataFrame
+        ``board_*``.
+    logs : DataFrame or None
+        log T of the closed-form models with unit efficiency (None without the closed-form group).
+    """
+
+    launch: pd.DataFrame
+    descriptors: pd.DataFrame
+    absolute: pd.DataFrame
+    logs: pd.DataFrame | None
+
+    @classmethod
+    def build(cls, X: pd.DataFrame, *, analytical: bool = True, data_home=None, registry=None) -> "RowBlocks":
+        """Compute every row-wise block of ``X`` once."""
+        launch = launch_frame(X)
+        absolute = BoardFeatures(registry=registry).absolute(X)
+        logs = None
+        if analytical:
+            rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
+            logs = closed_form_logs(rows, data_home=data_home, registry=registry)
+        return cls(launch, descriptor_features(X, launch), absolute, logs)
+
+    def take(self, positions) -> "RowBlocks":
+        """The blocks of the rows at ``positions`` (as ``X.iloc[positions]``)."""
+        pick = lambda frame: None if frame is None else frame.iloc[positions]  # noqa: E731
+        return RowBlocks(pick(self.launch), pick(self.descriptors), pick(self.absolute), pick(self.logs))
+
+
+class FeatureBuilder(TransformerMixin, BaseEstimator):
+    """Build the learned predictor's features from one transformer per group.
+
+    Groups: launch (:func:`~perfml.learned.features.launch.launch_frame`), descriptors
+    (:func:`~perfml.learned.features.descriptors.descriptor_features`), boards
+    (:class:`~perfml.learned.features.boards.BoardFeatures`), closed-form and transfer
+    (:class:`~perfml.learned.features.closed_form.ClosedFormFeatures`), occupancy
+    (:class:`~perfml.learned.features.occupancy.OccupancyFeatures`), profiles
+    (:class:`~perfml.learned.features.profiles.ProfileFeatures`), app identity.
+    All times and counts enter as natural logs. ``fit`` only stores what it learned
+    from the training rows; ``transform`` never reads a runtime.
+
+    Parameters
+    ----------
+    analytical : bool, default=True
+        Add the closed-form (``bsp_*``, ``roof_*``, ``base_log_t``, ``xfer_*``) and
+        occupancy (``occ_*``) groups.
+    profiles : bool, default=True
+        Add the ``prof_*`` group (profiles of the app on the *other* training boards).
+    app_identity : bool, default=True
+        Add one indicator column per app seen in training (``app=<id>``); turn it off
+        for leave-one-app-out, where the app is by definition unseen.
+    board_features : {"both", "absolute", "relative"}, default="both"
+        ``board_*`` absolute specifications, ``rel_*`` specifications relative to the
+        other training boards (log differences), or both.
+    data_home : DataHome or path-like, optional
+        Where profiles and BSP constants are read from.
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
+
+    Attributes
+    ----------
+    train_boards_ : list of str
+    offsets_, transfer_, baseline_choice_ :
+        The closed-form group's fitted state (see :class:`ClosedFormFeatures`).
+    registers_ : pandas.DataFrame
+        The occupancy group's fitted state.
+    profile_values_ : pandas.DataFrame
+        The profile group's fitted state.
+    apps_ : list of str
+    feature_names_ : list of str
+    """
+
+    def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
+                 board_features: str = "both", data_home=None, registry=None):
+        self.analytical = analytical
+        self.profiles = profiles
+        self.app_identity = app_identity
+        self.board_features = board_features
+        self.data_home = data_home
+        self.registry = registry
+
+    # -- the groups, built from this builder's fitted state ---------------------------------
+    def _boards(self) -> BoardFeatures:
+        group = BoardFeatures(mode=self.board_features, registry=self.registry)
+        group.train_boards_ = self.train_boards_
+        return group
+
+    def _closed_form(self) -> ClosedFormFeatures:
+        group = ClosedFormFeatures(registry=self.registry)
+        group.train_boards_ = self.train_boards_
+        group.offsets_, group.transfer_, group.baseline_choice_ = self.offsets_, self.transfer_, self.baseline_choice_
+        return group
+
+    def _occupancy(self) -> OccupancyFeatures:
+        group = OccupancyFeatures(registry=self.registry)
+        group.registers_ = self.registers_
+        return group
+
+    def _profiles(self) -> ProfileFeatures:
+        group = ProfileFeatures(data_home=self.data_home, registry=self.registry)
+        group.profile_values_ = self.profile_values_
+        return group
+
+    def row_blocks(self, X: pd.DataFrame) -> RowBlocks:
+        """The row-wise blocks of X (compute once, then pass to ``fit`` / ``transform``)."""
+        X = check_frame(X, REQUIRED, "FeatureBuilder")
+        return RowBlocks.build(X, analytical=self.analytical, data_home=self.data_home, registry=self.registry)
+
+    def fit(self, X, y, *, blocks: RowBlocks | None = None):
+        """Learn, from the training rows only, what the features of any row need.
+
+        ``blocks`` (optional) are X's :class:`RowBlocks`, when the caller already has them.
+        """
+        X = check_frame(X, REQUIRED, "FeatureBuilder")
+        y = check_target(y, len(X), "FeatureBuilder")
+        self.train_boards_ = sorted(X["board"].unique())
+        self.apps_ = sorted(X["app_id"].unique())
+        if self.analytical:
+            launch = launch_frame(X) if blocks is None else blocks.launch
+            logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
+                pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry)
+            closed = ClosedFormFeatures(registry=self.registry).fit(X, y, launch=launch, logs=logs)
+            self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
+            self.registers_ = OccupancyFeatures(registry=self.registry).fit(X, launch=launch).registers_
+        if self.profiles:
+            self.profile_values_ = ProfileFeatures(data_home=self.data_home, registry=self.registry).fit(X).profile_values_
+        # The names as a one-row table gets them (the column set of a group can depend on its rows).
+        self.feature_names_ = list(self.transform(X.head(1)).columns)
+        return self
+
+    # -- persistence (plain tables, never pickles) --------------------------------------
+    _STATE_TABLES = ("offsets_", "transfer_", "registers_", "profile_values_")
+
+    def get_state(self) -> tuple[dict, dict[str, pd.DataFrame]]:
+        """The fitted state as JSON-able metadata plus named tables (for Parquet)."""
+        check_is_fitted(self, "train_boards_")
+        meta = {
+            "params": self.get_params(deep=False) | {"data_home": None, "registry": None},
+            "train_boards": list(self.train_boards_),
+            "apps": list(self.apps_),
+            "feature_names": list(self.feature_names_),
+            "baseline_choice": dict(getattr(self, "baseline_choice_", {})),
+        }
+        tables = {name.rstrip("_"): getattr(self, name) for name in self._STATE_TABLES if hasattr(self, name)}
+        return meta, tables
+
+    @classmethod
+    def from_state(cls, meta: dict, tables: dict[str, pd.DataFrame], data_home=None, registry=None) -> "FeatureBuilder":
+        """Rebuild a fitted FeatureBuilder from :meth:`get_state`'s output."""
+        params = {k: v for k, v in meta["params"].items() if k != "registry"}
+        builder = cls(**{**params, "data_home": data_home, "registry": registry})
+        builder.train_boards_ = list(meta["train_boards"])
+        builder.apps_ = list(meta["apps"])
+        builder.feature_names_ = list(meta["feature_names"])
+        if builder.analytical:
+            builder.baseline_choice_ = dict(meta["baseline_choice"])
+        for name in cls._STATE_TABLES:
+            key = name.rstrip("_")
+            if key in tables:
+                setattr(builder, name, tables[key])
+        return builder
+
+    def transform(self, X, *, blocks: RowBlocks | None = None) -> pd.DataFrame:
+        """Features of the rows of X (a DataFrame with board, app_id, input_size, launch).
+
+        ``blocks`` (optional) are X's :class:`RowBlocks`, when the caller already has them.
+        """
+        check_is_fitted(self, "train_boards_")
+        X = check_frame(X, REQUIRED, "FeatureBuilder")
+        if blocks is None:
+            blocks = self.row_blocks(X)
+        parts = [blocks.descriptors]
+        boards = self._boards()
+        if self.board_features in ("absolute", "both"):
+            parts.insert(0, blocks.absolute)
+        if self.board_features in ("relative", "both"):
+            parts.append(boards.relative(X, blocks.absolute))
+        if self.analytical:
+            parts.append(self._closed_form().transform(X, launch=blocks.launch, logs=blocks.logs))
+            parts.append(self._occupancy().transform(X, launch=blocks.launch))
+        if self.profiles:
+            parts.append(self._profiles().transform(X, launch=blocks.launch))
+        if self.app_identity:
+            parts.append(pd.DataFrame({f"app={a}": (X["app_id"] == a).astype(float) for a in self.apps_}, index=X.index))
+        return pd.concat(parts, axis=1).astype(float)

@@ -1,0 +1,178 @@
+"""The closed-form group: ``bsp_*``, ``roof_*``, ``base_log_t`` and the transfer features ``xfer_*``.
+
+* ``bsp_*``: the BSP model of seed 003 with registry constants (cores x clock, the
+  paper's latencies): ``bsp_log_t1`` = T_k with lambda = 1; ``bsp_log_tk`` = T_k with the
+  app's lambda fitted on the *training boards other than the row's own* (cross-fitted, so
+  a training row sees what a test row sees); ``bsp_log_lambda`` that lambda.
+* ``roof_*``: roofline compute, memory and bound times (registry peaks, requested global
+  traffic), and the same with the app's efficiency cross-fitted like lambda.
+* ``base_log_t``: the closed-form baseline of the row's app: among BSP, roofline memory
+  and roofline compute, the one whose per-board offset log(T_measured / T_model) varies
+  least across the training boards (other than the row's own), with its offset taken
+  from the other training boards of the same architecture (all other training boards
+  if none).
+* ``xfer_*``: transfer of the *same run* (app, size, block) from the other training
+  boards (same architecture first): their log(T_measured / T_model), carried to this
+  board through each closed-form model (``xfer_log_t_<model>``), and through the app's
+  chosen one (``xfer_log_t``).
+
+References
+----------
+Amaris et al., HiPC 2015 (seed 003), eq. 3 (BSP); Williams et al., CACM 2009 (roofline).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from perfml.apps import list_apps
+from perfml.learned.features._common import (
+    BASELINES,
+    RUN_KEY,
+    architecture,
+    board_peaks,
+    log_or_nan,
+    other_boards_median,
+    second_size,
+)
+
+
+def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None) -> pd.DataFrame:
+    """log T of the closed-form models with unit efficiency: BSP T_1, roofline compute and memory.
+
+    ``rows`` has board, app_id, input_size and the launch columns. Nothing measured is used.
+    """
+    from perfml.closed_form.bsp import BSPModel
+    from perfml.closed_form.roofline import RooflineModel
+
+    out = pd.DataFrame(np.nan, index=rows.index, columns=list(BASELINES))
+    is_described = rows["app_id"].isin(list_apps()).to_numpy()
+    part = rows[is_described]
+    if len(part):
+        terms = BSPModel(constants_sources=(), data_home=data_home, registry=registry).model_terms(part)
+        roof = RooflineModel(traffic="requested", registry=registry).roofline_terms(part)
+        out.loc[part.index, "bsp"] = log_or_nan(terms["t1_ms"])
+        out.loc[part.index, "roof_memory"] = log_or_nan(roof["memory_ms"])
+        out.loc[part.index, "roof_compute"] = log_or_nan(roof["compute_ms"])
+    part = rows[~is_described]
+    if len(part):
+        # No description: the work is unknown, so each model keeps only how it scales
+        # with the board and the launch: threads / (cores x clock) for BSP (seed 003 eq. 3
+        # with unit work) and the compute roof, threads / bandwidth for the memory roof.
+        threads = (part["block_x"] * part["block_y"].fillna(1) * part["grid_x"] * part["grid_y"].fillna(1)).to_numpy(dtype=float)
+        peaks = board_peaks(part["board"], registry)
+        out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
+        out.loc[part.index, "roof_compute"] = log_or_nan(threads / peaks["compute"])
+        out.loc[part.index, "roof_memory"] = log_or_nan(threads / peaks["bandwidth"])
+    return out
+
+
+def baseline_choice(offsets: pd.DataFrame) -> dict[str, str]:
+    """Per app, the baseline whose offset varies least across the boards of ``offsets``."""
+    spread = offsets.groupby("app_id")[list(BASELINES)].std(ddof=0).fillna(0.0)
+    return spread.idxmin(axis=1).to_dict()
+
+
+class ClosedFormFeatures(TransformerMixin, BaseEstimator):
+    """Closed-form times and their offsets cross-fitted over the *other* training boards.
+
+    ``fit(X, y, launch=, logs=)`` takes the rows' launch frame and closed-form logs
+    (:func:`closed_form_logs`) when the caller already has them.
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+
+    Attributes
+    ----------
+    train_boards_ : list of str
+    offsets_ : pandas.DataFrame
+        Per training (board, app): median log(T_measured / T_model) of each closed-form
+        baseline (BSP: -log lambda; roofline: log of an efficiency).
+    transfer_ : pandas.DataFrame
+        The same per training (board, run), for the transfer features.
+    baseline_choice_ : dict
+        Per app, the baseline with the least spread of offsets across training boards.
+    """
+
+    def __init__(self, *, registry=None):
+        self.registry = registry
+
+    def _arch(self, board: str) -> str:
+        return architecture(board, self.registry)
+
+    def fit(self, X, y, *, launch: pd.DataFrame, logs: pd.DataFrame):
+        self.train_boards_ = sorted(X["board"].unique())
+        # Per (board, app): median over sizes of log(T_measured / T_closed_form). For
+        # BSP this is -log(lambda) of seed 003; for the roofline terms an efficiency.
+        ratios = pd.DataFrame({"board": X["board"].to_numpy(), "app_id": X["app_id"].to_numpy()})
+        for name in BASELINES:
+            ratios[name] = np.log(y) - logs[name].to_numpy()
+        self.offsets_ = ratios.groupby(["board", "app_id"], as_index=False).median()
+        # The same ratios per launch configuration (app, size, block), for the transfer
+        # features: how the *same* kernel run behaved on the other training boards.
+        per_run = ratios.assign(
+            input_size=X["input_size"].to_numpy(dtype=float),
+            input_size_2=second_size(X),
+            block_x=launch["block_x"].to_numpy(),
+            block_y=launch["block_y"].to_numpy(),
+            grid_x=launch["grid_x"].to_numpy(),
+            grid_y=launch["grid_y"].to_numpy(),
+        )
+        self.transfer_ = per_run.groupby(["board", *RUN_KEY], as_index=False)[list(BASELINES)].median()
+        self.transfer_["architecture"] = self.transfer_["board"].map(self._arch)
+        self.offsets_["architecture"] = self.offsets_["board"].map(self._arch)
+        self.baseline_choice_ = baseline_choice(self.offsets_)
+        return self
+
+    def _row_baseline_choice(self, rows: pd.DataFrame) -> np.ndarray:
+        """Per row, the app's baseline chosen on the training boards other than the row's own."""
+        choice = np.full(len(rows), "bsp", dtype=object)
+        for board, part in rows.groupby("board", sort=False):
+            pool = self.offsets_[self.offsets_["board"] != board]
+            table = baseline_choice(pool) if board in self.train_boards_ else self.baseline_choice_
+            pos = rows.index.get_indexer(part.index)
+            choice[pos] = [table.get(a, "bsp") for a in part["app_id"]]
+        return choice
+
+    def _cross_fitted_offsets(self, rows: pd.DataFrame, table=None, keys=("app_id",)) -> pd.DataFrame:
+        """Offsets of each row's app (or run, with ``keys``) from the *other* training boards, same architecture first."""
+        table = self.offsets_ if table is None else table
+        keys = list(keys)
+        names = list(BASELINES)
+        all_boards = other_boards_median(table, keys, names, rows)
+        same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
+        for arch, part in rows.groupby(rows["board"].map(self._arch), sort=False):
+            pool = table[table["architecture"] == arch]
+            same_arch.loc[part.index, names] = other_boards_median(pool, keys, names, part)[names].to_numpy()
+        return same_arch.fillna(all_boards)
+
+    def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame) -> pd.DataFrame:
+        check_is_fitted(self, "offsets_")
+        rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
+        out = pd.DataFrame(index=X.index, dtype=float)
+        closed = logs
+        offsets = self._cross_fitted_offsets(rows)
+        out["bsp_log_t1"] = closed["bsp"]
+        out["bsp_log_lambda"] = -offsets["bsp"]
+        out["bsp_log_tk"] = closed["bsp"] + offsets["bsp"]
+        out["roof_log_compute"] = closed["roof_compute"]
+        out["roof_log_memory"] = closed["roof_memory"]
+        out["roof_log_bound"] = np.maximum(closed["roof_compute"], closed["roof_memory"])
+        out["roof_log_memory_eff"] = closed["roof_memory"] + offsets["roof_memory"]
+        out["roof_log_compute_eff"] = closed["roof_compute"] + offsets["roof_compute"]
+        choice = self._row_baseline_choice(rows)
+        stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in BASELINES}
+        out["base_log_t"] = np.array([stacked[c][i] for i, c in enumerate(choice)])
+        # Transfer: the same (app, size, block) run on the other training boards, carried
+        # to this board by each closed-form model's ratio; falls back to the per-app offset.
+        runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
+        transfer = self._cross_fitted_offsets(runs, self.transfer_, RUN_KEY).fillna(offsets)
+        for name in BASELINES:
+            out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
+        xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
+        out["xfer_log_t"] = np.array([xfer[c][i] for i, c in enumerate(choice)])
+        return out
