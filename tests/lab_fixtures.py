@@ -135,6 +135,13 @@ def postgres():
     Yields a :class:`PostgresCluster`; ``PGPASSFILE`` points at a 0600 file holding the
     random passwords of the admin and the lab role while the session runs.
     """
+    with postgres_cluster() as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def postgres_cluster():
+    """The cluster of :func:`postgres` as a context manager (also used by experiments/bench_tracking_load.py)."""
     bindir = postgres_bindir()
     if bindir is None:
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not found: install postgresql (e.g. apt-get install postgresql-15)")
