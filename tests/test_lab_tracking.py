@@ -98,3 +98,64 @@ def test_an_experiment_logged_through_the_server_reads_back(mlflow_server, tmp_p
     with tracking_uri(mlflow_server.uri):
         booster = mlflow.xgboost.load_model(f"models:/perfml-lab_small/{versions[0].version}")
     assert booster.get_booster().num_boosted_rounds() == 30
+
+
+def test_a_server_restart_mid_experiment_leaves_no_run_running(postgres, tmp_path):
+    """Fault: the tracking server is stopped while an experiment logs, and started again 6 s later.
+
+    The experiment either resumes (MLflow's client retries; exit 0, every run FINISHED) or
+    stops with a typed one-line error (exit 2, ExperimentAbortedError) after marking its
+    unfinished runs FAILED once the server answers again. Never a run left RUNNING.
+    """
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from mlflow.tracking import MlflowClient
+
+    from lab_fixtures import MlflowServer
+
+    server = MlflowServer(postgres.url(postgres.new_database("mlflow_fault")), tmp_path / "artifacts", tmp_path / "server.log")
+    server.start()
+    try:
+        models = "".join(f'[[models]]\nname = "{m}_{i}"\nkind = "closed_form"\nmodel = "{m}"\n'
+                         for i in range(4) for m in ("bsp", "roofline"))
+        spec = tmp_path / "lab_fault.toml"
+        spec.write_text(_SPEC.format(name="lab_fault").split("[[models]]")[0] + models)
+        root = Path(__file__).resolve().parents[1]
+        env = dict(os.environ, MLFLOW_TRACKING_URI=server.uri, PERFML_TRACKING_RECOVERY_S="60",
+                   PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.Popen([sys.executable, "-m", "perfml", "--quiet", "experiment", "run", str(spec), "--json"],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            client = MlflowClient(tracking_uri=server.uri)
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline and proc.poll() is None:
+                exp = client.get_experiment_by_name("lab_fault")
+                if exp is not None and any("perfml.model" in r.data.tags for r in client.search_runs([exp.experiment_id])):
+                    break
+                time.sleep(0.2)
+            assert proc.poll() is None, f"the experiment ended before the fault: {proc.stderr.read()[-2000:]}"
+            server.stop()  # mid-experiment: a model run has started
+            time.sleep(6)
+            server.start()
+            out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+        runs = client.search_runs([client.get_experiment_by_name("lab_fault").experiment_id])
+        states = {r.info.run_id: r.info.status for r in runs}
+        assert "RUNNING" not in states.values(), states
+        print(f"\nfault outcome: exit {proc.returncode}; runs {sorted(states.values())}; stderr: {err.strip()}")
+        if proc.returncode == 0:  # resumed
+            assert set(states.values()) == {"FINISHED"} and len(states) == 9
+        else:
+            assert proc.returncode == 2, err
+            last = err.strip().splitlines()[-1]  # above it: MLflow's own INFO lines
+            assert last.startswith("error: MLflow tracking server") and "marked FAILED" in last and "Traceback" not in err
+            parent = [r for r in runs if r.data.tags.get("perfml.kind") == "experiment"]
+            assert [p.info.status for p in parent] == ["FAILED"]
+    finally:
+        server.stop()
