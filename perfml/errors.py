@@ -56,7 +56,7 @@ __all__ = [
     # --- added by harness ---
     "EstimatorParameterError",
     # --- added by lab ---
-    "SharedSweepError", "ExperimentAbortedError",
+    "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
 ]
 
 
@@ -299,3 +299,8 @@ class SharedSweepError(PerfmlError):
 class ExperimentAbortedError(PerfmlError):
     """An experiment stopped because its MLflow tracking server failed mid-run; its runs are
     marked FAILED (when the server answers again) and the experiment can be run again."""
+
+
+class ClusterUnavailableError(PerfmlError):
+    """The Dask scheduler given with ``--dask`` does not answer, or the ``dask[distributed]``
+    package it needs is not installed."""
