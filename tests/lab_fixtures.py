@@ -218,7 +218,7 @@ class MlflowServer:
         self.stop()
         raise RuntimeError(f"mlflow server did not answer /health within {timeout} s: {self.log.read_text()[-3000:]}")
 
-    def stop(self, timeout: float = 30) -> None:
+    def stop(self, timeout: float = 15) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
