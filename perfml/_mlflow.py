@@ -4,7 +4,8 @@ MLflow's own defaults (a 120 s request timeout and 7 retries with a factor-2 bac
 wait minutes for a tracking server that does not answer. :func:`configure_http` sets
 ``MLFLOW_HTTP_REQUEST_TIMEOUT``, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``,
 ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR`` and ``MLFLOW_HTTP_REQUEST_BACKOFF_JITTER`` unless
-the user set them, and :func:`check_reachable` refuses an ``http(s)`` URI whose server
+the user set them (and keeps MLflow's "View run at" links off perfml's stdout, where
+``--json`` output goes), and :func:`check_reachable` refuses an ``http(s)`` URI whose server
 does not accept a TCP connection within :data:`CONNECT_TIMEOUT` seconds.
 """
 
@@ -23,6 +24,8 @@ HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.5",
+    # stdout is perfml's (tables, --json): no "View run ... at: http://..." lines from a server
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 
 #: Seconds to wait for a tracking server to accept a TCP connection.

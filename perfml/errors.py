@@ -56,6 +56,9 @@ __all__ = [
     # --- added by harness ---
     "EstimatorParameterError",
     "IntervalLevelError", "ReferenceValidationError", "UnsupportedQueryError",  # added by query
+
+    # --- added by lab ---
+    "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
 ]
 
 
@@ -302,3 +305,18 @@ class ReferenceValidationError(QueryValidationError):
 class UnsupportedQueryError(QueryValidationError):
     """A query row names a kernel perfml knows nothing about: no reference measurement, no
     measurement on the training boards and no kernel description."""
+
+# --- added by lab ---
+class SharedSweepError(PerfmlError):
+    """A sweep result set could not be logged to, or pulled from, an MLflow tracking server
+    (no such board, several device fingerprints to choose from, an incomplete run)."""
+
+
+class ExperimentAbortedError(PerfmlError):
+    """An experiment stopped because its MLflow tracking server failed mid-run; its runs are
+    marked FAILED (when the server answers again) and the experiment can be run again."""
+
+
+class ClusterUnavailableError(PerfmlError):
+    """The Dask scheduler given with ``--dask`` does not answer, or the ``dask[distributed]``
+    package it needs is not installed."""

@@ -18,7 +18,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "perfml"
 #: subpackages and from packages of a strictly lower layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("<root>", "_expr", "_files", "_safe_output", "_progress", "_mlflow"),
+    ("<root>", "_expr", "_files", "_safe_output", "_progress", "_mlflow", "_secrets"),
     ("boards", "datasets", "kernels"),
     ("apps", "operators"),
     ("closed_form",),
@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("diagnosis", "cumapz"),
     ("evaluation",),
     ("learned",),
-    ("experiments", "reproduce"),
+    ("experiments", "reproduce", "lab"),
     ("testing",),
     ("cli",),
     ("__main__",),

@@ -133,6 +133,13 @@ def _usage_line(exc: _cx.ClickException) -> str:
     return f"error: {message}"
 
 
+def _say(line: str) -> None:
+    """Print one line on stderr, with the password of any URL in it masked."""
+    from perfml._secrets import mask_credentials
+
+    typer.echo(mask_credentials(line), err=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``perfml`` console script; returns the exit status.
 
@@ -146,13 +153,13 @@ def main(argv: list[str] | None = None) -> int:
         # exiting: it is the command's status (kernels check exits 1 on an impure kernel).
         status = command.main(args=argv, prog_name="perfml", standalone_mode=False)
     except PerfmlError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        _say(f"error: {exc}")
         return exc.exit_code
     except _cx.NoArgsIsHelpError as exc:
         exc.show()
         return exc.exit_code
     except _cx.ClickException as exc:
-        typer.echo(_usage_line(exc), err=True)
+        _say(_usage_line(exc))
         return 2
     except (_Interrupted, KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted", err=True)
@@ -164,13 +171,13 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         typed = translate(exc)
         if typed is not None:
-            typer.echo(f"error: {typed}", err=True)
+            _say(f"error: {typed}")
             return typed.exit_code
         if _debug_wanted(escaped.debug):
             import traceback
 
             traceback.print_exception(exc, file=sys.stderr)
-        typer.echo(internal_error_line(exc), err=True)
+        _say(internal_error_line(exc))
         return 1
     except SystemExit as exc:
         code = exc.code
@@ -178,13 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # raised outside a command (while parsing): same rules
         typed = translate(exc)
         if typed is not None:
-            typer.echo(f"error: {typed}", err=True)
+            _say(f"error: {typed}")
             return typed.exit_code
         if _debug_wanted(False):
             import traceback
 
             traceback.print_exception(exc, file=sys.stderr)
-        typer.echo(internal_error_line(exc), err=True)
+        _say(internal_error_line(exc))
         return 1
     return status if isinstance(status, int) else 0
 

@@ -20,6 +20,7 @@ def run(
     no_track: bool = typer.Option(False, "--no-track", help="Do not log to MLflow."),
     model: Optional[list[str]] = typer.Option(None, "--model", help="Run only these models of the file (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print only JSON."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run the folds on this Dask scheduler, e.g. tcp://127.0.0.1:8786 (joblib's Dask backend; same results as a local run)."),
 ) -> None:
     """Run one experiment; log it to MLflow (default local SQLite store, MLFLOW_TRACKING_URI overrides)."""
     from perfml.datasets import as_data_home
@@ -64,8 +65,13 @@ def run(
             advance(f"[{spec.name}] {message}", step=1 if started else 0)
             started.append(message)
 
-        result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model,
-                                progress=on_model)
+        import contextlib
+
+        from perfml.experiments.cluster import dask_folds
+
+        with dask_folds(dask) if dask else contextlib.nullcontext():
+            result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model,
+                                    progress=on_model)
         advance(step=1 if started else 0)
     if as_json:
         from perfml.cli._output import frame_records, print_json

@@ -169,6 +169,11 @@ def run(
     max_points: Annotated[
         int, typer.Option("--max-points", min=1, help=_MAX_POINTS_HELP)
     ] = DEFAULT_MAX_POINTS,
+    tracking_uri: Annotated[
+        str | None,
+        typer.Option("--tracking-uri", help="Also log the result set (and its characterization) as an MLflow run "
+                     "tagged with the board and device fingerprint, e.g. http://127.0.0.1:5000."),
+    ] = None,
 ) -> None:
     """Measure the specs' points into an append-only result set."""
     from rich.console import Console
@@ -222,6 +227,11 @@ def run(
         for line in r.advice(thresholds[r.spec]):
             console.print(f"[yellow]{line}[/]")
     console.print(f"results in {result_set.path}")
+    if tracking_uri is not None:
+        from perfml.lab.sweeps import log_result_set
+
+        run_id = log_result_set(result_set.path, tracking_uri=tracking_uri, board=board)
+        console.print(f"logged as MLflow run {run_id}")
     failed = sum(len(r.failed) for r in reports)
     if failed:
         from perfml.measure.runner import SweepFailedPointsError
@@ -230,6 +240,24 @@ def run(
             f"{failed} point(s) failed to compile or validate and were not recorded; fix them "
             f"and re-run with --resume --out {result_set.path}"
         )
+
+
+@sweep_app.command("pull")
+def pull(
+    board: Annotated[str, typer.Option("--board", help="Board whose latest logged result set to bring back.")],
+    out: Annotated[Path, typer.Option("--out", help="New directory for the result set.")],
+    tracking_uri: Annotated[
+        str | None, typer.Option("--tracking-uri", help="MLflow tracking URI (default: MLFLOW_TRACKING_URI).")
+    ] = None,
+    fingerprint: Annotated[
+        str | None, typer.Option("--fingerprint", help="Device fingerprint id (or a prefix) when several devices measured the board.")
+    ] = None,
+) -> None:
+    """Bring back a result set logged with `sweep run --tracking-uri`, for replay and characterization."""
+    from perfml.lab.sweeps import pull_result_set
+
+    path = pull_result_set(board, out, tracking_uri=tracking_uri, fingerprint=fingerprint)
+    typer.echo(f"result set of {board} in {path}; replay it with `perfml sweep run SPEC --backend replay --replay {path}`")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,13 +1,21 @@
 """``perfml tune``: tune a learner with Optuna, alone or as one of several workers.
 
-Several ``perfml tune`` processes given the same ``--storage`` and ``--study-name``
-share one study: see :mod:`perfml.learned.tuning` for how the study is created safely,
-how each worker gets its own seed (``--worker-id``) and how trials of a dead worker
-are marked failed and retried.
+Several ``perfml tune`` processes given the same ``--storage`` and ``--study`` (alias
+``--study-name``) share one study, on one host or many (a PostgreSQL URL such as
+``postgresql+psycopg://perfml@dbhost/optuna``, its password from ``PGPASSFILE`` or
+``PGPASSWORD``): see :mod:`perfml.learned.tuning` for how the study is created safely,
+how each worker gets its own seed (``--worker-id``) and how trials of a dead worker are
+marked failed and retried (a heartbeat every ``--heartbeat-interval`` seconds; a trial
+silent for ``--grace-period`` seconds is failed). ``--n-workers N`` starts N worker
+processes of this same command on this host (worker ids ``--worker-id`` to
+``--worker-id + N - 1``) and reports the study when all have finished. The storage URL
+reaches the workers through ``PERFML_TUNE_STORAGE``, not their command lines, and every
+message masks its password.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -30,10 +38,13 @@ def tune_command(
     app: Optional[str] = typer.Option(None, "--app", help="Tune on the runtimes of this app_id only."),
     n_trials: int = typer.Option(20, "--n-trials", min=1, max=1000, help="Trials this worker runs, 1 to 1000 (the bound of experiment files' tune.n_trials)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0, help="Stop starting trials after this many seconds."),
-    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna RDB URL (default: sqlite:///optuna.db in the current directory)."),
-    study_name: str = typer.Option("perfml-tune", "--study-name"),
+    storage: Optional[str] = typer.Option(None, "--storage", envvar="PERFML_TUNE_STORAGE", help="Optuna RDB URL, e.g. postgresql+psycopg://user@host/db with the password in PGPASSFILE (default: sqlite:///optuna.db in the current directory; also PERFML_TUNE_STORAGE)."),
+    study_name: str = typer.Option("perfml-tune", "--study", "--study-name", help="Name of the study the workers share."),
     seed: int = typer.Option(0, "--seed", help="Seed of the worker that creates the study; other workers derive theirs from it."),
     worker_id: Optional[int] = typer.Option(None, "--worker-id", min=0, help="Seed this worker as worker N (default: 0 if it creates the study, else its process id)."),
+    n_workers: int = typer.Option(1, "--n-workers", min=1, max=64, help="Start this many worker processes on the study (each runs --n-trials)."),
+    heartbeat_interval: int = typer.Option(30, "--heartbeat-interval", min=1, max=3600, envvar="PERFML_TUNE_HEARTBEAT", help="Seconds between the heartbeats of a running trial."),
+    grace_period: Optional[int] = typer.Option(None, "--grace-period", min=1, max=86400, envvar="PERFML_TUNE_GRACE_PERIOD", help="A trial without a heartbeat for this long is marked FAILED and retried (default: twice --heartbeat-interval)."),
     mlflow_track: bool = typer.Option(True, "--mlflow/--no-mlflow", help="Record trials in MLflow (optuna_integration.MLflowCallback)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -42,7 +53,7 @@ def tune_command(
     from perfml.cli import quiet_requested
     from perfml.evaluation.closed_form import describable_runtimes
     from perfml.learned.regressors import RuntimeRegressor
-    from perfml.learned.tuning import default_storage, tune
+    from perfml.learned.tuning import default_storage, make_storage, tune
 
     if learner not in _LEARNERS:
         raise PerfmlError(f"--learner must be one of {', '.join(_LEARNERS)}, found {learner!r}")
@@ -54,16 +65,37 @@ def tune_command(
             f"tuning scores folds grouped by board and needs runtimes of at least 2 boards; the selection has "
             f"{rt['board'].nunique()} ({len(rt)} rows): drop --board or choose another --source/--app"
         )
-    est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
-    with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
-        study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=storage or default_storage("."),
-                     study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None,
-                     timeout=timeout, worker_id=worker_id, progress=advance)
+    if grace_period is not None and grace_period <= heartbeat_interval:
+        raise PerfmlError(f"--grace-period must exceed --heartbeat-interval ({heartbeat_interval} s), found {grace_period}: "
+                          "a live trial would be failed between two heartbeats")
+    url = storage or default_storage(".")
+    rdb = make_storage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period)
+    if n_workers > 1:
+        from perfml.learned.tuning import open_study
+        from perfml.cli._workers import run_workers
+
+        argv = ["tune", "--learner", learner, "--target", target, "--n-trials", str(n_trials), "--study", study_name,
+                "--seed", str(seed), "--heartbeat-interval", str(heartbeat_interval),
+                "--mlflow" if mlflow_track else "--no-mlflow"]
+        argv += [a for flag, v in (("--data-home", data_home), ("--source", source), ("--board", board), ("--app", app),
+                                   ("--timeout", timeout), ("--grace-period", grace_period)) if v is not None for a in (flag, str(v))]
+        reports = run_workers(argv, n_workers, first_worker_id=worker_id or 0, storage_url=url)
+        study = open_study(rdb, study_name, random_state=seed, worker_id=worker_id or 0)
+    else:
+        est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
+        with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
+            study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=rdb,
+                         study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None,
+                         timeout=timeout, worker_id=worker_id, progress=advance)
+        reports = None
     finished = [t for t in study.trials if t.state.name == "COMPLETE"]
     if not finished:
         raise PerfmlError(f"no trial of study {study_name!r} finished (all pruned or failed); run more --n-trials")
     result = {"study": study_name, "best_value_mape": study.best_value, "best_params": study.best_params,
-              "n_trials": len(study.trials)}
+              "n_trials": len(study.trials),
+              "states": dict(sorted(Counter(t.state.name for t in study.trials).items()))}
+    if reports is not None:
+        result["workers"] = reports
     if as_json:
         from perfml.cli._output import print_json
 

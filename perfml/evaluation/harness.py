@@ -17,8 +17,19 @@ from perfml.evaluation.protocols import get_protocol
 ID_COLUMNS = ("board", "app_id", "input_size")
 
 
+def _fit_predict_fold(estimator, X: pd.DataFrame, y: np.ndarray, train, test, fold: int) -> pd.DataFrame:
+    """One fold: a clone of ``estimator`` fitted on the training rows predicts the test rows."""
+    model = clone(estimator).fit(X.iloc[train], y[train])
+    pred = model.predict(X.iloc[test])
+    piece = X.iloc[test][list(ID_COLUMNS)].copy()
+    piece["measured_ms"] = y[test]
+    piece["predicted_ms"] = pred
+    piece["fold"] = fold
+    return piece
+
+
 def cross_val_predictions(estimator, X: pd.DataFrame, y, protocol, n_splits: int = 5, *,
-                          reference_board: str = "GTX-680") -> pd.DataFrame:
+                          reference_board: str = "GTX-680", n_jobs: int | None = None) -> pd.DataFrame:
     """Out-of-fold predictions of ``estimator`` under ``protocol``.
 
     For every fold of the protocol's splitter a clone of ``estimator`` is fitted on the
@@ -37,6 +48,12 @@ def cross_val_predictions(estimator, X: pd.DataFrame, y, protocol, n_splits: int
         Folds of the k-fold protocols (``grouped-kfold``, ``size-cv``).
     reference_board : str, default="GTX-680"
         Training board of ``reference-board``.
+    n_jobs : int, optional
+        Folds run through :class:`joblib.Parallel`: None runs them one after the other in
+        this process, unless a :func:`joblib.parallel_config` is active (``perfml
+        experiment run --dask`` activates joblib's Dask backend, so the folds run on a
+        Dask cluster). Every fold fits a clone of the same estimator with the same
+        parameters, so where a fold runs does not change its predictions.
 
     Returns
     -------
@@ -48,13 +65,9 @@ def cross_val_predictions(estimator, X: pd.DataFrame, y, protocol, n_splits: int
     y = np.asarray(y, dtype=float)
     splitter = get_protocol(protocol, n_splits=n_splits, reference_board=reference_board)
     groups = splitter.groups_of(X) if hasattr(splitter, "groups_of") else None
-    pieces = []
-    for fold, (train, test) in enumerate(splitter.split(X, y, groups)):
-        model = clone(estimator).fit(X.iloc[train], y[train])
-        pred = model.predict(X.iloc[test])
-        piece = X.iloc[test][list(ID_COLUMNS)].copy()
-        piece["measured_ms"] = y[test]
-        piece["predicted_ms"] = pred
-        piece["fold"] = fold
-        pieces.append(piece)
+    from joblib import Parallel, delayed
+
+    folds = list(splitter.split(X, y, groups))
+    pieces = Parallel(n_jobs=n_jobs)(delayed(_fit_predict_fold)(estimator, X, y, train, test, fold)
+                                     for fold, (train, test) in enumerate(folds))
     return pd.concat(pieces).sort_index()

@@ -120,62 +120,68 @@ def run_experiment(
 ) -> ExperimentResult:
     """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow)."""
     from perfml.datasets import as_data_home
-    from perfml.evaluation.harness import cross_val_predictions
+    from perfml.experiments.tracking import failed_runs_marked
 
     data_home = as_data_home(data_home)  # one DataHome for every model: tables read once
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     selected = [m for m in spec.models if models is None or m.name in models]
+    with failed_runs_marked(spec.name) as guard:  # on failure no run is left RUNNING
+        return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard)
+
+
+def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard) -> ExperimentResult:
+    """The fold loop of :func:`run_experiment` over ``selected`` models; logs as it goes."""
+    from perfml.evaluation.harness import cross_val_predictions
+
     rows, per_board, per_app, preds = [], [], [], []
-    mlflow, parent = _start_parent(spec, rt, track)
-    try:
-        for model in selected:
-            if progress:
-                progress(f"{model.name}: {spec.protocol} over {len(rt)} rows")
-            est = build_estimator(model, data_home, storage, random_state)
-            t0 = time.perf_counter()
-            pred = cross_val_predictions(est, rt, y, spec.protocol)
-            seconds = time.perf_counter() - t0
-            pred["model"] = model.name
-            scored = pred[np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)]
-            summary = {"model": model.name, "kind": model.kind, **summarize(scored["predicted_ms"], scored["measured_ms"]),
-                       "n_unpredicted": int(len(pred) - len(scored)), "cv_seconds": seconds}
-            rows.append(summary)
-            pb = score_table(scored, by=["board"]).assign(model=model.name)
-            pa = score_table(scored, by=["app_id"]).assign(model=model.name)
-            per_board.append(pb)
-            per_app.append(pa)
-            preds.append(pred)
-            if mlflow is not None:
-                _log_model_run(mlflow, spec, model, est, rt, y, summary, pb, pa, scored)
-        summary_frame = pd.DataFrame(rows)
-        if spec.published:
-            from perfml.experiments.published import published_summary
-
-            pub = published_summary(spec.published.get("suite", "NCA"), spec.published.get("methods"), data_home)
-            summary_frame = pd.concat([summary_frame, pub], ignore_index=True)
-        result = ExperimentResult(
-            spec.name,
-            summary_frame,
-            pd.concat(per_board, ignore_index=True),
-            pd.concat(per_app, ignore_index=True),
-            pd.concat(preds),
-        )
+    mlflow, parent = _start_parent(spec, rt, track, guard.parents)
+    for model in selected:
+        if progress:
+            progress(f"{model.name}: {spec.protocol} over {len(rt)} rows")
+        est = build_estimator(model, data_home, storage, random_state)
+        t0 = time.perf_counter()
+        pred = cross_val_predictions(est, rt, y, spec.protocol)
+        seconds = time.perf_counter() - t0
+        pred["model"] = model.name
+        scored = pred[np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)]
+        summary = {"model": model.name, "kind": model.kind, **summarize(scored["predicted_ms"], scored["measured_ms"]),
+                   "n_unpredicted": int(len(pred) - len(scored)), "cv_seconds": seconds}
+        rows.append(summary)
+        pb = score_table(scored, by=["board"]).assign(model=model.name)
+        pa = score_table(scored, by=["app_id"]).assign(model=model.name)
+        per_board.append(pb)
+        per_app.append(pa)
+        preds.append(pred)
         if mlflow is not None:
-            _log_summary(mlflow, spec, result)
-        return result
-    finally:
-        if mlflow is not None:
-            mlflow.end_run()
+            _log_model_run(mlflow, spec, model, est, rt, y, summary, pb, pa, scored)
+    summary_frame = pd.DataFrame(rows)
+    if spec.published:
+        from perfml.experiments.published import published_summary
+
+        pub = published_summary(spec.published.get("suite", "NCA"), spec.published.get("methods"), data_home)
+        summary_frame = pd.concat([summary_frame, pub], ignore_index=True)
+    result = ExperimentResult(
+        spec.name,
+        summary_frame,
+        pd.concat(per_board, ignore_index=True),
+        pd.concat(per_app, ignore_index=True),
+        pd.concat(preds),
+    )
+    if mlflow is not None:
+        _log_summary(mlflow, spec, result)
+        mlflow.end_run()
+    return result
 
 
-def _start_parent(spec: ExperimentSpec, rt: pd.DataFrame, track: bool):
+def _start_parent(spec: ExperimentSpec, rt: pd.DataFrame, track: bool, started: list[str]):
     if not track:
         return None, None
     import mlflow
 
     mlflow.set_experiment(spec.name)
     parent = mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    started.append(parent.info.run_id)
     mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "experiment", "perfml.spec": spec.path})
     mlflow.log_params({
         "protocol": spec.protocol,
@@ -280,8 +286,12 @@ def run_table2_experiment(spec: ExperimentSpec, *, data_home=None, track: bool =
     if track:
         import mlflow
 
+        from perfml.experiments.tracking import failed_runs_marked
+
         mlflow.set_experiment(spec.name)
-        with mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"):
+        with failed_runs_marked(spec.name) as guard, \
+                mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}") as run:
+            guard.parents.append(run.info.run_id)
             mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "bsp_table2"})
             mlflow.log_params({"runs": ",".join(runs), "reference_board": spec.table2.get("reference_board", "GTX-680")})
             for name, table in tables.items():

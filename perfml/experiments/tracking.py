@@ -21,7 +21,7 @@ import os
 
 import pandas as pd
 
-from perfml.errors import PerfmlError, TrackingStoreError
+from perfml.errors import ExperimentAbortedError, PerfmlError, TrackingStoreError
 
 from perfml._mlflow import (  # noqa: F401 - re-exported: the tracking API lives here
     CONNECT_TIMEOUT,
@@ -99,3 +99,105 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
     if not out:
         raise PerfmlError(f"no finished perfml experiment runs in MLflow ({mlflow.get_tracking_uri()}); run `perfml experiment run FILE` first")
     return out
+
+
+#: Seconds an experiment whose tracking server failed waits for it to answer again, to
+#: mark its unfinished runs FAILED (``PERFML_TRACKING_RECOVERY_S`` overrides).
+RECOVERY_WAIT_S = 60.0
+
+
+def _is_tracking_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from MLflow or its HTTP client (a store that failed), not from perfml's work."""
+    if isinstance(exc, TrackingStoreError):
+        return True
+    for e in (exc, exc.__cause__, exc.__context__):
+        if e is not None and type(e).__module__.split(".")[0] in ("mlflow", "requests", "urllib3"):
+            return True
+    return False
+
+
+def _mark_failed(parents: list[str], wait_s: float) -> tuple[list[str], str]:
+    """Mark FAILED every RUNNING run in ``parents`` and their children; (the marked ids, the problem if any)."""
+    import time as _time
+
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    while mlflow.active_run() is not None:  # mlflow pops the run before telling the server: the stack empties
+        try:
+            mlflow.end_run(status="FAILED")
+        except Exception:  # noqa: BLE001 - the server may be down; the runs are marked below
+            pass
+    uri = tracking_uri()
+    deadline = _time.monotonic() + wait_s
+    problem = ""
+    while True:
+        try:
+            client = MlflowClient(tracking_uri=uri)
+            marked = []
+            for parent_id in parents:
+                parent = client.get_run(parent_id)
+                runs = [parent, *client.search_runs(
+                    [parent.info.experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'", max_results=10000)]
+                for run in runs:
+                    if run.info.status == "RUNNING":
+                        client.set_terminated(run.info.run_id, "FAILED")
+                        marked.append(run.info.run_id)
+            return marked, ""
+        except Exception as exc:  # noqa: BLE001 - retried until the deadline
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if _time.monotonic() >= deadline:
+                return [], problem
+            _time.sleep(1.0)
+
+
+class failed_runs_marked:  # noqa: N801 - used as a context manager, named for what it ensures
+    """Context manager: when the block raises, no run it started is left RUNNING.
+
+    The runner appends the id of every top-level run it starts to :attr:`parents`. If
+    the block raises, every run on MLflow's active-run stack is ended, and every
+    RUNNING run among the parents and their nested runs is marked FAILED, waiting up to
+    ``PERFML_TRACKING_RECOVERY_S`` seconds (default :data:`RECOVERY_WAIT_S`) for a
+    tracking server that went away to answer again. A failure of the tracking store
+    itself becomes a typed :class:`~perfml.errors.ExperimentAbortedError` saying which
+    runs were marked, or which could not be and how to mark them; any other exception
+    is re-raised as it was.
+    """
+
+    def __init__(self, experiment: str):
+        self.experiment = experiment
+        self.parents: list[str] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or not self.parents:
+            if exc is not None and _is_tracking_failure(exc):
+                raise ExperimentAbortedError(
+                    f"MLflow tracking store {tracking_uri()} failed while starting experiment {self.experiment!r} "
+                    f"({_first_line(exc)}); no run was started: check the server and run the experiment again"
+                ) from exc
+            return False
+        wait_s = float(os.environ.get("PERFML_TRACKING_RECOVERY_S", RECOVERY_WAIT_S))
+        marked, problem = _mark_failed(self.parents, wait_s)
+        if not _is_tracking_failure(exc):
+            return False
+        if problem:
+            raise ExperimentAbortedError(
+                f"MLflow tracking server {tracking_uri()} failed during experiment {self.experiment!r} "
+                f"({_first_line(exc)}) and did not answer again within {wait_s:g} s ({problem}); run(s) "
+                f"{', '.join(self.parents)} and their nested runs may still show RUNNING: mark them with "
+                "MlflowClient().set_terminated(run_id, 'FAILED') once it answers, then run the experiment again"
+            ) from exc
+        raise ExperimentAbortedError(
+            f"MLflow tracking server {tracking_uri()} failed during experiment {self.experiment!r} "
+            f"({_first_line(exc)}); {len(marked)} unfinished run(s) marked FAILED: run the experiment again"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    from perfml._secrets import mask_credentials
+
+    text = str(exc).strip().splitlines()
+    return mask_credentials(f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__)[:300]

@@ -108,8 +108,10 @@ def _retrying(what: str, url: str, action, attempts: int = 8):
             return action()
         except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError) as exc:
             if attempt == attempts - 1:
+                from perfml._secrets import mask_credentials
+
                 raise StudyError(
-                    f"could not {what} in {url} after {attempts} attempts ({str(exc).splitlines()[0]}); "
+                    f"could not {what} in {mask_credentials(url)} after {attempts} attempts ({str(exc).splitlines()[0]}); "
                     "check that the storage is writable and not locked by another program"
                 ) from exc
             time.sleep(0.05 * (attempt + 1) + random.random() * 0.1)
@@ -170,6 +172,7 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
         storage = make_storage(storage)
     url = getattr(storage, "url", "memory")
     storage = optuna.storages.get_storage(storage)
+    url = str(url)
 
     def create() -> bool:
         try:
@@ -186,7 +189,9 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
         pruner=pruner or optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
     )
     if study.direction != optuna.study.StudyDirection.MINIMIZE:
-        raise StudyError(f"study {study_name!r} in {url} maximizes; perfml minimizes MAPE: choose another --study-name")
+        from perfml._secrets import mask_credentials
+
+        raise StudyError(f"study {study_name!r} in {mask_credentials(str(url))} maximizes; perfml minimizes MAPE: choose another --study-name")
     return study
 
 

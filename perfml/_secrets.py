@@ -1,0 +1,29 @@
+"""Keep passwords of database and server URLs out of everything perfml prints.
+
+A storage URL such as ``postgresql+psycopg://user:PASSWORD@host/db`` may reach perfml on
+a command line; the password must not come back in a message, a log line or an error.
+:func:`mask_credentials` replaces the password of every ``scheme://user:password@``
+in a text by ``***``. The way to keep it off the command line altogether is libpq's
+``PGPASSFILE`` (or ``~/.pgpass``) or ``PGPASSWORD`` for PostgreSQL, and
+``MLFLOW_TRACKING_USERNAME`` / ``MLFLOW_TRACKING_PASSWORD`` for an MLflow server.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["mask_credentials"]
+
+# scheme://user:password@  (the password runs to the last '@' before the host part)
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*):(?P<password>[^\s/]*)@(?=[^\s@/]*(?:[/\s?#]|$))")
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@host`` replaced by ``***``.
+
+    Examples
+    --------
+    >>> mask_credentials("could not open postgresql://lab:s3cr@t@127.0.0.1:5432/optuna")
+    'could not open postgresql://lab:***@127.0.0.1:5432/optuna'
+    """
+    return _USERINFO.sub(lambda m: f"{m.group('head')}:***@", str(text))

@@ -1,0 +1,58 @@
+"""Run the folds of an experiment on a Dask cluster (``perfml experiment run --dask ADDRESS``).
+
+Choice: joblib's Dask backend around the one fold loop
+(:func:`perfml.evaluation.cross_val_predictions` dispatches its folds through
+:class:`joblib.Parallel`), not ``dask.distributed`` futures written by hand. The fold
+loop stays one function for the local run and the cluster run, so the cluster run
+computes exactly what the local run computes (each fold fits a clone of the same
+estimator, with the same ``random_state``, on the same rows; joblib returns the folds
+in order), and everything outside the folds (data selection, scoring, MLflow logging)
+stays in this process. Inside :func:`dask_folds` every ``joblib.Parallel`` without an
+explicit ``n_jobs`` uses all the cluster's workers.
+
+The workers need perfml (and the data home, when a model reads it) at the same paths
+as this process: start them from the same environment, e.g. ``dask scheduler
+--host 127.0.0.1`` and ``dask worker tcp://127.0.0.1:8786`` on each host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from perfml.errors import ClusterUnavailableError
+
+__all__ = ["CONNECT_TIMEOUT", "dask_folds"]
+
+#: Seconds to wait for the scheduler to answer.
+CONNECT_TIMEOUT = 20
+
+
+@contextlib.contextmanager
+def dask_folds(address: str, timeout: float = CONNECT_TIMEOUT):
+    """Within the block, joblib runs the folds on the Dask cluster at ``address``; yields the client.
+
+    Raises
+    ------
+    ClusterUnavailableError
+        If ``dask[distributed]`` is not installed or the scheduler does not answer
+        within ``timeout`` seconds.
+    """
+    try:
+        from dask.distributed import Client
+    except ImportError as exc:
+        raise ClusterUnavailableError(
+            f"--dask needs dask.distributed, which is not installed ({exc}); pip install 'perfml[lab]'") from None
+    import joblib
+
+    try:
+        client = Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterUnavailableError(
+            f"the Dask scheduler {address} does not answer ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}) "
+            f"after {timeout:g} s; start it (`dask scheduler --host 127.0.0.1`) or pass another --dask address"
+        ) from None
+    try:
+        with client.as_current(), joblib.parallel_config(backend="dask", n_jobs=-1):
+            yield client
+    finally:
+        client.close()

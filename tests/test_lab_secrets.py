@@ -1,0 +1,25 @@
+"""Passwords of URLs never come back in perfml's messages (issue 13: credentials not in logs)."""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from perfml._secrets import mask_credentials
+
+_PASSWORD = st.text(alphabet=string.ascii_letters + string.digits + "!$%&'()*+,;=:@-._~", min_size=1, max_size=40)
+
+
+@given(password=_PASSWORD, scheme=st.sampled_from(["postgresql", "postgresql+psycopg", "http", "https", "mysql+pymysql"]),
+       before=st.sampled_from(["", "could not open ", "error: storage "]), after=st.sampled_from(["", " after 8 attempts", "; fix it"]))
+def test_the_password_of_a_url_is_masked(password, scheme, before, after):
+    text = f"{before}{scheme}://lab_user:{password}@db.example.org:5432/optuna{after}"
+    assert mask_credentials(text) == f"{before}{scheme}://lab_user:***@db.example.org:5432/optuna{after}"
+
+
+@given(st.sampled_from(["sqlite:////tmp/optuna.db", "postgresql+psycopg://lab@127.0.0.1:5432/optuna",
+                        "http://127.0.0.1:5000", "a plain message: 3 trials, best 12.5%"]))
+def test_text_without_a_password_is_unchanged(text):
+    assert mask_credentials(text) == text

@@ -1,0 +1,108 @@
+"""Shared tuning on a real PostgreSQL study (issue 13): several workers, a killed worker.
+
+Every worker is a real ``python -m perfml tune`` process on the throw-away cluster of
+:mod:`lab_fixtures`; the storage URL carries no password (libpq reads it from
+``PGPASSFILE``). Trials tune the SVR learner on one app's runtimes of
+shared/datasets (gpuperfpredict NCA), a few seconds each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lab_fixtures import postgres  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env():
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLFLOW_TRACKING_URI", None)
+    env.pop("PERFML_TUNE_STORAGE", None)
+    return env
+
+
+def _tune(*args):
+    return [sys.executable, "-m", "perfml", "--quiet", "tune", "--learner", "svr", "--no-mlflow", *args]
+
+
+def _trials(url, study):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return sorted(optuna.load_study(study_name=study, storage=url).trials, key=lambda t: t.number)
+
+
+def test_four_workers_share_one_postgresql_study(postgres, tmp_path):
+    url = postgres.url(postgres.new_database("optuna"))
+    proc = subprocess.run(_tune("--app", "subSeqMax", "--n-trials", "1", "--n-workers", "4", "--storage", url,
+                                "--study", "four", "--json"),
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert [w["exit_code"] for w in out["workers"]] == [0, 0, 0, 0]
+    trials = _trials(url, "four")
+    assert [t.number for t in trials] == list(range(4))  # unique numbers, 4 workers x 1 trial
+    assert out["n_trials"] == 4 and sum(out["states"].values()) == 4
+    assert {t.state.name for t in trials} <= {"COMPLETE", "PRUNED"}
+    assert len({tuple(sorted(t.params.items())) for t in trials}) == 4  # distinct seeds, distinct draws
+    assert not list(tmp_path.iterdir())  # no local optuna.db / mlflow.db
+
+
+def test_a_killed_worker_s_trial_ends_failed_and_the_study_finishes(postgres, tmp_path):
+    import optuna
+
+    url = postgres.url(postgres.new_database("optuna"))
+    beat = ["--heartbeat-interval", "1", "--grace-period", "3"]
+    victim = subprocess.Popen(_tune("--app", "vectorAdd", "--n-trials", "5", "--storage", url, "--study", "kill",
+                                    "--worker-id", "1", *beat),
+                              cwd=tmp_path, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        running = []
+        while not running and time.monotonic() < deadline and victim.poll() is None:
+            time.sleep(0.2)
+            try:
+                running = [t for t in _trials(url, "kill") if t.state.name == "RUNNING"]
+            except KeyError:  # the study is not created yet
+                pass
+        assert running, f"no trial started within 180 s: {victim.stderr.read().decode()[-2000:] if victim.poll() is not None else ''}"
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait(timeout=30)
+    killed = running[0].number
+    assert _trials(url, "kill")[killed].state.name == "RUNNING"  # killed mid-trial: nobody ended it
+    time.sleep(4)  # past the grace period
+    proc = subprocess.run(_tune("--app", "vectorAdd", "--n-trials", "2", "--storage", url, "--study", "kill",
+                                "--worker-id", "2", "--json", *beat),
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    trials = _trials(url, "kill")
+    assert trials[killed].state == optuna.trial.TrialState.FAIL
+    assert not [t for t in trials if t.state.name == "RUNNING"]
+    retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed]
+    assert len(retried) == 1 and retried[0].params == trials[killed].params  # its parameters were tried again
+    assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the second worker's trials
+
+
+def test_a_password_on_the_command_line_is_masked(postgres, tmp_path):
+    secret = "Wr0ngPassw0rd-never-printed"
+    url = f"postgresql+psycopg://{postgres.user}:{secret}@{postgres.host}:{postgres.port}/postgres"
+    proc = subprocess.run(_tune("--app", "subSeqMax", "--n-trials", "1", "--storage", url, "--study", "masked"),
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert secret not in proc.stderr + proc.stdout
+    assert f"{postgres.user}:***@" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
