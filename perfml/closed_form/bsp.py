@@ -64,7 +64,7 @@ class BSPModel(RegressorMixin, BaseEstimator):
 
     ``T_k = t (Comp + Comm_GM + Comm_SM) / (R P lambda)`` (seed 003, eqs. 3-5). The work
     counts per thread (Comp, ld/st to global and shared memory) come from the kernel
-    description of the app (``perfml/data/apps.toml``); the constants (cores P, clock R,
+    description of the app (the ``[model]`` table of its sidecar in ``perfml/kernels/cuda``); the constants (cores P, clock R,
     latencies g, L1/L2 hit fractions) from ``bsp_inputs.csv`` of the data home for the
     boards and apps the upstream scripts cover, else from the board registry. Fitting
     estimates lambda = T_k(lambda=1) / T_measured per group, robustly over input sizes:

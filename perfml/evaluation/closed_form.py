@@ -1,7 +1,7 @@
 """Score the closed-form models on the measured runtimes they can describe.
 
 A closed-form model describes a runtime row when the app has a kernel description
-(``perfml/data/apps.toml``) and the board has the constants the model needs. The BSP
+(the ``[model]`` table of its sidecar in ``perfml/kernels/cuda``) and the board has the constants the model needs. The BSP
 model must be fitted (lambda), so it is scored out of sample by default: lambda is
 fitted on the other input sizes of the same (board, app) (``protocol="size-cv"``, a
 scikit-learn ``GroupKFold`` over input sizes); ``"reference-board"`` fits one lambda

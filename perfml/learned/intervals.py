@@ -29,7 +29,7 @@ behave like one of the training boards. The coverage actually achieved on held-o
 measured, not assumed (:func:`held_out_board_coverage`).
 
 Quantiles are kept per kernel group: ``described`` (kernels with a description in
-``apps.toml``) and ``undescribed`` (kernels known only from measurements, e.g. Rodinia),
+the ``[model]`` tables of the kernel sidecars) and ``undescribed`` (kernels known only from measurements, e.g. Rodinia),
 whose errors differ several-fold; a group with no calibration row uses ``all``. They are
 stored in the model's manifest (hashed with it) at every level of :data:`LEVELS`.
 

@@ -175,7 +175,7 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
             raise UnsupportedQueryError(
                 f"{at}, column app_id: perfml knows nothing about kernel {app!r} (no --reference measurement, "
                 "no measurement on the training boards, no kernel description); add its measured time on a board you "
-                "have to a --reference CSV (query columns + time_ms), or describe it in perfml/data/apps.toml"
+                "have to a --reference CSV (query columns + time_ms), or describe it in the [model] table of a sidecar (perfml/kernels/cuda/SIDECAR.md)"
             )
     q["app_id"] = app_ids
     q["input_size"] = _as_integers(frame, "input_size", where, required=True, low=1, high=MAX_INPUT_SIZE,

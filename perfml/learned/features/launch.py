@@ -28,7 +28,7 @@ def launch_frame(X: pd.DataFrame) -> pd.DataFrame:
                 from perfml.errors import UnknownAppError
 
                 raise UnknownAppError(
-                    f"app {app_id!r} has no kernel description (perfml/data/apps.toml) and its rows lack a launch "
+                    f"app {app_id!r} has no kernel description (a [model] table in perfml/kernels/cuda) and its rows lack a launch "
                     "configuration; give block_x/block_y/grid_x/grid_y for every row, or describe the kernel"
                 )
             for c in LAUNCH_COLUMNS:
