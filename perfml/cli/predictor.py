@@ -58,8 +58,13 @@ def predict(
     output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, extrapolated, extrapolation."),
     data_home: Optional[Path] = DataHome,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
+    characterization: Optional[Path] = typer.Option(None, "--characterization", help="Characterization of the target board (from `perfml characterize`); the queries must all be of that board."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Runtime rows (any kernel of known work) measured on the target board, with time_ms: calibrates its characterization."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
+
+    With ``--characterization`` or ``--calibration`` (the calibrated tier), that file is
+    the only thing of the target board the prediction uses.
 
     Rows beyond the training range are flagged in the ``extrapolated`` column; a bad row
     stops everything and nothing is written.
@@ -71,11 +76,31 @@ def predict(
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
     reg = load_model(model, data_home=data_home)
+    if characterization is not None or calibration is not None:
+        _use_target(reg, original, characterization, calibration)
     result = predict_queries(reg, original, str(queries))
     write_predictions(result, output, overwrite=overwrite)
     n_extra = int(result["extrapolated"].sum())
     note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")
+
+
+def _use_target(reg, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
+    """Give the model the target board's characterization (read, or calibrated from runtimes)."""
+    from perfml.errors import InvalidValueError
+    from perfml.learned.target_characterization import calibrate_target, use_target_characterization
+
+    if characterization is not None and calibration is not None:
+        raise InvalidValueError("give --characterization or --calibration, not both (a calibration builds a characterization)")
+    boards = queries["board"].astype(str) if "board" in queries else []
+    if characterization is not None:
+        from perfml.characterize import load_characterization
+
+        ch, where = load_characterization(characterization), str(characterization)
+    else:
+        ch, where = calibrate_target(calibration, boards), f"the calibration of {calibration}"
+    for warning in use_target_characterization(reg, ch, boards, where):
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def register(app: typer.Typer) -> None:
