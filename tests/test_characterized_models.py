@@ -52,7 +52,7 @@ def test_roofline_characterized_peaks_take_the_achieved_bandwidth_and_say_which_
     matMul FP32 rate that is only a lower bound: the bandwidth is used, the FP32 peak stays spec."""
     X = rows("vectorAdd", [2**24], board="GTX-750")
     spec = RooflineModel().fit(X, [1.0]).roofline_terms(X)
-    char = RooflineModel(peaks="characterized").fit(X, [1.0]).roofline_terms(X)
+    char = RooflineModel(peaks="characterized", characterizations=board_characterization).fit(X, [1.0]).roofline_terms(X)
     achieved = board_characterization("GTX-750").value("dram_bandwidth", "B/s", tiers=("calibrated",), bounds=("estimate",))
     assert achieved is not None and achieved < peak_bandwidth(get_board("GTX-750"))
     assert (spec["bandwidth_tier"] == "spec").all()
@@ -71,7 +71,7 @@ def test_roofline_without_achieved_values_equals_the_spec_roofline():
 def test_bsp_falls_back_to_the_paper_latencies_without_characterized_latencies():
     """The committed calibrated files hold no latency: BSP keeps seed 003's g values."""
     X = rows("vectorAdd", [2**20, 2**22], board="GTX-750")
-    model = BSPModel(constants_sources=(), latencies="characterized")
+    model = BSPModel(constants_sources=(), latencies="characterized", characterizations=board_characterization)
     assert set(model.latency_tiers("GTX-750").values()) == {"paper"}
     a = BSPModel(constants_sources=()).model_terms(X)["t1_ms"]
     b = model.model_terms(X)["t1_ms"]
@@ -93,7 +93,7 @@ def test_hongkim_characterized_hardware_changes_the_prediction_only_when_asked()
     X = rows("vectorAdd", [2**22, 2**24], board="GTX-750")
     paper = predict(HongKimRuntimeModel(), X)
     again = predict(HongKimRuntimeModel(hardware="paper", characterizations={"GTX-750": synthetic("GTX-750")}), X)
-    char = predict(HongKimRuntimeModel(hardware="characterized"), X)
+    char = predict(HongKimRuntimeModel(hardware="characterized", characterizations=board_characterization), X)
     np.testing.assert_allclose(paper, again)
     assert np.all(np.isfinite(char)) and not np.allclose(paper, char)
 
@@ -175,11 +175,22 @@ def test_a_characterization_of_another_board_is_refused(make, how):
         BSPModel(latencies="characterized", characterizations={BOARD: "not a characterization"}),
         HongKimRuntimeModel(hardware="gtx280"),
         HongKimRuntimeModel(hardware="characterized", characterizations=["GTX-980"]),
+        # asked to use characterizations, given none: nothing is read behind the caller's back
+        RooflineModel(peaks="characterized"),
+        BSPModel(latencies="characterized"),
+        HongKimRuntimeModel(hardware="characterized"),
     ],
 )
 def test_bad_characterization_parameters_are_refused_in_fit(est):
     with pytest.raises(EstimatorParameterError):
         est.fit(VECTOR, np.ones(len(VECTOR)))
+
+
+def test_a_board_missing_from_the_mapping_gets_the_spec_tier():
+    X = rows("vectorAdd", [2**24], board="GTX-750")
+    terms = RooflineModel(peaks="characterized", characterizations={BOARD: synthetic()}).fit(X, [1.0]).roofline_terms(X)
+    assert (terms["bandwidth_tier"] == "spec").all()
+    np.testing.assert_allclose(terms["memory_ms"], RooflineModel().fit(X, [1.0]).roofline_terms(X)["memory_ms"])
 
 
 def test_an_achieved_value_beyond_physical_limits_never_reaches_a_model():

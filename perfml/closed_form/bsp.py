@@ -105,8 +105,9 @@ class BSPModel(RegressorMixin, BaseEstimator):
         give bandwidth and throughput, not latency), so with them the model falls back
         to the paper's latencies; :meth:`latency_tiers` says which were replaced.
     characterizations : None, mapping or callable, optional
-        Board -> :class:`~perfml.characterize.Characterization` (see
-        :mod:`perfml.closed_form._characterized`); None: each board's committed one.
+        Board -> :class:`~perfml.characterize.Characterization` or a callable
+        such as :func:`perfml.characterize.board_characterization` (see
+        :mod:`perfml.closed_form._characterized`); required with ``latencies="characterized"``.
 
     Attributes
     ----------
@@ -181,7 +182,7 @@ class BSPModel(RegressorMixin, BaseEstimator):
         ch = characterization_for(board, self.characterizations)
         tiers = {}
         for field, quantity in _LATENCY_QUANTITIES.items():
-            chosen = ch.best(quantity, "cycles", tiers=ACHIEVED_TIERS)
+            chosen = None if ch is None else ch.best(quantity, "cycles", tiers=ACHIEVED_TIERS)
             tiers[field] = "paper" if chosen is None else chosen.tier
         return tiers
 
@@ -192,6 +193,8 @@ class BSPModel(RegressorMixin, BaseEstimator):
         from perfml.closed_form._characterized import ACHIEVED_TIERS, characterization_for
 
         ch = characterization_for(board, self.characterizations)
+        if ch is None:
+            return constants
         found = {field: ch.value(quantity, "cycles", tiers=ACHIEVED_TIERS)
                  for field, quantity in _LATENCY_QUANTITIES.items()}
         return replace(constants, **{k: float(v) for k, v in found.items() if v is not None})
@@ -208,7 +211,7 @@ class BSPModel(RegressorMixin, BaseEstimator):
         check_choice("BSPModel", "latencies", self.latencies, LATENCIES)
         from perfml.closed_form._characterized import check_characterizations
 
-        check_characterizations("BSPModel", self.characterizations)
+        check_characterizations("BSPModel", self.characterizations, required=self.latencies == "characterized")
         group_by = tuple(self.group_by)
         X = check_frame(X, _REQUIRED + group_by, "BSPModel")
         y = check_target(y, len(X), "BSPModel")

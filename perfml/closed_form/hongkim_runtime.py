@@ -40,8 +40,9 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
         (:mod:`perfml.closed_form.hongkim._characterized_hardware`, which documents the
         formulas), each kept where the characterization lacks the quantity.
     characterizations : None, mapping or callable, optional
-        Board -> :class:`~perfml.characterize.Characterization` (see
-        :mod:`perfml.closed_form._characterized`); None: each board's committed one.
+        Board -> :class:`~perfml.characterize.Characterization` or a callable
+        such as :func:`perfml.characterize.board_characterization` (see
+        :mod:`perfml.closed_form._characterized`); required with ``hardware="characterized"``.
 
     Attributes
     ----------
@@ -73,7 +74,7 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
         check_choice("HongKimRuntimeModel", "hardware", self.hardware, HARDWARE)
         from perfml.closed_form._characterized import check_characterizations
 
-        check_characterizations("HongKimRuntimeModel", self.characterizations)
+        check_characterizations("HongKimRuntimeModel", self.characterizations, required=self.hardware == "characterized")
         X = check_frame(X, _REQUIRED, "HongKimRuntimeModel")
         if y is not None:
             check_target(y, len(X), "HongKimRuntimeModel")

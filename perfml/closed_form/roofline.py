@@ -64,8 +64,9 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         datasheet peak otherwise; :meth:`roofline_terms` says per row which tier was used.
         Achieved FP32 throughput replaces the peak only for ``precision="fp32"``.
     characterizations : None, mapping or callable, optional
-        Board -> :class:`~perfml.characterize.Characterization` (see
-        :mod:`perfml.closed_form._characterized`); None: each board's committed one.
+        Board -> :class:`~perfml.characterize.Characterization` or a callable
+        such as :func:`perfml.characterize.board_characterization` (see
+        :mod:`perfml.closed_form._characterized`); required with ``peaks="characterized"``.
 
     Attributes
     ----------
@@ -140,7 +141,7 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         check_choice("RooflineModel", "peaks", self.peaks, PEAKS)
         from perfml.closed_form._characterized import check_characterizations
 
-        check_characterizations("RooflineModel", self.characterizations)
+        check_characterizations("RooflineModel", self.characterizations, required=self.peaks == "characterized")
         X = check_frame(X, _REQUIRED, "RooflineModel")
         y = check_target(y, len(X), "RooflineModel")
         roof = self.roofline_terms(X)["roofline_ms"].to_numpy(dtype=float)

@@ -55,6 +55,8 @@ def characterized_hardware(hardware: HongKimHardware, characterization) -> tuple
 
     changes: dict[str, float] = {}
     tiers: dict[str, str] = {}
+    if characterization is None:  # a board the caller has no characterization of
+        return hardware, tiers
     latency = characterization.best("dram_latency", "cycles", tiers=ACHIEVED_TIERS)
     if latency is not None:
         changes["mem_ld"] = latency.to_unit("cycles")

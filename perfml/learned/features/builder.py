@@ -136,6 +136,17 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         self.data_home = data_home
         self.registry = registry
 
+    def _characterizations(self):
+        """Where board characterizations come from: the given ones, else (a board they lack, or
+        none given) the committed ones (:func:`perfml.characterize.board_characterization`)."""
+        from perfml.characterize import board_characterization
+        from perfml.closed_form._characterized import characterization_for
+
+        given = self.characterizations
+        if given is None:
+            return board_characterization
+        return lambda board: characterization_for(board, given) or board_characterization(board)
+
     # -- the groups, built from this builder's fitted state ---------------------------------
     def _boards(self) -> BoardFeatures:
         group = BoardFeatures(mode=self.board_features, registry=self.registry)
@@ -162,7 +173,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         """The row-wise blocks of X (compute once, then pass to ``fit`` / ``transform``)."""
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         return RowBlocks.build(X, analytical=self.analytical, data_home=self.data_home, registry=self.registry,
-                               peaks=self.closed_form_peaks, characterizations=self.characterizations)
+                               peaks=self.closed_form_peaks, characterizations=self._characterizations())
 
     def fit(self, X, y, *, blocks: RowBlocks | None = None):
         """Learn, from the training rows only, what the features of any row need.
@@ -177,7 +188,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             launch = launch_frame(X) if blocks is None else blocks.launch
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
                 pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry,
-                peaks=self.closed_form_peaks, characterizations=self.characterizations)
+                peaks=self.closed_form_peaks, characterizations=self._characterizations())
             closed = ClosedFormFeatures(registry=self.registry).fit(X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
             self.registers_ = OccupancyFeatures(registry=self.registry).fit(X, launch=launch).registers_
@@ -240,7 +251,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         if self.profiles:
             parts.append(self._profiles().transform(X, launch=blocks.launch))
         if self.characterization:
-            parts.append(CharacterizationFeatures(characterizations=self.characterizations).fit(X).transform(X))
+            parts.append(CharacterizationFeatures(characterizations=self._characterizations()).fit(X).transform(X))
         if self.app_identity:
             parts.append(pd.DataFrame({f"app={a}": (X["app_id"] == a).astype(float) for a in self.apps_}, index=X.index))
         return pd.concat(parts, axis=1).astype(float)

@@ -87,9 +87,14 @@ class CharacterizationFeatures(TransformerMixin, BaseEstimator):
     def transform(self, X) -> pd.DataFrame:
         from perfml.closed_form._characterized import characterization_for
 
+        from perfml.characterize import board_characterization
+
+        given = board_characterization if self.characterizations is None else self.characterizations
+
         @functools.lru_cache(maxsize=None)
         def figures(board: str) -> tuple[float, ...]:
-            found = _figures(characterization_for(board, self.characterizations))
+            found = characterization_for(board, given)
+            found = _figures(board_characterization(board) if found is None else found)
             return tuple(found[c] for c in CHARACTERIZATION_COLUMNS)
 
         values = [figures(str(b)) for b in X["board"].to_numpy()]
