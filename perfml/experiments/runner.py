@@ -171,9 +171,11 @@ def run_experiment(
             pred = cross_val_predictions(est, rt, y, spec.protocol)
             seconds = time.perf_counter() - t0
             pred["model"] = model.name
-            scored = pred[np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0) & ~excluded[pred.index]]
+            predicted = (np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)).to_numpy()
+            counted = ~excluded[pred.index]
+            scored = pred[predicted & counted]
             summary = {"model": model.name, "kind": model.kind, **summarize(scored["predicted_ms"], scored["measured_ms"]),
-                       "n_unpredicted": int(len(pred) - len(scored) - excluded.sum()), "cv_seconds": seconds}
+                       "n_unpredicted": int((counted & ~predicted).sum()), "cv_seconds": seconds}
             rows.append(summary)
             pb = score_table(scored, by=["board"]).assign(model=model.name)
             pa = score_table(scored, by=["app_id"]).assign(model=model.name)
