@@ -121,6 +121,15 @@ class Characterization:
         object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
+    # -- an immutable value: copies are the object itself ----------------------------
+    def __copy__(self) -> Characterization:
+        return self
+
+    def __deepcopy__(self, memo) -> Characterization:
+        """The object itself: it is frozen (read-only mappings inside), so a model's
+        ``characterizations`` parameter survives :func:`sklearn.base.clone`."""
+        return self
+
     # -- the API the criteria model uses -------------------------------------------
     @classmethod
     def identity(cls) -> Characterization:

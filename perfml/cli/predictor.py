@@ -89,8 +89,13 @@ def predict(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
     reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms) on boards you have; the same runs on other boards are predicted from them."),
     level: float = typer.Option(0.90, "--level", help="Nominal level of the lower_ms/upper_ms interval (0.50 to 0.99, steps of 0.01)."),
+    characterization: Optional[Path] = typer.Option(None, "--characterization", help="Characterization of the target board (from `perfml characterize`); the queries must all be of that board."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Runtime rows (any kernel of known work) measured on the target board, with time_ms: calibrates its characterization."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
+
+    With ``--characterization`` or ``--calibration`` (the calibrated tier), that file is
+    the only thing of the target board the prediction uses.
 
     Rows beyond the training range are flagged in the ``extrapolated`` column; a bad row
     stops everything and nothing is written.
@@ -107,12 +112,32 @@ def predict(
     original = read_query_csv(queries)
     ref = read_reference(reference) if reference is not None else None
     reg = load_model(model, data_home=data_home)
+    if characterization is not None or calibration is not None:
+        _use_target(reg, original, characterization, calibration)
     result = predict_queries(reg, original, str(queries), reference=ref,
                              reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)
     n_extra = int(result["extrapolated"].sum())
     note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")
+
+
+def _use_target(reg, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
+    """Give the model the target board's characterization (read, or calibrated from runtimes)."""
+    from perfml.errors import InvalidValueError
+    from perfml.learned.target_characterization import calibrate_target, use_target_characterization
+
+    if characterization is not None and calibration is not None:
+        raise InvalidValueError("give --characterization or --calibration, not both (a calibration builds a characterization)")
+    boards = queries["board"].astype(str) if "board" in queries else []
+    if characterization is not None:
+        from perfml.characterize import load_characterization
+
+        ch, where = load_characterization(characterization), str(characterization)
+    else:
+        ch, where = calibrate_target(calibration, boards), f"the calibration of {calibration}"
+    for warning in use_target_characterization(reg, ch, boards, where):
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,10 @@ from perfml.closed_form._bsp_constants import DEFAULT_SOURCES, BSPConstants, Con
 from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
 _REQUIRED = ("board", "app_id", "input_size")
+LATENCIES = ("paper", "characterized")
+#: BSPConstants latency field -> characterized quantity (seed 003 eqs. 4-5: g_GM, g_L2, g_L1, g_SM)
+_LATENCY_QUANTITIES = {"lat_global": "dram_latency", "lat_l2": "l2_latency", "lat_l1": "l1_latency",
+                       "lat_shared": "shared_latency"}
 
 
 def bsp_cycles_per_thread(counts: dict, constants: BSPConstants, n: np.ndarray) -> dict:
@@ -91,6 +95,19 @@ class BSPModel(RegressorMixin, BaseEstimator):
     registry : perfml.boards.Registry, optional
         Board registry for the cores and clock of boards without ``bsp_inputs`` rows
         (the default registry when None).
+    latencies : {"paper", "characterized"}, default="paper"
+        ``"paper"``: the latencies g of ``bsp_inputs.csv`` or seed 003's typical ones
+        (500 / 250 / 5 cycles). ``"characterized"``: each of ``g_GM``, ``g_L2``, ``g_L1``,
+        ``g_SM`` is replaced by the board's ``dram_latency``, ``l2_latency``,
+        ``l1_latency``, ``shared_latency`` in cycles (measured, calibrated or published
+        tier) where its characterization has it, and kept otherwise. The committed
+        calibrated characterizations hold no latency (runtimes of vectorAdd and matMul
+        give bandwidth and throughput, not latency), so with them the model falls back
+        to the paper's latencies; :meth:`latency_tiers` says which were replaced.
+    characterizations : None, mapping or callable, optional
+        Board -> :class:`~perfml.characterize.Characterization` or a callable
+        such as :func:`perfml.characterize.board_characterization` (see
+        :mod:`perfml.closed_form._characterized`); required with ``latencies="characterized"``.
 
     Attributes
     ----------
@@ -119,7 +136,11 @@ class BSPModel(RegressorMixin, BaseEstimator):
         unseen: str = "fallback",
         data_home=None,
         registry=None,
+        latencies: str = "paper",
+        characterizations=None,
     ):
+        self.latencies = latencies
+        self.characterizations = characterizations
         self.group_by = group_by
         self.aggregate = aggregate
         self.constants_sources = constants_sources
@@ -141,6 +162,8 @@ class BSPModel(RegressorMixin, BaseEstimator):
         for (board, app_id), part in X.groupby(["board", "app_id"], sort=False):
             app = get_app(app_id)
             constants = table.get(board, app_id)
+            if self.latencies == "characterized":
+                constants = self._characterized(board, constants)
             n = part["input_size"].to_numpy(dtype=float)
             launch = {c: part[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in part}
             counts = app.bsp_counts(n, **launch)
@@ -152,6 +175,30 @@ class BSPModel(RegressorMixin, BaseEstimator):
             out.loc[part.index, "t1_ms"] = bsp_time_ms(counts["threads"], cycles, constants)
         return out
 
+    def latency_tiers(self, board: str) -> dict[str, str]:
+        """Per BSP latency (``lat_global``, ``lat_l2``, ``lat_l1``, ``lat_shared``) the tier it comes from on ``board``."""
+        from perfml.closed_form._characterized import ACHIEVED_TIERS, characterization_for
+
+        ch = characterization_for(board, self.characterizations)
+        tiers = {}
+        for field, quantity in _LATENCY_QUANTITIES.items():
+            chosen = None if ch is None else ch.best(quantity, "cycles", tiers=ACHIEVED_TIERS)
+            tiers[field] = "paper" if chosen is None else chosen.tier
+        return tiers
+
+    def _characterized(self, board: str, constants: BSPConstants) -> BSPConstants:
+        """``constants`` with the board's characterized latencies (cycles) where it has them."""
+        from dataclasses import replace
+
+        from perfml.closed_form._characterized import ACHIEVED_TIERS, characterization_for
+
+        ch = characterization_for(board, self.characterizations)
+        if ch is None:
+            return constants
+        found = {field: ch.value(quantity, "cycles", tiers=ACHIEVED_TIERS)
+                 for field, quantity in _LATENCY_QUANTITIES.items()}
+        return replace(constants, **{k: float(v) for k, v in found.items() if v is not None})
+
     # -- scikit-learn API -------------------------------------------------------------
     def fit(self, X, y):
         """Fit lambda per group from measured times ``y`` (milliseconds)."""
@@ -161,6 +208,10 @@ class BSPModel(RegressorMixin, BaseEstimator):
         check_choice("BSPModel", "unseen", self.unseen, ("fallback", "error"))
         check_str_tuple("BSPModel", "group_by", self.group_by)
         check_str_tuple("BSPModel", "constants_sources", self.constants_sources)
+        check_choice("BSPModel", "latencies", self.latencies, LATENCIES)
+        from perfml.closed_form._characterized import check_characterizations
+
+        check_characterizations("BSPModel", self.characterizations, required=self.latencies == "characterized")
         group_by = tuple(self.group_by)
         X = check_frame(X, _REQUIRED + group_by, "BSPModel")
         y = check_target(y, len(X), "BSPModel")

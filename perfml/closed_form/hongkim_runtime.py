@@ -18,6 +18,7 @@ from perfml.closed_form._inputs import check_frame, check_target
 
 _REQUIRED = ("board", "app_id", "input_size")
 INSTRUCTION_SOURCES = ("description", "profiles")
+HARDWARE = ("paper", "characterized")
 
 
 class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
@@ -32,6 +33,16 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
         Cycles to issue one instruction (default: the board's).
     data_home : DataHome or path-like, optional
         Where profiles are read from (``instruction_source="profiles"``).
+    hardware : {"paper", "characterized"}, default="paper"
+        ``"paper"``: the registry's clock, SMs and bandwidth with the paper's GTX 280
+        Mem_LD and departure delays on every board. ``"characterized"``: Mem_LD, the
+        bandwidth and the departure delays derived from the board's characterization
+        (:mod:`perfml.closed_form.hongkim._characterized_hardware`, which documents the
+        formulas), each kept where the characterization lacks the quantity.
+    characterizations : None, mapping or callable, optional
+        Board -> :class:`~perfml.characterize.Characterization` or a callable
+        such as :func:`perfml.characterize.board_characterization` (see
+        :mod:`perfml.closed_form._characterized`); required with ``hardware="characterized"``.
 
     Attributes
     ----------
@@ -46,7 +57,10 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
     :func:`~perfml.closed_form.hongkim_inputs.predict_hongkim_for_runtimes`).
     """
 
-    def __init__(self, *, instruction_source: str = "description", issue_cycles=None, data_home=None):
+    def __init__(self, *, instruction_source: str = "description", issue_cycles=None, data_home=None,
+                 hardware: str = "paper", characterizations=None):
+        self.hardware = hardware
+        self.characterizations = characterizations
         self.instruction_source = instruction_source
         self.issue_cycles = issue_cycles
         self.data_home = data_home
@@ -57,6 +71,10 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
 
         check_choice("HongKimRuntimeModel", "instruction_source", self.instruction_source, INSTRUCTION_SOURCES)
         check_optional_positive("HongKimRuntimeModel", "issue_cycles", self.issue_cycles)
+        check_choice("HongKimRuntimeModel", "hardware", self.hardware, HARDWARE)
+        from perfml.closed_form._characterized import check_characterizations
+
+        check_characterizations("HongKimRuntimeModel", self.characterizations, required=self.hardware == "characterized")
         X = check_frame(X, _REQUIRED, "HongKimRuntimeModel")
         if y is not None:
             check_target(y, len(X), "HongKimRuntimeModel")
@@ -71,4 +89,5 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "n_features_in_")
         X = check_frame(X, _REQUIRED, "HongKimRuntimeModel")
         return predict_hongkim_for_runtimes(X, data_home=self.data_home, instruction_source=self.instruction_source,
-                                            issue_cycles=self.issue_cycles)
+                                            issue_cycles=self.issue_cycles, hardware_source=self.hardware,
+                                            characterizations=self.characterizations)

@@ -25,6 +25,7 @@ _REQUIRED = ("board", "app_id", "input_size")
 TRAFFIC = ("compulsory", "requested")
 PRECISIONS = ("fp32", "fp64", "fp16")
 CLOCKS = ("boost", "base")
+PEAKS = ("spec", "characterized")
 
 
 def roofline_time_ms(work_ops, bytes_moved, peak_ops_per_s, peak_bytes_per_s) -> np.ndarray:
@@ -56,6 +57,16 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         roofline bound and ``fit`` only validates.
     registry : perfml.boards.Registry, optional
         Where boards are looked up (the default registry when None).
+    peaks : {"spec", "characterized"}, default="spec"
+        ``"spec"``: the registry's datasheet peaks. ``"characterized"``: the board's
+        achieved DRAM bandwidth and FP32 throughput (an ``estimate`` of the measured,
+        calibrated or published tier of its characterization) where it has them, the
+        datasheet peak otherwise; :meth:`roofline_terms` says per row which tier was used.
+        Achieved FP32 throughput replaces the peak only for ``precision="fp32"``.
+    characterizations : None, mapping or callable, optional
+        Board -> :class:`~perfml.characterize.Characterization` or a callable
+        such as :func:`perfml.characterize.board_characterization` (see
+        :mod:`perfml.closed_form._characterized`); required with ``peaks="characterized"``.
 
     Attributes
     ----------
@@ -64,7 +75,9 @@ class RooflineModel(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, *, traffic: str = "compulsory", precision: str = "fp32", clock: str = "boost", calibrate: bool = False,
-                 registry=None):
+                 registry=None, peaks: str = "spec", characterizations=None):
+        self.peaks = peaks
+        self.characterizations = characterizations
         self.traffic = traffic
         self.precision = precision
         self.clock = clock
@@ -72,13 +85,18 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         self.registry = registry
 
     def roofline_terms(self, X) -> pd.DataFrame:
-        """Work (ops), bytes, compute time, memory time and roofline time (ms) per row."""
+        """Work (ops), bytes, compute time, memory time and roofline time (ms) per row.
+
+        Also ``bandwidth_tier`` and ``compute_tier``: which tier the peaks came from.
+        """
         from perfml.boards import get_board, peak_bandwidth, peak_flops
 
         if self.traffic not in TRAFFIC:
             raise DatasetSchemaError(f"traffic must be one of {TRAFFIC}, got {self.traffic!r}")
         X = check_frame(X, _REQUIRED, "RooflineModel")
         out = pd.DataFrame(index=X.index, columns=["ops", "bytes", "compute_ms", "memory_ms", "roofline_ms"], dtype=float)
+        out["bandwidth_tier"] = "spec"
+        out["compute_tier"] = "spec"
         for (board_name, app_id), part in X.groupby(["board", "app_id"], sort=False):
             board = get_board(board_name, registry=self.registry)
             app = get_app(app_id)
@@ -92,12 +110,25 @@ class RooflineModel(RegressorMixin, BaseEstimator):
                 moved = (w["gld"] + w["gst"]) * w["elem_bytes"] * w["threads"]
             peak_ops = peak_flops(board, self.precision, clock=self.clock)
             peak_bw = peak_bandwidth(board)
+            if self.peaks == "characterized":
+                peak_ops, peak_bw, tiers = self._achieved(board_name, peak_ops, peak_bw)
+                out.loc[part.index, "bandwidth_tier"], out.loc[part.index, "compute_tier"] = tiers
             out.loc[part.index, "ops"] = ops
             out.loc[part.index, "bytes"] = moved
             out.loc[part.index, "compute_ms"] = 1e3 * ops / peak_ops
             out.loc[part.index, "memory_ms"] = 1e3 * moved / peak_bw
             out.loc[part.index, "roofline_ms"] = roofline_time_ms(ops, moved, peak_ops, peak_bw)
         return out
+
+    def _achieved(self, board_name: str, peak_ops: float, peak_bw: float) -> tuple[float, float, tuple[str, str]]:
+        """Achieved FP32 throughput and DRAM bandwidth of the board, else the datasheet's (Williams et al. 2009, Sec. 2)."""
+        from perfml.closed_form._characterized import achieved_or_spec, characterization_for
+
+        ch = characterization_for(board_name, self.characterizations)
+        bw, bw_tier = achieved_or_spec(ch, "dram_bandwidth", "B/s", peak_bw)
+        ops, ops_tier = (achieved_or_spec(ch, "fp32_throughput", "FLOP/s", peak_ops)
+                         if self.precision == "fp32" else (peak_ops, "spec"))
+        return ops, bw, (bw_tier, ops_tier)
 
     def fit(self, X, y):
         """Validate the parameters, X and y; with ``calibrate=True`` learn one efficiency per app."""
@@ -107,6 +138,10 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         check_choice("RooflineModel", "precision", self.precision, PRECISIONS)
         check_choice("RooflineModel", "clock", self.clock, CLOCKS)
         check_bool("RooflineModel", "calibrate", self.calibrate)
+        check_choice("RooflineModel", "peaks", self.peaks, PEAKS)
+        from perfml.closed_form._characterized import check_characterizations
+
+        check_characterizations("RooflineModel", self.characterizations, required=self.peaks == "characterized")
         X = check_frame(X, _REQUIRED, "RooflineModel")
         y = check_target(y, len(X), "RooflineModel")
         roof = self.roofline_terms(X)["roofline_ms"].to_numpy(dtype=float)

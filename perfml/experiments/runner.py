@@ -27,22 +27,27 @@ from perfml.experiments.spec import ExperimentSpec, ModelSpec
 REGISTERED_MODEL_PREFIX = "perfml"
 
 
-def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0, registry=None):
+def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0, registry=None,
+                    characterizations=None):
     """The scikit-learn regressor on runtime rows an experiment's model entry describes.
 
     ``data_home`` (a :class:`perfml.datasets.DataHome`) and ``registry`` (a
-    :class:`perfml.boards.Registry`, default registry when None) are handed to it.
+    :class:`perfml.boards.Registry`, default registry when None) are handed to it, and
+    ``characterizations`` (board -> Characterization) to a model that uses them
+    (``characterized = true``, or the learned ``characterization`` / ``closed_form_peaks`` features).
     """
     if model.kind == "closed_form":
+        extra = {"characterizations": characterizations} if model.characterized else {}
         if model.model == "bsp":
             from perfml.closed_form.bsp import BSPModel
 
-            return BSPModel(data_home=data_home, registry=registry)
+            return BSPModel(data_home=data_home, registry=registry,
+                            **(extra and {**extra, "latencies": "characterized"}))
         if model.model == "roofline":
             from perfml.closed_form.roofline import RooflineModel
 
-            return RooflineModel(registry=registry)
-        return HongKimRuntimeModel(data_home=data_home)
+            return RooflineModel(registry=registry, **(extra and {**extra, "peaks": "characterized"}))
+        return HongKimRuntimeModel(data_home=data_home, **(extra and {**extra, "hardware": "characterized"}))
     from perfml.learned.regressors import RuntimeRegressor
 
     feats = dict(model.features)
@@ -57,6 +62,7 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
         random_state=random_state,
         data_home=data_home,
         registry=registry,
+        **({"characterizations": characterizations} if model.uses_characterization else {}),
         **feats,
     )
     if model.tune:
@@ -97,6 +103,31 @@ def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
     return rt.reset_index(drop=True)
 
 
+def calibrated_characterizations(spec: ExperimentSpec, rt: pd.DataFrame) -> dict | None:
+    """Per board of ``rt``, the calibrated tier of issue 11 §3 (None for the spec-only tier).
+
+    Each board's characterization is :func:`perfml.characterize.calibrate_from_rows` of
+    that board's rows of the ``calibration_apps`` only (default ``["vectorAdd"]``): under
+    leave-one-board-out the held-out board contributes nothing but those runs, and
+    :func:`scored_rows` keeps them out of the score.
+    """
+    if spec.characterization.get("tier") != "calibrated":
+        return None
+    from perfml.characterize import calibrate_from_rows
+
+    apps = calibration_apps(spec)
+    calibration = rt[rt["app_id"].isin(apps)]
+    command = f"experiment {spec.name}: calibrate_from_rows on the {', '.join(apps)} rows of each board"
+    return {board: calibrate_from_rows(calibration, board, command=command) for board in sorted(rt["board"].unique())}
+
+
+def calibration_apps(spec: ExperimentSpec) -> list[str]:
+    """The kernels whose runs calibrate a board (none for the spec-only tier)."""
+    if spec.characterization.get("tier") != "calibrated":
+        return []
+    return list(spec.characterization.get("calibration_apps", ["vectorAdd"]))
+
+
 @dataclass
 class ExperimentResult:
     """Side-by-side scores of an experiment's models."""
@@ -126,11 +157,16 @@ def run_experiment(
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     selected = [m for m in spec.models if models is None or m.name in models]
+    characterizations = calibrated_characterizations(spec, rt)
+    # the calibrated tier: a board's calibration runs feed its characterization, so they are never scored
+    excluded = rt["app_id"].isin(calibration_apps(spec)).to_numpy()
     with failed_runs_marked(spec.name) as guard:  # on failure no run is left RUNNING
-        return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard)
+        return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
+                           characterizations, excluded)
 
 
-def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard) -> ExperimentResult:
+def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
+                characterizations, excluded) -> ExperimentResult:
     """The fold loop of :func:`run_experiment` over ``selected`` models; logs as it goes."""
     from perfml.evaluation.harness import cross_val_predictions
 
@@ -139,14 +175,16 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
     for model in selected:
         if progress:
             progress(f"{model.name}: {spec.protocol} over {len(rt)} rows")
-        est = build_estimator(model, data_home, storage, random_state)
+        est = build_estimator(model, data_home, storage, random_state, characterizations=characterizations)
         t0 = time.perf_counter()
         pred = cross_val_predictions(est, rt, y, spec.protocol)
         seconds = time.perf_counter() - t0
         pred["model"] = model.name
-        scored = pred[np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)]
+        predicted = (np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)).to_numpy()
+        counted = ~excluded[pred.index]
+        scored = pred[predicted & counted]
         summary = {"model": model.name, "kind": model.kind, **summarize(scored["predicted_ms"], scored["measured_ms"]),
-                   "n_unpredicted": int(len(pred) - len(scored)), "cv_seconds": seconds}
+                   "n_unpredicted": int((counted & ~predicted).sum()), "cv_seconds": seconds}
         rows.append(summary)
         pb = score_table(scored, by=["board"]).assign(model=model.name)
         pa = score_table(scored, by=["app_id"]).assign(model=model.name)

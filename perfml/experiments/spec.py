@@ -129,6 +129,13 @@ TOP = {
     "models": None,
     "published": None,
     "table2": None,
+    "characterization": None,
+}
+#: ``[characterization]``: which tier of board knowledge the models may use (issue 11 §3)
+CHARACTERIZATION_TIERS = ("spec", "calibrated")
+CHARACTERIZATION = {
+    "tier": one_of(*CHARACTERIZATION_TIERS),
+    "calibration_apps": list_of(TEXT, max_len=20),
 }
 DATA = {
     "source": TEXT,
@@ -143,6 +150,8 @@ FEATURES = {
     "app_identity": BOOL,
     "board_features": one_of(*BOARD_FEATURES),
     "subset": list_of(TEXT, max_len=100),
+    "characterization": BOOL,
+    "closed_form_peaks": one_of("spec", "characterized"),
 }
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
@@ -220,6 +229,7 @@ MODEL_CLOSED_FORM = {
     "name": TEXT,
     "kind": one_of(*KINDS),
     "model": one_of(*CLOSED_FORM),
+    "characterized": BOOL,
 }
 
 
@@ -238,6 +248,13 @@ class ModelSpec:
     baseline: str = "transfer"
     shrinkage: object = "auto"
     register: bool = True
+    characterized: bool = False
+
+    @property
+    def uses_characterization(self) -> bool:
+        """Whether the model reads board characterizations (closed form or learned)."""
+        return bool(self.characterized or self.features.get("characterization")
+                    or self.features.get("closed_form_peaks") == "characterized")
 
 
 @dataclass(frozen=True)
@@ -253,6 +270,7 @@ class ExperimentSpec:
     published: dict[str, Any]
     table2: dict[str, Any]
     path: str
+    characterization: dict[str, Any] = field(default_factory=dict)
 
 
 def _short(value) -> str:
@@ -290,7 +308,8 @@ def _check_model(path: Path, i: int, entry, learners, targets) -> ModelSpec:
         _check_table(path, table, entry, MODEL_CLOSED_FORM)
         if "model" not in entry:
             raise ExperimentSpecError(f"{path}: [{table}] model must be one of {', '.join(CLOSED_FORM)}, found nothing")
-        return ModelSpec(name=entry["name"], kind=kind, model=entry["model"])
+        return ModelSpec(name=entry["name"], kind=kind, model=entry["model"],
+                         characterized=bool(entry.get("characterized", False)))
     schema = dict(MODEL_LEARNED)
     schema["learner"] = one_of(*learners)
     schema["target"] = one_of(*targets)
@@ -359,6 +378,14 @@ def load_experiment(path) -> ExperimentSpec:
     models = [_check_model(path, i, entry, LEARNERS, TARGETS) for i, entry in enumerate(entries)]
     if kind == "comparison" and not models:
         raise ExperimentSpecError(f"{path}: a comparison needs at least one [[models]] entry")
+    characterization = _check_table(path, "characterization", raw.get("characterization", {}), CHARACTERIZATION)
+    users = [m.name for m in models if m.uses_characterization]
+    if users and characterization.get("tier") != "calibrated":
+        raise ExperimentSpecError(
+            f"{path}: model(s) {users} use board characterizations, which under a held-out-board protocol "
+            "must come from the target's calibration runs only; add [characterization] tier = \"calibrated\" "
+            "(and calibration_apps)"
+        )
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise ExperimentSpecError(f"{path}: model names must be unique, got {names}")
@@ -372,4 +399,5 @@ def load_experiment(path) -> ExperimentSpec:
         published=dict(published),
         table2=dict(table2),
         path=str(path),
+        characterization=dict(characterization),
     )

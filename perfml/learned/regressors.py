@@ -116,6 +116,14 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     registry : perfml.boards.Registry, optional
         The board registry features are built from (a user's own boards); the default
         registry when None.
+    characterization : bool, default=False
+        Add the ``char_*`` feature group (achieved DRAM bandwidth, FP32 throughput and
+        launch floor of each board, :mod:`perfml.learned.features.characterization`).
+    characterizations : None, mapping or callable, optional
+        Board -> :class:`~perfml.characterize.Characterization` for that group and for
+        ``closed_form_peaks="characterized"``; None: the committed ones.
+    closed_form_peaks : {"spec", "characterized"}, default="spec"
+        The roofline under the closed-form features with datasheet or achieved peaks.
 
     Attributes
     ----------
@@ -144,7 +152,13 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         n_jobs: int = 2,
         data_home=None,
         registry=None,
+        characterization: bool = False,
+        characterizations=None,
+        closed_form_peaks: str = "spec",
     ):
+        self.characterization = characterization
+        self.characterizations = characterizations
+        self.closed_form_peaks = closed_form_peaks
         self.learner = learner
         self.target = target
         self.learner_params = learner_params
@@ -170,7 +184,11 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_choice(who, "target", self.target, TARGETS)
         check_choice(who, "baseline", self.baseline, BASELINES)
         check_choice(who, "board_features", self.board_features, BOARD_FEATURES)
-        for name in ("analytical", "profiles", "app_identity", "monotone"):
+        check_choice(who, "closed_form_peaks", self.closed_form_peaks, ("spec", "characterized"))
+        from perfml.closed_form._characterized import check_characterizations
+
+        check_characterizations(who, self.characterizations)
+        for name in ("analytical", "profiles", "app_identity", "monotone", "characterization"):
             check_bool(who, name, getattr(self, name))
         if self.learner_params is not None and not isinstance(self.learner_params, dict):
             raise EstimatorParameterError(f"{who}: learner_params must be a dict or None, got {type(self.learner_params).__name__}")
@@ -205,6 +223,8 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         builder = FeatureBuilder(
             analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
             board_features=self.board_features, data_home=self.data_home, registry=self.registry,
+            characterization=self.characterization, characterizations=self.characterizations,
+            closed_form_peaks=self.closed_form_peaks,
         )
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.

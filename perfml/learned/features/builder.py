@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from perfml.closed_form._inputs import check_frame, check_target
 from perfml.learned.features._common import REQUIRED
 from perfml.learned.features.boards import BoardFeatures
+from perfml.learned.features.characterization import CharacterizationFeatures
 from perfml.learned.features.closed_form import ClosedFormFeatures, closed_form_logs
 from perfml.learned.features.descriptors import descriptor_features
 from perfml.learned.features.launch import launch_frame
@@ -51,14 +52,16 @@ class RowBlocks:
     logs: pd.DataFrame | None
 
     @classmethod
-    def build(cls, X: pd.DataFrame, *, analytical: bool = True, data_home=None, registry=None) -> "RowBlocks":
-        """Compute every row-wise block of ``X`` once."""
+    def build(cls, X: pd.DataFrame, *, analytical: bool = True, data_home=None, registry=None,
+              peaks: str = "spec", characterizations=None) -> "RowBlocks":
+        """Compute every row-wise block of ``X`` once (``peaks``: of the roofline, see :func:`closed_form_logs`)."""
         launch = launch_frame(X)
         absolute = BoardFeatures(registry=registry).absolute(X)
         logs = None
         if analytical:
             rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
-            logs = closed_form_logs(rows, data_home=data_home, registry=registry)
+            logs = closed_form_logs(rows, data_home=data_home, registry=registry, peaks=peaks,
+                                    characterizations=characterizations)
         return cls(launch, descriptor_features(X, launch), absolute, logs)
 
     def take(self, positions) -> "RowBlocks":
@@ -96,6 +99,16 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         Where profiles and BSP constants are read from.
     registry : perfml.boards.Registry, optional
         Where boards are looked up (the default registry when None).
+    characterization : bool, default=False
+        Add the ``char_*`` group (:class:`~perfml.learned.features.characterization.CharacterizationFeatures`:
+        achieved DRAM bandwidth, FP32 throughput and launch floor of the row's board),
+        after the profile group.
+    characterizations : None, mapping or callable, optional
+        Where the ``char_*`` group takes each board's characterization from (None: the
+        committed ones). Not saved with the model: a reloaded builder uses the committed ones.
+    closed_form_peaks : {"spec", "characterized"}, default="spec"
+        Peaks of the roofline times of the closed-form group (``roof_*``): the datasheet's,
+        or the boards' achieved ones from ``characterizations``.
 
     Attributes
     ----------
@@ -111,13 +124,28 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
-                 board_features: str = "both", data_home=None, registry=None):
+                 board_features: str = "both", data_home=None, registry=None, characterization: bool = False,
+                 characterizations=None, closed_form_peaks: str = "spec"):
+        self.closed_form_peaks = closed_form_peaks
+        self.characterization = characterization
+        self.characterizations = characterizations
         self.analytical = analytical
         self.profiles = profiles
         self.app_identity = app_identity
         self.board_features = board_features
         self.data_home = data_home
         self.registry = registry
+
+    def _characterizations(self):
+        """Where board characterizations come from: the given ones, else (a board they lack, or
+        none given) the committed ones (:func:`perfml.characterize.board_characterization`)."""
+        from perfml.characterize import board_characterization
+        from perfml.closed_form._characterized import characterization_for
+
+        given = self.characterizations
+        if given is None:
+            return board_characterization
+        return lambda board: characterization_for(board, given) or board_characterization(board)
 
     # -- the groups, built from this builder's fitted state ---------------------------------
     def _boards(self) -> BoardFeatures:
@@ -144,7 +172,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     def row_blocks(self, X: pd.DataFrame) -> RowBlocks:
         """The row-wise blocks of X (compute once, then pass to ``fit`` / ``transform``)."""
         X = check_frame(X, REQUIRED, "FeatureBuilder")
-        return RowBlocks.build(X, analytical=self.analytical, data_home=self.data_home, registry=self.registry)
+        return RowBlocks.build(X, analytical=self.analytical, data_home=self.data_home, registry=self.registry,
+                               peaks=self.closed_form_peaks, characterizations=self._characterizations())
 
     def fit(self, X, y, *, blocks: RowBlocks | None = None):
         """Learn, from the training rows only, what the features of any row need.
@@ -158,7 +187,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         if self.analytical:
             launch = launch_frame(X) if blocks is None else blocks.launch
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
-                pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry)
+                pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry,
+                peaks=self.closed_form_peaks, characterizations=self._characterizations())
             closed = ClosedFormFeatures(registry=self.registry).fit(X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
             self.registers_ = OccupancyFeatures(registry=self.registry).fit(X, launch=launch).registers_
@@ -175,7 +205,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         """The fitted state as JSON-able metadata plus named tables (for Parquet)."""
         check_is_fitted(self, "train_boards_")
         meta = {
-            "params": self.get_params(deep=False) | {"data_home": None, "registry": None},
+            "params": self.get_params(deep=False) | {"data_home": None, "registry": None, "characterizations": None},
             "train_boards": list(self.train_boards_),
             "apps": list(self.apps_),
             "feature_names": list(self.feature_names_),
@@ -220,6 +250,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             parts.append(self._occupancy().transform(X, launch=blocks.launch))
         if self.profiles:
             parts.append(self._profiles().transform(X, launch=blocks.launch))
+        if self.characterization:
+            parts.append(CharacterizationFeatures(characterizations=self._characterizations()).fit(X).transform(X))
         if self.app_identity:
             parts.append(pd.DataFrame({f"app={a}": (X["app_id"] == a).astype(float) for a in self.apps_}, index=X.index))
         return pd.concat(parts, axis=1).astype(float)

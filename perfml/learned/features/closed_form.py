@@ -40,10 +40,13 @@ from perfml.learned.features._common import (
 )
 
 
-def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None) -> pd.DataFrame:
+def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks: str = "spec",
+                     characterizations=None) -> pd.DataFrame:
     """log T of the closed-form models with unit efficiency: BSP T_1, roofline compute and memory.
 
-    ``rows`` has board, app_id, input_size and the launch columns. Nothing measured is used.
+    ``rows`` has board, app_id, input_size and the launch columns. Nothing measured is used
+    (with ``peaks="characterized"`` the roofline of described kernels takes the boards'
+    achieved peaks from ``characterizations``: :class:`~perfml.closed_form.roofline.RooflineModel`).
     """
     from perfml.closed_form.bsp import BSPModel
     from perfml.closed_form.roofline import RooflineModel
@@ -53,7 +56,8 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None) -> pd
     part = rows[is_described]
     if len(part):
         terms = BSPModel(constants_sources=(), data_home=data_home, registry=registry).model_terms(part)
-        roof = RooflineModel(traffic="requested", registry=registry).roofline_terms(part)
+        roof = RooflineModel(traffic="requested", registry=registry, peaks=peaks,
+                             characterizations=characterizations).roofline_terms(part)
         out.loc[part.index, "bsp"] = log_or_nan(terms["t1_ms"])
         out.loc[part.index, "roof_memory"] = log_or_nan(roof["memory_ms"])
         out.loc[part.index, "roof_compute"] = log_or_nan(roof["compute_ms"])

@@ -1,0 +1,102 @@
+"""Board characterizations handed to a model: how one is looked up and checked.
+
+A closed-form model that can use achieved figures (issue 11 §2) takes
+``characterizations``: a mapping board -> :class:`~perfml.characterize.Characterization`
+(a board missing from it gets its datasheet values: the spec-only tier), or a callable
+``board -> Characterization`` such as :func:`perfml.characterize.board_characterization`
+(registry spec, published tables and the committed calibrated file). It is required when
+the model is asked to use characterizations; nothing is read from the environment or
+from files behind the caller's back. A characterization of another board than the
+row's is refused with :class:`~perfml.errors.CharacterizationBoardError`.
+
+:mod:`perfml.closed_form` sits below :mod:`perfml.characterize` (whose sweeps use the
+roofline), so this module never imports it: a characterization is used through its
+``board`` and ``best(quantity, unit, tiers=..., bounds=...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from perfml.errors import CharacterizationBoardError, EstimatorParameterError, UnknownBoardError
+
+__all__ = ["ACHIEVED_TIERS", "achieved_or_spec", "characterization_for", "check_characterizations"]
+
+#: tiers that are observed on the board, in order of preference (the datasheet is the fallback)
+ACHIEVED_TIERS = ("measured", "calibrated", "published")
+
+
+def _is_characterization(value) -> bool:
+    return hasattr(value, "board") and callable(getattr(value, "best", None))
+
+
+def check_characterizations(who: str, value, *, required: bool = False) -> None:
+    """``characterizations`` must be a mapping of board -> Characterization or a callable (or None when not ``required``)."""
+    if value is None and not required:
+        return
+    if value is not None and callable(value) and not isinstance(value, Mapping):
+        return
+    if isinstance(value, Mapping) and all(isinstance(k, str) and _is_characterization(v) for k, v in value.items()):
+        return
+    hint = ("; pass characterizations=perfml.characterize.board_characterization (the committed ones) or a mapping "
+            "board -> Characterization") if value is None else ""
+    raise EstimatorParameterError(
+        f"{who}: characterizations must be a mapping of board name -> Characterization or a callable "
+        f"board -> Characterization, got {type(value).__name__}{hint}"
+    )
+
+
+def _canonical(name: str) -> str:
+    from perfml.boards import resolve_board_name
+    from perfml.boards._registry import normalize_board_name
+
+    try:
+        return resolve_board_name(name)
+    except UnknownBoardError:
+        return normalize_board_name(name)
+
+
+def _same_board(a: str, b: str) -> bool:
+    """Registry names and aliases resolve to one name; unknown names compare normalized
+    (the rule of :func:`perfml.characterize.same_board`)."""
+    from perfml.boards._registry import normalize_board_name
+
+    return _canonical(a) == _canonical(b) or normalize_board_name(a) == normalize_board_name(b)
+
+
+def characterization_for(board: str, characterizations):
+    """The characterization of ``board`` from ``characterizations`` (None: none for this board).
+
+    Raises
+    ------
+    EstimatorParameterError
+        ``characterizations`` is neither a mapping nor a callable.
+    CharacterizationBoardError
+        The characterization found for ``board`` is of another board.
+    """
+    check_characterizations("characterization_for", characterizations, required=True)
+    if isinstance(characterizations, Mapping):
+        found = next((ch for key, ch in characterizations.items() if _same_board(key, board)), None)
+    else:
+        found = characterizations(board)
+    if found is not None and not _same_board(str(found.board), board):
+        raise CharacterizationBoardError(
+            f"the characterization passed for {board!r} characterizes board {found.board!r}; characterize "
+            f"{board} (`perfml characterize RESULTS --board {board}`) or pass the file of that board"
+        )
+    return found
+
+
+def achieved_or_spec(characterization, quantity: str, unit: str, spec_value: float) -> tuple[float, str]:
+    """The achieved ``quantity`` (an ``estimate`` of a measured, calibrated or published tier), else ``spec_value``.
+
+    A ``lower`` bound (e.g. the FP32 rate a hand-written matMul reached) is not taken as
+    the board's peak: it would inflate compute times. ``characterization`` None (a board
+    the caller has no characterization of) gives the spec. Returns (value in ``unit``, tier).
+    """
+    if characterization is None:
+        return float(spec_value), "spec"
+    chosen = characterization.best(quantity, unit, tiers=ACHIEVED_TIERS, bounds=("estimate",))
+    if chosen is None:
+        return float(spec_value), "spec"
+    return float(chosen.to_unit(unit)), chosen.tier

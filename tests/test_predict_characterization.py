@@ -1,0 +1,110 @@
+"""`perfml predict --characterization FILE` / `--calibration FILE` (issue 11 §3 and §5).
+
+Model: a small xgboost model with the ``char_*`` features on three boards of the
+gpuperfpredict-nca runtimes of shared/datasets (apps vectorAdd and matMul_gpu); the
+target GTX-750 is not among them. Its calibration rows are its own vectorAdd runs of
+that file; nothing else of GTX-750 enters. The queries are vectorAdd runs too (a memory-bound
+kernel, where the achieved bandwidth shows); the mechanism, not an accuracy claim.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfml.characterize import calibrate_from_rows
+from perfml.cli import main
+from perfml.evaluation.closed_form import describable_runtimes
+from perfml.learned import RuntimeRegressor
+from perfml.learned.persistence import save_model
+
+BOARDS = ["GTX-680", "GTX-970", "Tesla-K20"]
+TARGET = "GTX-750"
+APPS = ["matMul_gpu", "vectorAdd"]
+FAST = {"n_estimators": 20, "max_depth": 3}
+
+
+@pytest.fixture(scope="module")
+def runtimes():
+    rt = describable_runtimes(source="gpuperfpredict-nca")
+    return rt[rt.app_id.isin(APPS)].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def model_dir(runtimes, tmp_path_factory):
+    rows = runtimes[runtimes.board.isin(BOARDS)]
+    keep = rows.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
+    rows = rows[keep].reset_index(drop=True)
+    reg = RuntimeRegressor(learner_params=FAST, shrinkage=0.5, characterization=True,
+                           closed_form_peaks="characterized", profiles=False)
+    reg.fit(rows, rows.measured_ms)
+    return save_model(reg, tmp_path_factory.mktemp("m") / "model", training_rows=rows)
+
+
+@pytest.fixture(scope="module")
+def files(runtimes, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("target")
+    target = runtimes[runtimes.board == TARGET]
+    queries = target[target.app_id == "vectorAdd"][["board", "app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y"]].head(5)
+    queries.to_csv(folder / "queries.csv", index=False)
+    calibration = target[target.app_id == "vectorAdd"].rename(columns={"measured_ms": "time_ms"})
+    calibration.to_csv(folder / "calibration.csv", index=False)
+    # a board whose vectorAdd runs take 1.25x as long: 0.8x the achieved bandwidth
+    calibration.assign(time_ms=1.25 * calibration.time_ms).to_csv(folder / "slower.csv", index=False)
+    calibrate_from_rows(calibration, TARGET).save(folder / "target.json")
+    calibrate_from_rows(runtimes[(runtimes.board == "GTX-980") & (runtimes.app_id == "vectorAdd")], "GTX-980").save(folder / "other.json")
+    return folder
+
+
+def _predict(model_dir, files, tmp_path, *extra):
+    out = tmp_path / "out.csv"
+    status = main(["predict", "--model", str(model_dir), "--queries", str(files / "queries.csv"), "--output", str(out), *extra])
+    return status, out
+
+
+def test_a_characterization_or_a_calibration_of_the_target_moves_the_prediction(model_dir, files, tmp_path):
+    status, out = _predict(model_dir, files, tmp_path, "--calibration", str(files / "slower.csv"))
+    assert status == 0
+    slower = pd.read_csv(out)["predicted_ms"].to_numpy()
+    out.unlink()
+    status, out = _predict(model_dir, files, tmp_path, "--characterization", str(files / "target.json"))
+    assert status == 0
+    characterized = pd.read_csv(out)["predicted_ms"].to_numpy()
+    out.unlink()
+    status, out = _predict(model_dir, files, tmp_path, "--calibration", str(files / "calibration.csv"))
+    assert status == 0
+    calibrated = pd.read_csv(out)["predicted_ms"].to_numpy()
+    # the same rows give the same characterization, so the same predictions
+    np.testing.assert_allclose(characterized, calibrated)
+    assert np.all(np.isfinite(characterized)) and not np.allclose(characterized, slower)
+
+
+def test_a_characterization_of_another_board_is_refused_and_nothing_written(model_dir, files, tmp_path, capsys):
+    status, out = _predict(model_dir, files, tmp_path, "--characterization", str(files / "other.json"))
+    err = capsys.readouterr().err
+    assert status == 2 and not out.exists()
+    assert "GTX-980" in err and TARGET in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_calibration_without_rows_of_the_target_is_refused(model_dir, files, tmp_path, capsys, runtimes):
+    other = runtimes[(runtimes.board == "GTX-980") & (runtimes.app_id == "vectorAdd")].rename(columns={"measured_ms": "time_ms"})
+    other.to_csv(tmp_path / "other.csv", index=False)
+    status, out = _predict(model_dir, files, tmp_path, "--calibration", str(tmp_path / "other.csv"))
+    assert status == 2 and not out.exists()
+    assert TARGET in capsys.readouterr().err
+
+
+def test_both_options_at_once_are_refused(model_dir, files, tmp_path, capsys):
+    status, out = _predict(model_dir, files, tmp_path, "--characterization", str(files / "target.json"),
+                           "--calibration", str(files / "calibration.csv"))
+    assert status == 2 and not out.exists() and "not both" in capsys.readouterr().err
+
+
+def test_a_model_without_characterization_features_says_the_file_changes_nothing(runtimes, files, tmp_path, capsys):
+    rows = runtimes[runtimes.board.isin(BOARDS)].reset_index(drop=True)
+    reg = RuntimeRegressor(learner_params=FAST, shrinkage=0.5, profiles=False).fit(rows, rows.measured_ms)
+    plain = save_model(reg, tmp_path / "plain", training_rows=rows)
+    status, out = _predict(plain, files, tmp_path, "--characterization", str(files / "target.json"))
+    assert status == 0 and out.exists()
+    assert "changes no prediction" in capsys.readouterr().err
