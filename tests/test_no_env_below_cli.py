@@ -194,3 +194,23 @@ def test_the_tracking_recovery_wait_is_a_parameter_the_cli_reads_from_the_enviro
     monkeypatch.setenv("PERFML_TRACKING_RECOVERY_S", "soon")
     assert main(["--quiet", "experiment", "run", toml, "--no-track"]) == 2
     assert "PERFML_TRACKING_RECOVERY_S" in capsys.readouterr().err and seen == [7.0, None]
+
+
+@pytest.mark.parametrize("make, owner", [
+    (lambda: __import__("perfml.closed_form.bsp", fromlist=["BSPModel"]).BSPModel(), "BSPModel.fit"),
+    (lambda: __import__("perfml.learned.regressors", fromlist=["RuntimeRegressor"]).RuntimeRegressor(), "RuntimeRegressor.fit"),
+    (lambda: __import__("perfml.closed_form.hongkim_runtime", fromlist=["HongKimRuntimeModel"]).HongKimRuntimeModel(
+        instruction_source="profiles"), "HongKimRuntimeModel.fit"),
+])
+def test_an_estimator_without_a_data_home_raises_at_fit_even_with_the_variable_set(make, owner, monkeypatch, data_home):
+    import pandas as pd
+    from sklearn.base import clone
+
+    from perfml.errors import DataHomeError
+
+    monkeypatch.setenv("PERFML_DATA_HOME", str(data_home.path))  # set, yet never read below the CLI
+    est = make()
+    assert est.get_params()["data_home"] is None and clone(est).get_params()["data_home"] is None  # stored as given
+    X = pd.DataFrame({"board": ["GTX-680"], "app_id": ["vectorAdd"], "input_size": [1024]})
+    with pytest.raises(DataHomeError, match=rf"{owner}.*pass data_home=perfml\.datasets\.DataHome\(PATH\)"):
+        est.fit(X, [1.0])
