@@ -130,8 +130,9 @@ def check_kernels(
     """Compile, disassemble and measure every kernel on every architecture it applies to.
 
     ``cuda_home`` is the CUDA toolkit directory searched for nvcc and nvdisasm after
-    PATH (the CLI passes ``$CUDA_HOME`` / ``$CUDA_PATH``). A kernel that fails to compile yields a result with ``purity=None``, ``passed=False``
-    and the compiler message in ``error``.
+    PATH (the CLI passes ``$CUDA_HOME`` / ``$CUDA_PATH``). A kernel that fails to
+    compile yields a result with ``purity=None``, ``passed=False`` and the compiler
+    message in ``error``.
 
     Raises
     ------
