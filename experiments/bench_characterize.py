@@ -37,13 +37,13 @@ def _timed(fn, repeat):
 
 
 def main() -> None:
-    from perfml.datasets import resolve_data_home
+    from perfml.datasets import find_data_home
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
-    home = Path(resolve_data_home(args.data_home))
+    home = find_data_home(args.data_home)  # an entry point: resolves the data home itself
     print(f"# perfml characterize --from-runtimes timing, {platform.machine()}, {os.cpu_count()} CPUs visible, "
           f"best/median of {args.repeat}")
     for name, (source, boards) in CORPORA.items():

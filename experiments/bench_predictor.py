@@ -33,11 +33,14 @@ def main() -> None:
     from perfml.learned.regressors import RuntimeRegressor
     from perfml.learned.training import training_runtimes
 
-    rt = training_runtimes(args.data_home)
+    from perfml.datasets import DataHome, find_data_home
+
+    home = DataHome(find_data_home(args.data_home))  # an entry point: resolves the data home itself
+    rt = training_runtimes(home)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")
     print(f"data: {len(rt)} runtimes, {rt['board'].nunique()} boards, {rt['app_id'].nunique()} apps")
     t0 = time.perf_counter()
-    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=args.data_home).fit(rt, rt["measured_ms"])
+    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=home).fit(rt, rt["measured_ms"])
     fit_s = time.perf_counter() - t0
     print(f"training time (features + xgboost, n_jobs={model.n_jobs}): {fit_s:.1f} s")
     times = []

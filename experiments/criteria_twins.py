@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cases_csv and Path(args.cases_csv).exists():
         parser.error(f"{args.cases_csv} exists; choose a new file")
-    cases, table = twin_check(args.data_home)
+    from perfml.datasets import DataHome, find_data_home
+
+    home = DataHome(find_data_home(args.data_home))  # an entry point: resolves the data home itself
+    cases, table = twin_check(home)
     if args.cases_csv:
         cases.to_csv(args.cases_csv, index=False)
     cols = [c for c in COLUMNS if c in table.columns]

@@ -8,15 +8,15 @@ One small API::
             advance(f"trial {trial}: MAPE 12.3%")   # one step done, new description
 
 The bar is drawn with Rich on **stderr**, so ``--json`` output on stdout stays clean.
-It is silent when ``quiet`` is true (``perfml --quiet``), when ``PERFML_QUIET`` is set,
-or when the stream is not a terminal (a pipe, a file, CI logs); the callback still
+It is silent when ``quiet`` is true (the caller decides: the CLI passes
+:func:`perfml.cli.quiet_requested`, which honours ``perfml --quiet`` and ``$PERFML_QUIET``;
+this module never reads the environment), or when the stream is not a terminal (a pipe, a file, CI logs); the callback still
 counts its calls (:attr:`Advance.count`, :attr:`Advance.last`), so code that reports
 progress behaves the same either way. Rich is imported only when a bar is drawn.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from contextlib import contextmanager
 from typing import IO, Iterator
@@ -26,7 +26,7 @@ __all__ = ["Advance", "progress", "progress_enabled"]
 
 def progress_enabled(stream: IO | None = None, *, quiet: bool = False) -> bool:
     """Whether a progress bar would be drawn on ``stream`` (default: stderr)."""
-    if quiet or os.environ.get("PERFML_QUIET", "").strip().lower() not in ("", "0", "false", "no"):
+    if quiet:
         return False
     stream = sys.stderr if stream is None else stream
     if stream is None or getattr(stream, "closed", False):

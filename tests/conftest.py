@@ -368,9 +368,20 @@ def finite(value) -> bool:
 
 
 # -- the data home, resolved once (as the CLI does) ----------------------------------------
-@pytest.fixture(scope="session")
-def data_home():
-    """The shared datasets as a :class:`perfml.datasets.DataHome` (found like the CLI finds it)."""
+@functools.cache
+def shared_data_home():
+    """The shared datasets as one :class:`perfml.datasets.DataHome` (found like the CLI finds it).
+
+    Tests are entry points: they resolve the data home here, once, and pass it down
+    (library code given ``data_home=None`` raises). Module-level test data use this
+    function; test functions use the ``data_home`` fixture.
+    """
     from perfml.datasets import DataHome, find_data_home
 
     return DataHome(find_data_home())
+
+
+@pytest.fixture(scope="session")
+def data_home():
+    """The shared datasets as a :class:`perfml.datasets.DataHome` (found like the CLI finds it)."""
+    return shared_data_home()

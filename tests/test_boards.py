@@ -91,9 +91,9 @@ def test_dataset_board_values_equal_boards_csv(name):
 
 def _boards_csv_rows():
     try:
-        from perfml.datasets._home import resolve_data_home
+        from perfml.datasets import find_data_home
 
-        home = resolve_data_home()
+        home = find_data_home()
     except (ImportError, PerfmlError):
         pytest.skip("shared datasets (data home) not available")
     with open(home / "boards.csv", newline="") as fh:

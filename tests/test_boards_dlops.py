@@ -17,6 +17,10 @@ from typer.testing import CliRunner
 from perfml.boards import get_board, peak_bandwidth, peak_flops, resolve_board_name
 from perfml.datasets import load_dlops_device_configs, load_dlops_runtimes
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 # README, NeuSight section, table "Board names": board -> device_name (driver name).
 README_BOARD_NAMES = {
     "Tesla-P4": "Tesla P4",
@@ -35,7 +39,7 @@ NEW_BOARDS = ["Tesla-P4", "Tesla-V100-PCIe-32GB", "A100-PCIe-40GB", "A100-PCIe-8
 def _corpus_board_names() -> list[tuple[str, str]]:
     """Every (board, device_name) pair of dlops_runtimes and dlops_device_configs."""
     pairs = set()
-    for frame in (load_dlops_runtimes(), load_dlops_device_configs()):
+    for frame in (load_dlops_runtimes(data_home=HOME), load_dlops_device_configs(data_home=HOME)):
         pairs |= set(zip(frame["board"], frame["device_name"]))
     return sorted(pairs)
 
@@ -77,7 +81,7 @@ def test_derived_peaks_are_finite_and_positive(board):
 
 
 def _config_rows():
-    configs = load_dlops_device_configs(physical_only=True)
+    configs = load_dlops_device_configs(physical_only=True, data_home=HOME)
     return [row for _, row in configs.iterrows()]
 
 

@@ -13,6 +13,10 @@ from perfml.experiments.bsp_table2 import band_shares, paper_table2, reproduce_t
 from perfml.closed_form._bsp_constants import BSPConstants
 from perfml.closed_form.bsp import BSPModel, bsp_cycles_per_thread, bsp_time_ms
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 
 def _constants(**over):
     base = dict(
@@ -55,7 +59,7 @@ def test_shared_term_eq4_and_per_size_l1():
 
 
 # --- Table II of seed 003 (shared/seeds/003_*.txt lines 348-358) -------------------------------
-_SCRIPT = reproduce_table2("script")
+_SCRIPT = reproduce_table2("script", data_home=HOME)
 _COVERED = _SCRIPT[_SCRIPT["covered"]]
 
 
@@ -73,7 +77,7 @@ def test_table2_cell_within_10_percent_script_runs(row):
     assert abs(row["lambda_fitted"] / row["lambda_paper"] - 1) <= 0.10, row
 
 
-_CURATED = reproduce_table2("curated").set_index(["board", "app_id"])
+_CURATED = reproduce_table2("curated", data_home=HOME).set_index(["board", "app_id"])
 _K20_SHARED_RUNS = (
     "Table II's Tesla-K20 value was fitted on script columns of which 7 of 10 are runs also stored as GTX-680 "
     "runs (datasets README, 'BSPGPU GTX-680 vs Tesla-K20 duplicate runs'); the curated K20 rows keep only the "
@@ -98,7 +102,7 @@ def test_table2_cell_within_10_percent_curated_runs(cell):
 
 def test_tesla_k40_from_gpuperfpredict_runs_is_within_10_percent():
     # The only K40 measurements are gpuperfpredict's (a 2016 code version); Table II's K40 row still holds.
-    other = reproduce_table2("gpuperfpredict").set_index(["board", "app_id"]).loc["Tesla-K40"]
+    other = reproduce_table2("gpuperfpredict", data_home=HOME).set_index(["board", "app_id"]).loc["Tesla-K40"]
     assert (other["rel_diff"].abs() <= 0.10).all(), other["rel_diff"]
 
 
@@ -109,7 +113,7 @@ def test_paper_table2_has_six_boards_five_apps():
 
 def test_band_shares_per_board_lambda_meets_paper_criterion():
     # Seed 003 Section VI: with lambda per board, T_k/T_m stays within 0.8-1.2 in the majority of cases.
-    shares = band_shares()
+    shares = band_shares(data_home=HOME)
     kepler = shares[shares.board.isin(["GTX-680", "GTX-Titan", "Tesla-K20"])]
     assert kepler["within_band_per_board"].mean() >= 0.9
     assert (shares["within_band_per_board"] >= shares["within_band_reference"] - 1e-9).mean() > 0.8
@@ -120,49 +124,49 @@ def test_band_shares_per_board_lambda_meets_paper_criterion():
 def gtx680():
     from perfml.evaluation.closed_form import describable_runtimes
 
-    return describable_runtimes(source="BSPGPU", board="GTX-680")
+    return describable_runtimes(source="BSPGPU", board="GTX-680", data_home=HOME)
 
 
 def test_fit_recovers_a_known_lambda_on_synthetic_times(gtx680):
     # Synthetic targets (labelled so): y = T_k(lambda=1) / 7.5 exactly.
-    model = BSPModel()
+    model = BSPModel(data_home=HOME)
     t1 = model.model_terms(gtx680)["t1_ms"].to_numpy()
     synthetic_y = t1 / 7.5
-    fitted = BSPModel().fit(gtx680, synthetic_y)
+    fitted = BSPModel(data_home=HOME).fit(gtx680, synthetic_y)
     assert np.allclose(fitted.lambda_.to_numpy(), 7.5)
     assert np.allclose(fitted.predict(gtx680), synthetic_y)
 
 
 def test_scalar_lambda_when_not_grouped(gtx680):
     one = gtx680[gtx680.app_id == "matMul_gpu"]
-    assert isinstance(BSPModel(group_by=()).fit(one, one.measured_ms).lambda_, float)
+    assert isinstance(BSPModel(group_by=(), data_home=HOME).fit(one, one.measured_ms).lambda_, float)
 
 
 def test_one_board_one_size_predicts_other_boards_and_sizes():
     """Seed 003's scenario: lambda from GTX-680 at one size, applied to GTX-Titan at every size."""
     from perfml.evaluation.closed_form import describable_runtimes
 
-    rt = describable_runtimes(source="BSPGPU")
+    rt = describable_runtimes(source="BSPGPU", data_home=HOME)
     rt = rt[rt.app_id == "matMul_gpu_sharedmem_uncoalesced"]
     train = rt[(rt.board == "GTX-680") & (rt.input_size == 2048)]
-    model = BSPModel(group_by=("app_id",)).fit(train, train.measured_ms)
+    model = BSPModel(group_by=("app_id",), data_home=HOME).fit(train, train.measured_ms)
     titan = rt[rt.board == "GTX-Titan"]
     ratio = model.predict(titan) / titan.measured_ms.to_numpy()
     assert np.mean((ratio > 0.8) & (ratio < 1.2)) >= 0.75
 
 
 def test_unseen_board_falls_back_to_app_lambda(gtx680):
-    model = BSPModel().fit(gtx680, gtx680.measured_ms)
+    model = BSPModel(data_home=HOME).fit(gtx680, gtx680.measured_ms)
     other = gtx680.assign(board="GTX-Titan")
     lam = model.lambda_for(other)
     expected = other.app_id.map(model.app_lambda_).to_numpy()
     assert np.allclose(lam, expected)
     with pytest.raises(Exception, match="no lambda"):
-        BSPModel(unseen="error").fit(gtx680, gtx680.measured_ms).predict(other)
+        BSPModel(unseen="error", data_home=HOME).fit(gtx680, gtx680.measured_ms).predict(other)
 
 
 def test_clone_and_cross_val_predict(gtx680):
-    model = clone(BSPModel(aggregate="geomean"))
+    model = clone(BSPModel(aggregate="geomean", data_home=HOME))
     assert model.get_params()["aggregate"] == "geomean"
     pred = cross_val_predict(model, gtx680, gtx680.measured_ms, groups=gtx680.input_size, cv=GroupKFold(3))
     assert np.all(pred > 0) and len(pred) == len(gtx680)
@@ -172,10 +176,10 @@ def test_bad_targets_and_inputs_are_typed_errors(gtx680):
     y = gtx680.measured_ms.to_numpy().copy()
     y[0] = np.nan
     with pytest.raises(DatasetSchemaError, match="positive, finite"):
-        BSPModel().fit(gtx680, y)
+        BSPModel(data_home=HOME).fit(gtx680, y)
     with pytest.raises(DatasetSchemaError, match="lacks column"):
-        BSPModel().fit(gtx680.drop(columns=["input_size"]), gtx680.measured_ms)
+        BSPModel(data_home=HOME).fit(gtx680.drop(columns=["input_size"]), gtx680.measured_ms)
     with pytest.raises(DatasetSchemaError, match="DataFrame"):
-        BSPModel().fit(gtx680.to_numpy(), gtx680.measured_ms)
+        BSPModel(data_home=HOME).fit(gtx680.to_numpy(), gtx680.measured_ms)
     with pytest.raises(UnknownAppError, match="did you mean"):
-        BSPModel().fit(gtx680.assign(app_id="matmul_gpu"), gtx680.measured_ms)
+        BSPModel(data_home=HOME).fit(gtx680.assign(app_id="matmul_gpu"), gtx680.measured_ms)

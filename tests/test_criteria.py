@@ -26,6 +26,10 @@ from perfml.diagnosis import criteria as C
 from perfml.diagnosis import speedup as S
 from perfml.errors import DatasetSchemaError, MissingMetricError, UnknownAppError, UnknownBoardError
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 
 # ----------------------------------------------------------------------------- formulas
 def test_hostsync_sec_iv_a():
@@ -328,7 +332,7 @@ def profiles():
     from perfml.errors import DataHomeError
 
     try:
-        return load_profiles_nca()
+        return load_profiles_nca(data_home=HOME)
     except DataHomeError as exc:  # pragma: no cover - data home absent
         pytest.skip(str(exc))
 

@@ -22,7 +22,7 @@ from perfml.errors import DataHomeError, DatasetSchemaError
 @pytest.fixture(scope="module")
 def runtimes_sample():
     """300 real rows of runtimes.csv (shared/datasets), used as a valid base table."""
-    return load_runtimes().sample(300, random_state=0).reset_index(drop=True)
+    return load_runtimes(data_home=HOME).sample(300, random_state=0).reset_index(drop=True)
 
 
 def write_home(tmp_path, frame: pd.DataFrame):
@@ -41,37 +41,51 @@ def test_every_shared_table_loads_and_matches_readme_row_counts(name):
         "boards": 11, "board_specs_long": 429, "bsp_inputs": 245, "bsp_published_predictions": 1995,
         "published_accuracy_summary": 336, "bspgpu_script_inputs": 4460,
     }
-    assert len(load_table(name)) == expected_rows[name]
+    assert len(load_table(name, data_home=HOME)) == expected_rows[name]
 
 
 def test_runtimes_are_positive_milliseconds():
-    rt = load_runtimes()
+    rt = load_runtimes(data_home=HOME)
     assert (rt[["time_ms_mean", "time_ms_median", "time_ms_min"]] > 0).all().all()
     assert (rt["time_ms_min"] <= rt["time_ms_max"]).all()
 
 
 def test_source_filter_and_unknown_source():
-    assert set(load_runtimes(source="BSPGPU")["source"]) == {"BSPGPU"}
+    assert set(load_runtimes(source="BSPGPU", data_home=HOME)["source"]) == {"BSPGPU"}
     with pytest.raises(DatasetSchemaError, match="choose one of"):
-        load_runtimes(source="nope")
+        load_runtimes(source="nope", data_home=HOME)
 
 
 def test_data_home_precedence(tmp_path, monkeypatch, runtimes_sample):
+    from perfml.datasets import find_data_home
+
     home = write_home(tmp_path, runtimes_sample)
     monkeypatch.setenv("PERFML_DATA_HOME", str(home))
-    assert resolve_data_home() == home.resolve()
-    assert len(load_runtimes()) == 300
+    assert find_data_home() == home.resolve()  # the entry point's resolver reads the variable
+    assert len(load_runtimes(data_home=find_data_home())) == 300
     monkeypatch.delenv("PERFML_DATA_HOME")
-    assert resolve_data_home().name == "datasets"  # the shared/datasets beside the repository
+    assert find_data_home().name == "datasets"  # the shared/datasets beside the repository
     assert resolve_data_home(home) == home.resolve()
 
 
 def test_missing_data_home_is_a_typed_error(tmp_path, monkeypatch):
+    from perfml.datasets import find_data_home
+
     with pytest.raises(DataHomeError, match="does not exist"):
         resolve_data_home(tmp_path / "nowhere")
     monkeypatch.setenv("PERFML_DATA_HOME", str(tmp_path))
     with pytest.raises(DataHomeError, match="no runtimes.csv.gz"):
-        resolve_data_home()
+        find_data_home()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: resolve_data_home(None), lambda: load_runtimes(), lambda: load_table("bsp_inputs"),
+])
+def test_library_code_never_searches_for_the_data_home(call, monkeypatch, runtimes_sample, tmp_path):
+    # Even with a valid $PERFML_DATA_HOME, data_home=None below the CLI is a typed error naming what to pass.
+    monkeypatch.setenv("PERFML_DATA_HOME", str(write_home(tmp_path, runtimes_sample)))
+    with pytest.raises(DataHomeError, match=r"pass data_home=perfml\.datasets\.DataHome\(PATH\) or a path"):
+        call()
 
 
 def test_missing_table_in_home(tmp_path, runtimes_sample):
@@ -168,7 +182,11 @@ from pathlib import Path  # noqa: E402
 
 from perfml.datasets import _manifest, load_bsp_inputs  # noqa: E402
 
-SHARED = Path(resolve_data_home())
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
+SHARED = HOME.path
 
 
 def copy_home(tmp_path, *files, manifest=True, readme=True):
@@ -193,8 +211,8 @@ def _rewrite_runtimes(home, transform):
 
 def test_the_copy_of_the_shared_home_loads():
     # the manifest checks pass on the genuine files (sha256 and rows of shared/datasets/manifest.csv)
-    assert len(load_runtimes()) == 65120
-    assert len(load_bsp_inputs()) == 245
+    assert len(load_runtimes(data_home=HOME)) == 65120
+    assert len(load_bsp_inputs(data_home=HOME)) == 245
 
 
 def test_gzip_cut_short_is_a_typed_error(tmp_path):

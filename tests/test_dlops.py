@@ -27,11 +27,15 @@ from perfml.datasets import (
 )
 from perfml.errors import DataHomeError, DatasetSchemaError
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 
 @pytest.fixture(scope="module")
 def dlops_sample():
     """Six real rows of every operator of dlops_runtimes (shared/datasets), a valid base table."""
-    rt = load_dlops_runtimes()
+    rt = load_dlops_runtimes(data_home=HOME)
     return rt.groupby("op", sort=False).head(6).reset_index(drop=True)
 
 
@@ -55,7 +59,7 @@ def write_home(tmp_path, frame: pd.DataFrame, file: str = "dlops_runtimes.csv.gz
     [("dlops_runtimes", 267230), ("dlops_device_configs", 10), ("dlops_published_errors", 2183)],
 )
 def test_every_dlops_table_loads_with_readme_row_count(name, rows):
-    frame = load_dlops_table(name)
+    frame = load_dlops_table(name, data_home=HOME)
     assert len(frame) == rows
     assert list(frame.columns) == list(DLOPS_SCHEMAS[name].columns)
 
@@ -69,7 +73,7 @@ def test_runtimes_match_readme_counts_per_board_and_split():
         "Tesla-T4": (51524, 3821),
         "A100-PCIe-40GB": (45521, 4187),
     }
-    rt = load_dlops_runtimes()
+    rt = load_dlops_runtimes(data_home=HOME)
     counts = rt.groupby(["board", "split"]).size()
     for board, (train, test) in expected.items():
         assert counts[(board, "train")] == train
@@ -82,7 +86,7 @@ def test_runtimes_match_readme_counts_per_board_and_split():
 
 
 def test_runtimes_values_follow_the_column_dictionary():
-    rt = load_dlops_runtimes()
+    rt = load_dlops_runtimes(data_home=HOME)
     assert set(rt["op"]) == set(DLOPS_OPS)
     assert set(rt["split"]) == {"train", "test"}
     times = rt["time_ms"].to_numpy()
@@ -95,12 +99,12 @@ def test_runtimes_values_follow_the_column_dictionary():
 
 
 def test_filters_select_boards_ops_and_split():
-    sub = load_dlops_runtimes(boards="Tesla-P4", ops=["bmm", "linear"], split="test")
+    sub = load_dlops_runtimes(boards="Tesla-P4", ops=["bmm", "linear"], split="test", data_home=HOME)
     # README counts: P4 test rows, bmm 72 + linear 974
     assert len(sub) == 72 + 974
     assert set(sub["board"]) == {"Tesla-P4"} and set(sub["op"]) == {"bmm", "linear"}
     assert list(sub.index) == list(range(len(sub)))
-    two = load_dlops_runtimes(boards=["Tesla-T4", "A100-PCIe-40GB"], ops="softmax")
+    two = load_dlops_runtimes(boards=["Tesla-T4", "A100-PCIe-40GB"], ops="softmax", data_home=HOME)
     assert set(two["board"]) == {"Tesla-T4", "A100-PCIe-40GB"}
     assert len(two) == 1750 + 75 + 1750 + 79
 
@@ -115,32 +119,32 @@ def test_filters_select_boards_ops_and_split():
 )
 def test_unknown_filter_values_are_typed_errors(kwargs, match):
     with pytest.raises(DatasetSchemaError, match=match):
-        load_dlops_runtimes(**kwargs)
+        load_dlops_runtimes(**kwargs, data_home=HOME)
 
 
 def test_loader_returns_a_fresh_copy():
-    first = load_dlops_runtimes(ops="relu")
+    first = load_dlops_runtimes(ops="relu", data_home=HOME)
     first.loc[0, "time_ms"] = -1.0
-    assert (load_dlops_runtimes(ops="relu")["time_ms"] > 0).all()
-    everything = load_dlops_runtimes()
+    assert (load_dlops_runtimes(ops="relu", data_home=HOME)["time_ms"] > 0).all()
+    everything = load_dlops_runtimes(data_home=HOME)
     everything.loc[0, "time_ms"] = -1.0
-    assert (load_dlops_runtimes()["time_ms"] > 0).all()
+    assert (load_dlops_runtimes(data_home=HOME)["time_ms"] > 0).all()
 
 
 def test_device_configs_and_published_errors():
-    configs = load_dlops_device_configs()
-    assert len(configs) == 10 and len(load_dlops_device_configs(physical_only=True)) == 9
+    configs = load_dlops_device_configs(data_home=HOME)
+    assert len(configs) == 10 and len(load_dlops_device_configs(physical_only=True, data_home=HOME)) == 9
     # README "dlops_device_configs": the known P4 error is kept as written (40 SMs x 64 cores).
     p4 = configs[configs["board"] == "Tesla-P4"].iloc[0]
     assert (p4["num_sm"], p4["core_per_sm"], p4["sms_observed_by_profiler"]) == (40, 64, 20)
-    table = load_dlops_published_errors(level="published_table")
+    table = load_dlops_published_errors(level="published_table", data_home=HOME)
     assert len(table) == 40
     # README, published per-op-class table: NeuSight out-of-distribution BMM 13.8, LN 56.7
     ns = table[(table["method"] == "neusight") & (table["distribution"] == "out")].set_index("op_class")
     assert round(ns.loc["BMM", "mean_abs_pct_error"], 1) == 13.8
     assert round(ns.loc["LN", "mean_abs_pct_error"], 1) == 56.7
     with pytest.raises(DatasetSchemaError, match="choose among published_table, per_device, per_run"):
-        load_dlops_published_errors(level="per_op")
+        load_dlops_published_errors(level="per_op", data_home=HOME)
 
 
 # --------------------------------------------------------------------------- malformed tables
@@ -213,7 +217,7 @@ def test_a_dimension_the_op_does_not_need_may_be_empty(tmp_path, dlops_sample):
 
 
 def test_published_errors_level_is_checked(tmp_path):
-    frame = load_dlops_published_errors().head(20).astype({"level": object})
+    frame = load_dlops_published_errors(data_home=HOME).head(20).astype({"level": object})
     frame.loc[7, "level"] = "per_op"
     home = write_home(tmp_path, frame, "dlops_published_errors.csv")
     with pytest.raises(DatasetSchemaError, match=r"dlops_published_errors.csv: column 'level' must be one of .* row 9"):
@@ -247,9 +251,7 @@ def test_the_shared_table_is_checked_against_the_manifest(tmp_path):
     # A copy of the real table with one row dropped no longer matches the manifest's row count.
     import shutil
 
-    from perfml.datasets._home import resolve_data_home
-
-    shared = resolve_data_home(None)
+    shared = HOME.path
     home = tmp_path / "home"
     home.mkdir()
     for name in ("runtimes.csv.gz", "manifest.csv"):

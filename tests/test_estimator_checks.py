@@ -12,6 +12,10 @@ from perfml.errors import EstimatorParameterError
 from perfml.evaluation.closed_form import describable_runtimes
 from perfml.testing.estimator_checks import CHECKS
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 BOARDS = ["GTX-680", "GTX-970", "Tesla-K20"]
 APPS = ["vectorAdd", "matMul_gpu"]
 TINY_XGB = {"n_estimators": 10, "max_depth": 2}
@@ -128,24 +132,24 @@ def _bad_params():
     from perfml.learned.regressors import RuntimeRegressor
 
     return [
-        (RuntimeRegressor(learner="gpt"), "learner"),
-        (RuntimeRegressor(target="linear-time"), "target"),
-        (RuntimeRegressor(baseline="oracle"), "baseline"),
-        (RuntimeRegressor(board_features="some"), "board_features"),
-        (RuntimeRegressor(shrinkage=-0.1), "shrinkage"),
-        (RuntimeRegressor(shrinkage=math.nan), "shrinkage"),
-        (RuntimeRegressor(shrinkage=1.5), "shrinkage"),
-        (RuntimeRegressor(shrinkage="half"), "shrinkage"),
-        (RuntimeRegressor(feature_subset="prof_"), "feature_subset"),
-        (RuntimeRegressor(target="residual", analytical=False), "analytical"),
-        (BSPModel(aggregate="mean"), "aggregate"),
-        (BSPModel(unseen="guess"), "unseen"),
-        (BSPModel(group_by="board"), "group_by"),
+        (RuntimeRegressor(learner="gpt", data_home=HOME), "learner"),
+        (RuntimeRegressor(target="linear-time", data_home=HOME), "target"),
+        (RuntimeRegressor(baseline="oracle", data_home=HOME), "baseline"),
+        (RuntimeRegressor(board_features="some", data_home=HOME), "board_features"),
+        (RuntimeRegressor(shrinkage=-0.1, data_home=HOME), "shrinkage"),
+        (RuntimeRegressor(shrinkage=math.nan, data_home=HOME), "shrinkage"),
+        (RuntimeRegressor(shrinkage=1.5, data_home=HOME), "shrinkage"),
+        (RuntimeRegressor(shrinkage="half", data_home=HOME), "shrinkage"),
+        (RuntimeRegressor(feature_subset="prof_", data_home=HOME), "feature_subset"),
+        (RuntimeRegressor(target="residual", analytical=False, data_home=HOME), "analytical"),
+        (BSPModel(aggregate="mean", data_home=HOME), "aggregate"),
+        (BSPModel(unseen="guess", data_home=HOME), "unseen"),
+        (BSPModel(group_by="board", data_home=HOME), "group_by"),
         (RooflineModel(traffic="cached"), "traffic"),
         (RooflineModel(precision="fp8"), "precision"),
         (RooflineModel(clock="turbo"), "clock"),
-        (HongKimRuntimeModel(instruction_source="oracle"), "instruction_source"),
-        (HongKimRuntimeModel(issue_cycles=-4.0), "issue_cycles"),
+        (HongKimRuntimeModel(instruction_source="oracle", data_home=HOME), "instruction_source"),
+        (HongKimRuntimeModel(issue_cycles=-4.0, data_home=HOME), "issue_cycles"),
     ]
 
 

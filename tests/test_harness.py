@@ -11,6 +11,10 @@ from perfml.errors import ExperimentSpecError, PerfmlError
 from perfml.evaluation import PROTOCOLS, cross_val_predictions, get_protocol
 from perfml.evaluation.closed_form import describable_runtimes, predict_closed_form
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 BOARDS = ["GTX-680", "GTX-970", "Tesla-K20"]
 APPS = ["vectorAdd", "matMul_gpu"]
 
@@ -54,7 +58,7 @@ def test_unknown_protocol_is_a_typed_error(rows):
     with pytest.raises(ExperimentSpecError, match="unknown protocol"):
         get_protocol("leave-one-out-of-nowhere")
     with pytest.raises(PerfmlError, match="unknown protocol"):
-        predict_closed_form("bsp", rows, protocol="nope")
+        predict_closed_form("bsp", rows, protocol="nope", data_home=HOME)
 
 
 def test_size_cv_through_the_harness_equals_sklearn_cross_val_predict(rows, data_home):

@@ -32,6 +32,10 @@ from perfml.closed_form.hongkim_inputs import (
     uncoalesced_transactions,
 )
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 
 def _row(app_id, n, bx, by, gx, gy, regs, smem, board="GTX-680"):
     return {"board": board, "app_id": app_id, "input_size": n, "block_x": bx, "block_y": by,
@@ -45,7 +49,7 @@ VECTORADD_ROW = _row("vectorAdd", 1048576, 256, 1, 4096, 1, 10, 0)
 
 
 def test_matmul_row_by_hand():
-    got = hongkim_inputs(pd.DataFrame([MATMUL_ROW])).iloc[0]
+    got = hongkim_inputs(pd.DataFrame([MATMUL_ROW]), data_home=HOME).iloc[0]
     assert got["comp_insts"] == 1024  # 2N flops = N FFMAs
     assert got["coal_mem_insts"] == 2049  # gld 2N + gst 1, variant global_coalesced
     assert got["uncoal_mem_insts"] == 0
@@ -60,7 +64,7 @@ def test_matmul_row_by_hand():
 
 
 def test_vectoradd_row_by_hand():
-    got = hongkim_inputs(pd.DataFrame([VECTORADD_ROW])).iloc[0]
+    got = hongkim_inputs(pd.DataFrame([VECTORADD_ROW]), data_home=HOME).iloc[0]
     assert got["comp_insts"] == 1  # ceil(N / threads) = 1 FADD
     assert got["coal_mem_insts"] == 3  # 2 loads + 1 store
     assert got["uncoal_mem_insts"] == 0
@@ -73,7 +77,7 @@ def test_shared_matmul_counts_shared_accesses_and_barriers():
     # Figure 4: two __syncthreads per tile phase, N/bx phases, of which the one after the
     # tile loads waits on global memory (SYNCH_PER_THREAD). Shared bytes 2*16*16*4.
     row = _row("matMul_gpu_sharedmem", 1024, 16, 16, 64, 64, 20, 2048)
-    got = hongkim_inputs(pd.DataFrame([row])).iloc[0]
+    got = hongkim_inputs(pd.DataFrame([row]), data_home=HOME).iloc[0]
     assert got["coal_mem_insts"] == 2 * 1024 / 16 + 1
     assert got["comp_insts"] == 1024 + 2048 + 128  # FFMAs + shared loads + shared stores
     assert got["synch_insts"] == 1024 / 16
@@ -89,7 +93,7 @@ def test_vectoradd_prediction_by_hand():
     comp = 4 * 32 / 192
     cycles = (1350 + comp + comp / 3 * 63) * 64
     expected_ms = cycles / (1.058e9) * 1e3
-    got = predict_hongkim_for_runtimes(pd.DataFrame([VECTORADD_ROW]))
+    got = predict_hongkim_for_runtimes(pd.DataFrame([VECTORADD_ROW]), data_home=HOME)
     assert got[0] == pytest.approx(expected_ms, rel=1e-9)
     assert expected_ms == pytest.approx(0.08255, rel=1e-3)
 
@@ -99,16 +103,16 @@ def test_matmul_prediction_by_hand():
     # Mem_cycles = 450 * 2049, CWP = 64 -> not enough warps, #Rep = 64.
     comp = 3073 / 6
     cycles = (450 * 2049 + comp + comp / 2049 * 63) * 64
-    got = predict_hongkim_for_runtimes(pd.DataFrame([MATMUL_ROW]))
+    got = predict_hongkim_for_runtimes(pd.DataFrame([MATMUL_ROW]), data_home=HOME)
     assert got[0] == pytest.approx(cycles / 1.058e6, rel=1e-9)
 
 
 def test_prediction_matches_the_model_on_the_inputs():
     rows = pd.DataFrame([MATMUL_ROW, VECTORADD_ROW])
-    inputs = hongkim_inputs(rows)
+    inputs = hongkim_inputs(rows, data_home=HOME)
     hw = hongkim_hardware_for("GTX-680")
     expected = HongKimModel(hardware=hw).fit(inputs).predict(inputs)
-    np.testing.assert_allclose(predict_hongkim_for_runtimes(rows), expected, rtol=1e-12)
+    np.testing.assert_allclose(predict_hongkim_for_runtimes(rows, data_home=HOME), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("coalesced, uncoalesced", [
@@ -119,12 +123,12 @@ def test_prediction_matches_the_model_on_the_inputs():
 def test_coalesced_uncoalesced_split_follows_the_variant(coalesced, uncoalesced):
     rows = pd.DataFrame([_row(coalesced, 1024, 16, 16, 64, 64, 17, 0),
                          _row(uncoalesced, 1024, 16, 16, 64, 64, 17, 0)])
-    got = hongkim_inputs(rows)
+    got = hongkim_inputs(rows, data_home=HOME)
     total = got["coal_mem_insts"] + got["uncoal_mem_insts"]
     assert total[0] == total[1] > 0  # same loads and stores, only the pattern differs
     assert got.loc[0, "uncoal_mem_insts"] == 0 and got.loc[0, "coal_mem_insts"] == total[0]
     assert got.loc[1, "coal_mem_insts"] == 0 and got.loc[1, "uncoal_mem_insts"] == total[1]
-    pred = predict_hongkim_for_runtimes(rows)
+    pred = predict_hongkim_for_runtimes(rows, data_home=HOME)
     assert pred[1] > pred[0]  # uncoalesced is never faster in the model
 
 
@@ -138,26 +142,26 @@ def test_coalesced_uncoalesced_split_follows_the_variant(coalesced, uncoalesced)
 def test_uncoalesced_transactions_per_warp(block, board, expected):
     row = _row("matrix_sum_normal", 1024, block, block, 1024 // block, 1024 // block,
                np.nan, np.nan, board=board)
-    assert hongkim_inputs(pd.DataFrame([row])).loc[0, "uncoal_per_mw"] == expected
+    assert hongkim_inputs(pd.DataFrame([row]), data_home=HOME).loc[0, "uncoal_per_mw"] == expected
     assert uncoalesced_transactions(64) == 32  # fully uncoalesced 4-byte warp access
 
 
 def test_missing_launch_falls_back_to_the_description():
     # BSPGPU matSum rows have no launch: the description's 16x16 blocks, ceil(N/16)^2.
     row = _row("matrix_sum_coalesced", 1000, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan)
-    got = hongkim_inputs(pd.DataFrame([row])).iloc[0]
+    got = hongkim_inputs(pd.DataFrame([row]), data_home=HOME).iloc[0]
     assert got["threads_per_block"] == 256 and got["blocks"] == 63 * 63
 
 
 def test_undescribable_rows_are_nan_with_a_reason():
     rows = pd.DataFrame([MATMUL_ROW, {**MATMUL_ROW, "app_id": "bitonic"},
                          {**MATMUL_ROW, "board": "no-such-board"}])
-    got = hongkim_inputs(rows)
+    got = hongkim_inputs(rows, data_home=HOME)
     assert got.loc[0, "note"] == ""
     assert "no kernel description" in got.loc[1, "note"]
     assert "no-such-board" in got.loc[2, "note"]
     assert got.loc[1:, list(FEATURE_COLUMNS)].isna().all().all()
-    pred = predict_hongkim_for_runtimes(rows)
+    pred = predict_hongkim_for_runtimes(rows, data_home=HOME)
     assert np.isfinite(pred[0]) and np.isnan(pred[1:]).all()
 
 
@@ -180,7 +184,7 @@ def test_hardware_uses_paper_latencies_and_board_specs():
 def real_profiles():
     from perfml.datasets import load_profiles_nca
 
-    return load_profiles_nca()
+    return load_profiles_nca(data_home=HOME)
 
 
 def _perturbed(profiles, boards, factor):
@@ -196,21 +200,21 @@ def test_profiles_never_use_the_rows_own_board(real_profiles, monkeypatch):
 
     rows = pd.DataFrame([MATMUL_ROW, VECTORADD_ROW])
     monkeypatch.setattr(perfml.datasets, "load_profiles_nca", lambda data_home=None: real_profiles.copy())
-    base = hongkim_inputs(rows, instruction_source="profiles")
+    base = hongkim_inputs(rows, instruction_source="profiles", data_home=HOME)
     assert (base["note"] == "").all()
 
     own = _perturbed(real_profiles, ["GTX-680"], 7.0)
     monkeypatch.setattr(perfml.datasets, "load_profiles_nca", lambda data_home=None: own)
-    pd.testing.assert_frame_equal(hongkim_inputs(rows, instruction_source="profiles"), base)
+    pd.testing.assert_frame_equal(hongkim_inputs(rows, instruction_source="profiles", data_home=HOME), base)
     np.testing.assert_array_equal(
-        predict_hongkim_for_runtimes(rows, instruction_source="profiles"),
+        predict_hongkim_for_runtimes(rows, instruction_source="profiles", data_home=HOME),
         _predict_with(real_profiles, rows, monkeypatch))
 
     # The check is not vacuous: perturbing every other board changes the counts.
     others = [b for b in real_profiles["board"].unique() if b != "GTX-680"]
     moved = _perturbed(real_profiles, others, 7.0)
     monkeypatch.setattr(perfml.datasets, "load_profiles_nca", lambda data_home=None: moved)
-    changed = hongkim_inputs(rows, instruction_source="profiles")
+    changed = hongkim_inputs(rows, instruction_source="profiles", data_home=HOME)
     assert not np.allclose(changed["comp_insts"], base["comp_insts"])
 
 
@@ -218,14 +222,14 @@ def _predict_with(profiles, rows, monkeypatch):
     import perfml.datasets
 
     monkeypatch.setattr(perfml.datasets, "load_profiles_nca", lambda data_home=None: profiles.copy())
-    return predict_hongkim_for_runtimes(rows, instruction_source="profiles")
+    return predict_hongkim_for_runtimes(rows, instruction_source="profiles", data_home=HOME)
 
 
 def test_profiles_counts_are_the_median_of_the_other_boards(real_profiles, monkeypatch):
     import perfml.datasets
 
     monkeypatch.setattr(perfml.datasets, "load_profiles_nca", lambda data_home=None: real_profiles)
-    got = hongkim_inputs(pd.DataFrame([MATMUL_ROW]), instruction_source="profiles").iloc[0]
+    got = hongkim_inputs(pd.DataFrame([MATMUL_ROW]), instruction_source="profiles", data_home=HOME).iloc[0]
     p = real_profiles
     p = p[(p["app_id"] == "matMul_gpu") & (p["input_size"] == 1024) & (p["block_x"] == 16)
           & (p["block_y"] == 16) & (p["board"] != "GTX-680")]
@@ -243,7 +247,7 @@ def test_unknown_instruction_source_is_rejected():
     from perfml.errors import PerfmlError
 
     with pytest.raises(PerfmlError, match="instruction_source"):
-        hongkim_inputs(pd.DataFrame([MATMUL_ROW]), instruction_source="ptx")
+        hongkim_inputs(pd.DataFrame([MATMUL_ROW]), instruction_source="ptx", data_home=HOME)
 
 
 # ----------------------------------------------------------------------------- CLI

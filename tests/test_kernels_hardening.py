@@ -159,7 +159,7 @@ def test_compiler_gets_an_argument_list_and_only_allowed_options(tmp_path, monke
         calls.append((cmd, kwargs))
         return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="fake nvcc: no")
 
-    monkeypatch.setattr(comp, "find_nvcc", lambda: "/opt/fake/bin/nvcc")
+    monkeypatch.setattr(comp, "find_nvcc", lambda cuda_home=None: "/opt/fake/bin/nvcc")
     monkeypatch.setattr(comp.subprocess, "run", fake_run)
     src = 'extern "C" __global__ void k(float* o) { o[0] = 1.0f; }\n'
     with pytest.raises(KernelOptionError, match="ccbin"):

@@ -16,6 +16,10 @@ from perfml.evaluation.closed_form import describable_runtimes
 from perfml.learned import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
 from perfml.learned.persistence import load_model, save_model
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 BOARDS = ["GTX-680", "GTX-970", "GTX-Titan", "Tesla-K20"]
 APPS = ["matMul_gpu", "vectorAdd", "matrix_sum_normal"]
 FAST = {"n_estimators": 60, "max_depth": 4}
@@ -23,7 +27,7 @@ FAST = {"n_estimators": 60, "max_depth": 4}
 
 @pytest.fixture(scope="module")
 def data():
-    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=HOME)
     rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
     # Every 3rd size keeps the tests quick.
     keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
@@ -58,9 +62,9 @@ def test_size_extrapolation_tests_only_larger_sizes(data):
 def test_target_board_runtimes_never_reach_its_features(data):
     """Fit on all boards: a board's own runtimes must not change its own (cross-fitted) features."""
     y = data.measured_ms.to_numpy()
-    base = FeatureBuilder().fit(data, y).transform(data)
+    base = FeatureBuilder(data_home=HOME).fit(data, y).transform(data)
     perturbed_y = np.where(data.board == "GTX-Titan", y * 1000.0, y)
-    again = FeatureBuilder().fit(data, perturbed_y).transform(data)
+    again = FeatureBuilder(data_home=HOME).fit(data, perturbed_y).transform(data)
     own = (data.board == "GTX-Titan").to_numpy()
     pd.testing.assert_frame_equal(base[own], again[own])
     # ...while the other Kepler boards' features do depend on GTX-Titan (the test can fail).
@@ -82,7 +86,7 @@ def test_target_board_profiles_never_reach_its_features(data, data_home):
 
 
 def test_lobo_prediction_is_invariant_to_the_held_out_boards_runtimes(data):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST)  # shrinkage="auto": inner CV too
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, data_home=HOME)  # shrinkage="auto": inner CV too
     y = data.measured_ms.to_numpy()
     p1 = cross_val_predictions(model, data, y, "leave-one-board-out")
     y2 = np.where(data.board == "Tesla-K20", y * 3.0, y)
@@ -98,24 +102,24 @@ def test_every_learner_fits_and_predicts_positive_times(data, learner):
     if learner == "random_forest":
         params = {"n_estimators": 20}
     model = RuntimeRegressor(learner=learner, target="log" if learner in ("linear", "svr") else "residual",
-                             learner_params=params, shrinkage=1.0).fit(data, data.measured_ms)
+                             learner_params=params, shrinkage=1.0, data_home=HOME).fit(data, data.measured_ms)
     pred = model.predict(data)
     assert np.all(np.isfinite(pred) & (pred > 0))
 
 
 def test_auto_shrinkage_is_chosen_on_the_grid_and_fixed_values_are_used(data):
-    auto = RuntimeRegressor(learner="xgboost", learner_params=FAST).fit(data, data.measured_ms)
+    auto = RuntimeRegressor(learner="xgboost", learner_params=FAST, data_home=HOME).fit(data, data.measured_ms)
     assert auto.shrinkage_ in set(np.round(np.linspace(0, 1, 11), 10))
-    zero = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.0).fit(data, data.measured_ms)
+    zero = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.0, data_home=HOME).fit(data, data.measured_ms)
     F = zero.features_.transform(data)
     assert np.allclose(np.log(zero.predict(data)), F["xfer_log_t"])  # shrinkage 0 = the transfer baseline
     with pytest.raises(EstimatorParameterError, match="shrinkage"):
-        RuntimeRegressor(learner_params=FAST, shrinkage=2).fit(data, data.measured_ms)
+        RuntimeRegressor(learner_params=FAST, shrinkage=2, data_home=HOME).fit(data, data.measured_ms)
 
 
 def test_monotone_in_input_size(data):
     """More work never means less time: predictions rise with N for a fixed board/app/launch."""
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(data, data.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0, data_home=HOME).fit(data, data.measured_ms)
     q = pd.DataFrame({"board": "GTX-980", "app_id": "vectorAdd", "input_size": np.geomspace(2**12, 2**26, 40),
                       "block_x": 256, "block_y": 1})
     q["grid_x"] = np.ceil(q.input_size / 256)
@@ -125,9 +129,9 @@ def test_monotone_in_input_size(data):
 
 
 def test_save_load_round_trip(data, tmp_path):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.7).fit(data, data.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.7, data_home=HOME).fit(data, data.measured_ms)
     path = save_model(model, tmp_path / "model")
-    loaded = load_model(path)
+    loaded = load_model(path, data_home=HOME)
     q = data.sample(50, random_state=1)
     assert np.allclose(model.predict(q), loaded.predict(q))
     assert loaded.shrinkage_ == 0.7
@@ -139,25 +143,25 @@ def test_save_load_round_trip(data, tmp_path):
 
 
 def test_load_rejects_unknown_version_and_missing_files(data, tmp_path):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(data, data.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0, data_home=HOME).fit(data, data.measured_ms)
     path = save_model(model, tmp_path / "model")
     meta = json.loads((path / "perfml-model.json").read_text())
     (path / "perfml-model.json").write_text(json.dumps(meta | {"version": 99}))
     with pytest.raises(ModelFormatError, match="version 99 is not supported"):
-        load_model(path)
+        load_model(path, data_home=HOME)
     with pytest.raises(ModelFormatError, match="not a perfml model directory"):
-        load_model(tmp_path / "nothing")
+        load_model(tmp_path / "nothing", data_home=HOME)
     with pytest.raises(ModelFormatError, match="only xgboost"):
-        save_model(RuntimeRegressor(learner="hgb", learner_params={"max_iter": 10}).fit(data, data.measured_ms), tmp_path / "h")
+        save_model(RuntimeRegressor(learner="hgb", learner_params={"max_iter": 10}, data_home=HOME).fit(data, data.measured_ms), tmp_path / "h")
 
 
 def test_bad_inputs(data):
     with pytest.raises(EstimatorParameterError, match="learner must be one of"):
-        RuntimeRegressor(learner="nope").fit(data, data.measured_ms)
+        RuntimeRegressor(learner="nope", data_home=HOME).fit(data, data.measured_ms)
     with pytest.raises(DatasetSchemaError, match="positive, finite"):
-        RuntimeRegressor().fit(data, -data.measured_ms)
+        RuntimeRegressor(data_home=HOME).fit(data, -data.measured_ms)
     with pytest.raises(UnknownAppError, match="no kernel description"):
-        RuntimeRegressor(learner_params=FAST).fit(data.assign(app_id="nope").drop(columns=["grid_x"]), data.measured_ms)
+        RuntimeRegressor(learner_params=FAST, data_home=HOME).fit(data.assign(app_id="nope").drop(columns=["grid_x"]), data.measured_ms)
 
 
 def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
@@ -169,9 +173,9 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
     # A small model keeps the test fast; `perfml train` itself uses the defaults.
     from perfml.learned.persistence import save_model as _save
 
-    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=HOME)
     rt = rt[rt.board.isin(BOARDS)]
-    _save(RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(rt, rt.measured_ms), tmp_path / "m")
+    _save(RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0, data_home=HOME).fit(rt, rt.measured_ms), tmp_path / "m")
     assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 0
     out = pd.read_csv("p.csv")
     assert list(out.columns) == ["board", "app_id", "input_size", "predicted_ms", "lower_ms", "upper_ms", "basis",
@@ -190,10 +194,10 @@ def test_predict_lambda_for_unseen_board_uses_only_other_boards():
     from perfml.learned.lambda_unseen import predict_lambda
     from perfml.closed_form.bsp import BSPModel
 
-    out = predict_lambda("GTX-980", ["matMul_gpu", "vectorAdd"], [1024])
-    rt = describable_runtimes()
+    out = predict_lambda("GTX-980", ["matMul_gpu", "vectorAdd"], [1024], data_home=HOME)
+    rt = describable_runtimes(data_home=HOME)
     maxwell = rt[rt.board.isin(["GTX-750", "GTX-970"])]
-    t1 = BSPModel(constants_sources=()).model_terms(maxwell)["t1_ms"]
+    t1 = BSPModel(constants_sources=(), data_home=HOME).model_terms(maxwell)["t1_ms"]
     # Per board: median over its runs of log(T_1 / T_measured); then the median over boards.
     per_board = np.log(t1 / maxwell.measured_ms).groupby([maxwell.board, maxwell.app_id]).median()
     for app in ("matMul_gpu", "vectorAdd"):
@@ -207,16 +211,16 @@ def test_kernels_without_description_use_their_launch_and_the_transfer():
     """Rodinia kernels (no kernel description): features come from the launch and the other boards' runs."""
     from perfml.datasets import load_runtimes
 
-    rt = load_runtimes(source="gpuperfpredict-rodinia")
+    rt = load_runtimes(source="gpuperfpredict-rodinia", data_home=HOME)
     rt = rt[rt.app_id.isin(["calculate_temp", "lud_diagonal"]) & rt.board.isin(["GTX-680", "Tesla-K20", "Tesla-K40"])]
     rt = rt.assign(measured_ms=rt.time_ms_mean).reset_index(drop=True)
     y = rt.measured_ms.to_numpy()
-    F = FeatureBuilder(profiles=False).fit(rt, y).transform(rt)
+    F = FeatureBuilder(profiles=False, data_home=HOME).fit(rt, y).transform(rt)
     assert "desc_log_flops" not in F.columns and F["xfer_log_t"].notna().all()  # no work counts without a description
-    perturbed = FeatureBuilder(profiles=False).fit(rt, np.where(rt.board == "Tesla-K40", y * 50, y)).transform(rt)
+    perturbed = FeatureBuilder(profiles=False, data_home=HOME).fit(rt, np.where(rt.board == "Tesla-K40", y * 50, y)).transform(rt)
     own = (rt.board == "Tesla-K40").to_numpy()
     pd.testing.assert_frame_equal(F[own], perturbed[own])
-    pred = RuntimeRegressor(learner="xgboost", learner_params=FAST, profiles=False).fit(rt, y).predict(rt)
+    pred = RuntimeRegressor(learner="xgboost", learner_params=FAST, profiles=False, data_home=HOME).fit(rt, y).predict(rt)
     assert np.all(np.isfinite(pred) & (pred > 0))
 
 
@@ -227,7 +231,7 @@ def test_nested_tuning_stores_a_resumable_study(data, tmp_path):
     from perfml.learned.tuned import TunedRegressor
 
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
-    base = RuntimeRegressor(learner="xgboost", shrinkage=1.0)
+    base = RuntimeRegressor(learner="xgboost", shrinkage=1.0, data_home=HOME)
     tuned = TunedRegressor(base, n_trials=2, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
     assert set(tuned.best_params_) >= {"n_estimators", "max_depth", "learning_rate"}
     assert np.all(tuned.predict(data) > 0)

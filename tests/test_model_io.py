@@ -31,6 +31,10 @@ from perfml.evaluation.closed_form import describable_runtimes
 from perfml.learned import RuntimeRegressor
 from perfml.learned.persistence import load_model, save_model, why_not_model_directory
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 BOARDS = ["GTX-680", "GTX-970", "Tesla-K20"]
 APPS = ["matMul_gpu", "vectorAdd"]
 FAST = {"n_estimators": 20, "max_depth": 3}
@@ -39,7 +43,7 @@ META = "perfml-model.json"
 
 @pytest.fixture(scope="module")
 def rows():
-    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=HOME)
     rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
     keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
     return rt[keep].reset_index(drop=True)
@@ -47,7 +51,7 @@ def rows():
 
 @pytest.fixture(scope="module")
 def fitted(rows):
-    return RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.5).fit(rows, rows.measured_ms)
+    return RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.5, data_home=HOME).fit(rows, rows.measured_ms)
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +83,7 @@ def test_round_trip_records_every_file_hash(model_dir, fitted, rows):
     assert sorted(meta["files"]) == files and "booster.json" in files
     for rel, digest in meta["files"].items():
         assert hashlib.sha256((model_dir / rel).read_bytes()).hexdigest() == digest
-    loaded = load_model(model_dir)
+    loaded = load_model(model_dir, data_home=HOME)
     q = rows.sample(30, random_state=2)
     assert np.allclose(loaded.predict(q), fitted.predict(q))
     assert meta["training"]["input_size"]["vectorAdd"] == [
@@ -142,7 +146,7 @@ def test_overwrite_replaces_a_model_directory_atomically(model_dir, fitted, rows
     meta = json.loads((model_dir / META).read_text())
     assert meta["note"] == "second" and meta["created"] >= old
     assert not [p for p in model_dir.parent.iterdir() if p.name.startswith(".")]  # no staging or aside left
-    load_model(model_dir)
+    load_model(model_dir, data_home=HOME)
 
 
 def test_cli_train_overwrite_refuses_a_foreign_directory_before_training(tmp_path, monkeypatch, capsys):
@@ -186,7 +190,7 @@ def test_load_refuses_a_manifest_with_bad_values(model_dir, edit, message):
     else:
         _rehash_manifest(model_dir, meta)
     with pytest.raises(ModelFormatError, match=message):
-        load_model(model_dir)
+        load_model(model_dir, data_home=HOME)
 
 
 def test_load_refuses_a_manifest_edited_without_resealing(model_dir):
@@ -194,7 +198,7 @@ def test_load_refuses_a_manifest_edited_without_resealing(model_dir):
     meta["feature_names"][0], meta["feature_names"][1] = meta["feature_names"][1], meta["feature_names"][0]
     (model_dir / META).write_text(json.dumps(meta))
     with pytest.raises(ModelFormatError, match="changed after saving"):
-        load_model(model_dir)
+        load_model(model_dir, data_home=HOME)
 
 
 def _tables(model_dir):
@@ -231,7 +235,7 @@ def test_load_refuses_a_tampered_file(model_dir, how):
         table.symlink_to(real)
         name = table.name
     with pytest.raises(ModelFormatError, match=rf"{name}.*(retrain|remove)"):
-        load_model(model_dir)
+        load_model(model_dir, data_home=HOME)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -250,7 +254,7 @@ def test_any_single_byte_change_is_detected(saved, tmp_path_factory, offset, byt
     data[i] = byte
     victim.write_bytes(bytes(data))
     with pytest.raises(ModelFormatError):
-        load_model(path)
+        load_model(path, data_home=HOME)
 
 
 # -- class 2 of issue 14: output files ---------------------------------------------------------
@@ -356,7 +360,7 @@ def test_a_failed_save_leaves_the_old_model_and_no_staging(model_dir, fitted, ro
     monkeypatch.undo()
     assert {p.relative_to(model_dir): p.read_bytes() for p in model_dir.rglob("*") if p.is_file()} == before
     assert [p.name for p in model_dir.parent.iterdir()] == ["model"]
-    load_model(model_dir)
+    load_model(model_dir, data_home=HOME)
 
 
 def test_save_refuses_a_file_as_parent(fitted, rows, tmp_path):
@@ -368,10 +372,10 @@ def test_save_refuses_a_file_as_parent(fitted, rows, tmp_path):
 
 def test_a_model_card_is_stored_and_hashed(fitted, rows, tmp_path):
     path = save_model(fitted, tmp_path / "model", training_rows=rows, extra_files={"MODEL_CARD.md": "# card\nMAPE 11.5 %\n"})
-    assert load_model(path).metadata_["files"]["MODEL_CARD.md"]
+    assert load_model(path, data_home=HOME).metadata_["files"]["MODEL_CARD.md"]
     (path / "MODEL_CARD.md").write_text("# card\nMAPE 1.5 %\n")
     with pytest.raises(ModelFormatError, match="MODEL_CARD.md was changed"):
-        load_model(path)
+        load_model(path, data_home=HOME)
     with pytest.raises(ModelFormatError, match="not allowed"):
         save_model(fitted, tmp_path / "m2", extra_files={"../evil": "x"})
 
@@ -380,12 +384,12 @@ def test_the_shipped_default_model_loads_and_verifies():
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "models" / "default"
-    model = load_model(path)
+    model = load_model(path, data_home=HOME)
     assert model.metadata_["version"] == 2 and "MODEL_CARD.md" in model.metadata_["files"]
     # `perfml train`'s default rows: every runtime of runtimes.csv.gz in the default GPU configuration
     from perfml.learned.training import training_runtimes
 
-    rt = training_runtimes()
+    rt = training_runtimes(data_home=HOME)
     assert model.metadata_["training"]["rows"] == model.metadata_["training_rows"] == len(rt)
     assert set(model.metadata_["training"]["apps"]) == set(rt["app_id"])
     assert {"described", "undescribed", "all"} <= set(model.metadata_["intervals"]["groups"])

@@ -21,6 +21,10 @@ from perfml.datasets import DLOPS_OP_DIMS, DLOPS_OPS, load_dlops_runtimes
 from perfml.errors import OperatorWorkError, UnknownBoardError
 from perfml.operators import OP_CLASS, OP_CLASSES, operator_work, roofline_lower_bound_ms
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 
 def one(op, **dims):
     return operator_work(pd.DataFrame([{"op": op, **dims}])).iloc[0]
@@ -209,7 +213,7 @@ def test_conv_compute_term_is_optional():
 
 @pytest.fixture(scope="module")
 def measured():
-    rt = load_dlops_runtimes()
+    rt = load_dlops_runtimes(data_home=HOME)
     work = operator_work(rt)
     return rt.assign(
         op_class=work["op_class"],

@@ -30,6 +30,10 @@ from perfml.learned.persistence import load_model, save_model
 from perfml.learned.queries import predict_queries, read_reference, roofline_bound_ms
 from perfml.learned.training import fit_default, training_runtimes
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 BOARDS = ["GTX-680", "GTX-970", "Tesla-K20", "Tesla-K40"]
 APPS = ["matMul_gpu", "vectorAdd", "lud_perimeter", "calculate_temp"]
 FAST = {"n_estimators": 20, "max_depth": 3}
@@ -37,7 +41,7 @@ FAST = {"n_estimators": 20, "max_depth": 3}
 
 @pytest.fixture(scope="module")
 def rows():
-    rt = training_runtimes()
+    rt = training_runtimes(data_home=HOME)
     rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
     keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 4 == 0
     return rt[keep].reset_index(drop=True)
@@ -49,7 +53,7 @@ def trained(rows, tmp_path_factory, monkeypatch_module):
 
     # fewer trees: the test is about the query path, not the model's accuracy
     monkeypatch_module.setitem(regressors._DEFAULTS, "xgboost", {**regressors._DEFAULTS["xgboost"], **FAST})
-    model, calibration, oof = fit_default(rows)
+    model, calibration, oof = fit_default(rows, data_home=HOME)
     path = save_model(model, tmp_path_factory.mktemp("any") / "model", training_rows=rows, extra={"intervals": calibration})
     return path, oof
 
@@ -68,7 +72,7 @@ def model_dir(trained):
 
 @pytest.fixture(scope="module")
 def model(model_dir):
-    return load_model(model_dir)
+    return load_model(model_dir, data_home=HOME)
 
 
 def _cli(model_dir, tmp_path, queries: pd.DataFrame, capsys, *extra, reference: pd.DataFrame | None = None):
@@ -130,7 +134,7 @@ def test_an_unknown_kernel_without_reference_is_refused_and_nothing_written(mode
     assert code == 2 and not out.exists()
     assert "row 2" in err and "my_kernel" in err and "--reference" in err and "Traceback" not in err
     with pytest.raises(UnsupportedQueryError):
-        predict_queries(load_model(model_dir), queries.astype(str), "q.csv")
+        predict_queries(load_model(model_dir, data_home=HOME), queries.astype(str), "q.csv")
 
 
 def _my_reference(board="GTX-680", time_ms=0.25, **launch):
@@ -228,7 +232,7 @@ def test_the_calibration_is_in_the_hashed_manifest(model_dir, tmp_path):
     meta["intervals"]["groups"]["all"]["log_halfwidth"][40] = 0.0
     (copy / "perfml-model.json").write_text(json.dumps(meta))
     with pytest.raises(ModelFormatError, match="manifest was changed"):
-        load_model(copy)
+        load_model(copy, data_home=HOME)
 
 
 @settings(max_examples=25, deadline=None)
@@ -301,12 +305,12 @@ def test_training_rows_are_every_kernel_of_runtimes_by_default():
     """runtimes.csv.gz holds the nine apps (gpuperfpredict-nca, BSPGPU) and the Rodinia kernels; --source narrows."""
     from perfml.datasets import load_runtimes
 
-    every = training_runtimes()
-    raw = load_runtimes()
+    every = training_runtimes(data_home=HOME)
+    raw = load_runtimes(data_home=HOME)
     assert set(every["source"]) == set(raw["source"])
     assert {"lud_perimeter", "calculate_temp", "vectorAdd"} <= set(every["app_id"])
     assert (every["gpu_config"].fillna("default") == "default").all()
-    only = training_runtimes(source="gpuperfpredict-rodinia")
+    only = training_runtimes(source="gpuperfpredict-rodinia", data_home=HOME)
     assert set(only["source"]) == {"gpuperfpredict-rodinia"} and len(only) < len(every)
 
 
@@ -327,7 +331,7 @@ def test_no_measured_runtime_of_the_data_beats_the_roofline_bound():
     """
     from perfml.apps import list_apps
 
-    rt = training_runtimes()
+    rt = training_runtimes(data_home=HOME)
     rt = rt[rt.app_id.isin(list_apps())].reset_index(drop=True)
     bound = roofline_bound_ms(rt)
     assert np.isfinite(bound).all() and (bound > 0).any()

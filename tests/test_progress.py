@@ -37,13 +37,28 @@ def test_a_terminal_gets_a_bar_unless_quiet(monkeypatch):
         advance("trial 1")
     assert advance.count == 2 and tty.getvalue() != ""
 
-    for quiet, env in ((True, None), (False, "1")):
-        if env:
-            monkeypatch.setenv("PERFML_QUIET", env)
-        tty = _Terminal()
-        with progress("tuning", total=2, stream=tty, quiet=quiet) as advance:
-            advance("trial 0")
-        assert tty.getvalue() == "" and advance.count == 1
+    tty = _Terminal()
+    with progress("tuning", total=2, stream=tty, quiet=True) as advance:
+        advance("trial 0")
+    assert tty.getvalue() == "" and advance.count == 1
+
+
+def test_quiet_is_the_callers_choice_and_the_cli_reads_perfml_quiet(monkeypatch):
+    from perfml.cli import quiet_requested
+
+    monkeypatch.delenv("PERFML_QUIET", raising=False)
+    assert quiet_requested() is False
+    # The library does not read the environment: with PERFML_QUIET set, quiet=False still draws.
+    monkeypatch.setenv("PERFML_QUIET", "1")
+    tty = _Terminal()
+    with progress("tuning", total=2, stream=tty, quiet=False) as advance:
+        advance("trial 0")
+    assert tty.getvalue() != ""
+    # The CLI does: quiet_requested() honours it, and "0"/"false"/"no" mean not quiet.
+    assert quiet_requested() is True
+    for off in ("0", "false", "no", ""):
+        monkeypatch.setenv("PERFML_QUIET", off)
+        assert quiet_requested() is False
 
 
 def test_progress_enabled_survives_a_closed_stream():

@@ -29,6 +29,10 @@ from perfml.learned import RuntimeRegressor
 from perfml.learned.persistence import load_model, save_model
 from perfml.learned.queries import OUTPUT_COLUMNS, predict_queries
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 BOARDS = ["GTX-680", "GTX-970", "Tesla-K20"]
 APPS = ["matMul_gpu", "vectorAdd"]
 FAST = {"n_estimators": 20, "max_depth": 3}
@@ -36,7 +40,7 @@ FAST = {"n_estimators": 20, "max_depth": 3}
 
 @pytest.fixture(scope="module")
 def rows():
-    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=HOME)
     rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
     keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
     return rt[keep].reset_index(drop=True)
@@ -44,13 +48,13 @@ def rows():
 
 @pytest.fixture(scope="module")
 def model_dir(rows, tmp_path_factory):
-    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0).fit(rows, rows.measured_ms)
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=1.0, data_home=HOME).fit(rows, rows.measured_ms)
     return save_model(model, tmp_path_factory.mktemp("q") / "model", training_rows=rows)
 
 
 @pytest.fixture(scope="module")
 def model(model_dir):
-    return load_model(model_dir)
+    return load_model(model_dir, data_home=HOME)
 
 
 def _predict_cli(model_dir, tmp_path, frame: pd.DataFrame, capsys):
@@ -195,7 +199,7 @@ def test_predict_lambda_refuses_sizes_outside_cuda_limits(size):
     from perfml.learned.lambda_unseen import predict_lambda
 
     with pytest.raises(QueryValidationError, match=r"--size .* for app vectorAdd on H100-SXM.*input_size"):
-        predict_lambda("H100-SXM", ["vectorAdd"], [size])
+        predict_lambda("H100-SXM", ["vectorAdd"], [size], data_home=HOME)
 
 
 @pytest.mark.parametrize("n", ["0", "100000000"])

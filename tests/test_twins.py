@@ -19,6 +19,10 @@ import pytest
 
 from perfml.diagnosis import TWIN_PAIRS, twin_summary, twin_table
 
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
+
 
 @pytest.fixture(scope="module")
 def twin_results():
@@ -26,7 +30,7 @@ def twin_results():
     from perfml.errors import DataHomeError
 
     try:
-        return twin_check()
+        return twin_check(data_home=HOME)
     except DataHomeError as exc:  # pragma: no cover - data home absent
         pytest.skip(str(exc))
 

@@ -116,7 +116,12 @@ def _root(
 
 
 def quiet_requested() -> bool:
-    """Whether ``perfml --quiet`` was given (False outside a CLI invocation)."""
+    """Whether progress should be silent: ``perfml --quiet`` was given, or ``$PERFML_QUIET`` is set.
+
+    The environment is read here, in the CLI; :mod:`perfml._progress` only takes ``quiet``.
+    """
+    if os.environ.get("PERFML_QUIET", "").strip().lower() not in ("", "0", "false", "no"):
+        return True
     ctx = _current_context(silent=True)
     return bool(ctx is not None and ctx.find_root().params.get("quiet"))
 

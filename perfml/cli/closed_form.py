@@ -18,9 +18,9 @@ def fit_lambda(
     as_json: bool = typer.Option(False, "--json", help="Print only a JSON list."),
 ) -> None:
     """Fit the BSP lambda per (board, app) over the selected runtimes (seed 003 eq. 3)."""
-    from perfml.datasets import as_data_home
+    from perfml.cli._home import entry_data_home
 
-    data_home = as_data_home(data_home)  # resolved once, here at the entry point
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     from perfml.evaluation.closed_form import describable_runtimes
     from perfml.evaluation.metrics import within_band
     from perfml.closed_form.bsp import BSPModel
@@ -60,9 +60,9 @@ def evaluate(
     as_json: bool = typer.Option(False, "--json", help="Print only JSON: {overall, per_board, per_app}."),
 ) -> None:
     """Score a closed-form model on the runtimes it can describe."""
-    from perfml.datasets import as_data_home
+    from perfml.cli._home import entry_data_home
 
-    data_home = as_data_home(data_home)  # resolved once, here at the entry point
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     from perfml.evaluation.closed_form import evaluate_closed_form
 
     result = evaluate_closed_form(model, data_home=data_home, source=source, protocol=protocol)
@@ -87,9 +87,9 @@ def bsp_table2(
     as_json: bool = typer.Option(False, "--json", help="Print only JSON."),
 ) -> None:
     """Reproduce Table II of seed 003 (lambda per board and app) from the raw runtimes."""
-    from perfml.datasets import as_data_home
+    from perfml.cli._home import entry_data_home
 
-    data_home = as_data_home(data_home)  # resolved once, here at the entry point
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     from perfml.experiments.bsp_table2 import band_shares, reproduce_table2
 
     table = reproduce_table2(runs, data_home)
@@ -118,9 +118,9 @@ def predict_lambda_command(
     as_json: bool = typer.Option(False, "--json", help="Print only a JSON list."),
 ) -> None:
     """Predict lambda(board, app) for a board with no runtimes, and the BSP T_k that follows."""
-    from perfml.datasets import as_data_home
+    from perfml.cli._home import entry_data_home
 
-    data_home = as_data_home(data_home)  # resolved once, here at the entry point
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     from perfml.learned.lambda_unseen import predict_lambda
 
     frame = predict_lambda(board, app, size, data_home=data_home, source=source)

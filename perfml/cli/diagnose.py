@@ -76,8 +76,10 @@ def diagnose_command(
         return
     if board is None or app_id is None:
         raise typer.BadParameter("--board and --app are required (or use `perfml diagnose twins`)")
+    from perfml.cli._home import entry_data_home
     from perfml.diagnosis import diagnose
 
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     d = diagnose(
         board,
         app_id,
@@ -147,7 +149,9 @@ def twins_command(
 
     if cases_csv is not None:  # refuse before the work: never overwrite, only regular files
         check_output_path(cases_csv, option="--cases-csv")
-    cases, table = twin_check(data_home)
+    from perfml.cli._home import entry_data_home
+
+    cases, table = twin_check(entry_data_home(data_home))  # resolved once, here at the entry point
     summary = twin_summary(table)
     if cases_csv is not None:
         write_dataframe_atomic(cases, cases_csv, option="--cases-csv")

@@ -12,6 +12,28 @@ experiment_app = typer.Typer(help="Run experiment definitions (experiments/*.tom
 _COLUMNS = ["model", "kind", "n", "mape", "median_ape", "within_band", "spearman", "n_unpredicted", "cv_seconds"]
 
 
+RECOVERY_ENV = "PERFML_TRACKING_RECOVERY_S"
+
+
+def _recovery_wait_s() -> float | None:
+    """``$PERFML_TRACKING_RECOVERY_S`` (seconds, 0 to 3600), read here in the CLI; None for the library default."""
+    import math
+    import os
+
+    from perfml.errors import PerfmlError
+
+    raw = os.environ.get(RECOVERY_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 3600):
+        raise PerfmlError(f"${RECOVERY_ENV} must be a number of seconds from 0 to 3600, found {raw!r}; fix or unset it")
+    return value
+
+
 @experiment_app.command("run")
 def run(
     file: Path = typer.Argument(..., help="Experiment TOML, e.g. experiments/unseen_boards.toml."),
@@ -23,11 +45,12 @@ def run(
     dask: Optional[str] = typer.Option(None, "--dask", help="Run the folds on this Dask scheduler, e.g. tcp://127.0.0.1:8786 (joblib's Dask backend; same results as a local run)."),
 ) -> None:
     """Run one experiment; log it to MLflow (default local SQLite store, MLFLOW_TRACKING_URI overrides)."""
-    from perfml.datasets import as_data_home
+    from perfml.cli._home import entry_data_home
     from perfml.experiments.spec import load_experiment
 
     spec = load_experiment(file)
-    data_home = as_data_home(data_home)  # resolved once, here at the entry point
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
+    recovery_wait_s = _recovery_wait_s()
     if not no_track:  # bounded waits, and a server that does not answer is refused before any work
         from perfml._mlflow import check_reachable, configure_http, tracking_uri
 
@@ -36,7 +59,7 @@ def run(
     if spec.kind == "bsp_table2":
         from perfml.experiments.runner import run_table2_experiment
 
-        tables = run_table2_experiment(spec, data_home=data_home, track=not no_track)
+        tables = run_table2_experiment(spec, data_home=data_home, track=not no_track, recovery_wait_s=recovery_wait_s)
         if as_json:
             from perfml.cli._output import frame_records, print_json
 
@@ -71,7 +94,7 @@ def run(
 
         with dask_folds(dask) if dask else contextlib.nullcontext():
             result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model,
-                                    progress=on_model)
+                                    progress=on_model, recovery_wait_s=recovery_wait_s)
         advance(step=1 if started else 0)
     if as_json:
         from perfml.cli._output import frame_records, print_json

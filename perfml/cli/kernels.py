@@ -55,6 +55,16 @@ def resolve_cache_dir(option: Path | None) -> Path | None:
     return None
 
 
+def resolve_cuda_home() -> str | None:
+    """The CUDA toolkit directory of ``$CUDA_HOME`` (or ``$CUDA_PATH``), read here in the CLI and passed down."""
+    import os
+
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
+
+
 def strict_json(value, indent: int | None = 2) -> str:
     """JSON that every parser accepts (the CLI's one strict printer, :func:`perfml.cli._output.to_json`)."""
     from perfml.cli._output import to_json
@@ -189,7 +199,7 @@ def check(
     kernels = ([k for fam in catalog.values() for k in fam.sweep_kernels()] if sweep
                else iter_kernels(catalog))
     results = check_kernels(kernels, archs, cache_dir=resolve_cache_dir(cache_dir),
-                            compiler=compiler, workers=workers)
+                            compiler=compiler, workers=workers, cuda_home=resolve_cuda_home())
     failed = [r for r in results if not r.passed]
     if as_json:
         typer.echo(strict_json([{k: r.to_dict()[k] for k in _JSON_KEYS} for r in results],

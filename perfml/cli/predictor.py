@@ -42,6 +42,9 @@ def train(
     from perfml._progress import progress
     from perfml.cli import quiet_requested
 
+    from perfml.cli._home import entry_data_home
+
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     rt = training_runtimes(data_home, source=source)
     n_boards = rt["board"].nunique()
     with progress("training", total=2 + n_boards, quiet=quiet_requested()) as advance:
@@ -111,7 +114,9 @@ def predict(
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
     ref = read_reference(reference) if reference is not None else None
-    reg = load_model(model, data_home=data_home)
+    from perfml.cli._home import entry_data_home
+
+    reg = load_model(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
         _use_target(reg, original, characterization, calibration)
     result = predict_queries(reg, original, str(queries), reference=ref,

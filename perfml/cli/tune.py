@@ -59,6 +59,9 @@ def tune_command(
         raise PerfmlError(f"--learner must be one of {', '.join(_LEARNERS)}, found {learner!r}")
     if target not in _TARGETS:
         raise PerfmlError(f"--target must be one of {', '.join(_TARGETS)}, found {target!r}")
+    from perfml.cli._home import entry_data_home
+
+    data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     rt = describable_runtimes(data_home, source=source, board=board, app_id=app)
     if rt["board"].nunique() < 2:
         raise PerfmlError(
@@ -77,7 +80,7 @@ def tune_command(
         argv = ["tune", "--learner", learner, "--target", target, "--n-trials", str(n_trials), "--study", study_name,
                 "--seed", str(seed), "--heartbeat-interval", str(heartbeat_interval),
                 "--mlflow" if mlflow_track else "--no-mlflow"]
-        argv += [a for flag, v in (("--data-home", data_home), ("--source", source), ("--board", board), ("--app", app),
+        argv += [a for flag, v in (("--data-home", data_home.path), ("--source", source), ("--board", board), ("--app", app),
                                    ("--timeout", timeout), ("--grace-period", grace_period)) if v is not None for a in (flag, str(v))]
         reports = run_workers(argv, n_workers, first_worker_id=worker_id or 0, storage_url=url)
         study = open_study(rdb, study_name, random_state=seed, worker_id=worker_id or 0)

@@ -91,7 +91,8 @@ class BSPModel(RegressorMixin, BaseEstimator):
         "error" raises.
     data_home : DataHome or path-like, optional
         Where ``bsp_inputs.csv`` is read from (a :class:`perfml.datasets.DataHome` reads it
-        once; a path is wrapped in one; None: :func:`perfml.datasets.find_data_home`).
+        once; a path is wrapped in one). Required by ``fit``: None raises
+        :class:`perfml.errors.DataHomeError` (nothing below the CLI searches for it).
     registry : perfml.boards.Registry, optional
         Board registry for the cores and clock of boards without ``bsp_inputs`` rows
         (the default registry when None).
@@ -203,7 +204,9 @@ class BSPModel(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit lambda per group from measured times ``y`` (milliseconds)."""
         from perfml.closed_form._params import check_choice, check_str_tuple
+        from perfml.datasets import check_data_home
 
+        check_data_home(self.data_home, "BSPModel.fit")
         check_choice("BSPModel", "aggregate", self.aggregate, ("median", "geomean"))
         check_choice("BSPModel", "unseen", self.unseen, ("fallback", "error"))
         check_str_tuple("BSPModel", "group_by", self.group_by)

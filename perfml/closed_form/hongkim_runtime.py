@@ -32,7 +32,8 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
     issue_cycles : float, optional
         Cycles to issue one instruction (default: the board's).
     data_home : DataHome or path-like, optional
-        Where profiles are read from (``instruction_source="profiles"``).
+        Where profiles are read from; required by ``fit`` when
+        ``instruction_source="profiles"`` (None then raises :class:`perfml.errors.DataHomeError`).
     hardware : {"paper", "characterized"}, default="paper"
         ``"paper"``: the registry's clock, SMs and bandwidth with the paper's GTX 280
         Mem_LD and departure delays on every board. ``"characterized"``: Mem_LD, the
@@ -68,7 +69,10 @@ class HongKimRuntimeModel(RegressorMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Validate the parameters, X and (when given) y; nothing is fitted."""
         from perfml.closed_form._params import check_choice, check_optional_positive
+        from perfml.datasets import check_data_home
 
+        if self.instruction_source == "profiles":
+            check_data_home(self.data_home, "HongKimRuntimeModel.fit (instruction_source='profiles')")
         check_choice("HongKimRuntimeModel", "instruction_source", self.instruction_source, INSTRUCTION_SOURCES)
         check_optional_positive("HongKimRuntimeModel", "issue_cycles", self.issue_cycles)
         check_choice("HongKimRuntimeModel", "hardware", self.hardware, HARDWARE)

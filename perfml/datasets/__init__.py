@@ -1,6 +1,6 @@
 """Loaders of the measured data (the *data home*), checked against their schemas."""
 
-from perfml.datasets._home import ENV_VAR, DataHome, as_data_home, find_data_home, resolve_data_home
+from perfml.datasets._home import ENV_VAR, DataHome, as_data_home, check_data_home, find_data_home, resolve_data_home
 from perfml.datasets._dlops import (
     DLOPS_OP_DIMS,
     DLOPS_OPS,
@@ -32,6 +32,7 @@ __all__ = [
     "ENV_VAR",
     "SCHEMAS",
     "as_data_home",
+    "check_data_home",
     "find_data_home",
     "TableSchema",
     "load_board_specs_long",

@@ -193,7 +193,7 @@ def load_dlops_table(name: str, data_home: str | os.PathLike[str] | None = None)
     """
     if name not in DLOPS_SCHEMAS:
         raise KeyError(f"unknown dlops table {name!r}; known: {', '.join(DLOPS_SCHEMAS)}")
-    home = resolve_data_home(data_home)
+    home = resolve_data_home(data_home, what="reading the dlops tables")
     path = home / DLOPS_SCHEMAS[name].file
     if not path.is_file():
         raise DataHomeError(
@@ -358,7 +358,7 @@ def load_dlops_runtimes(
     Parameters
     ----------
     data_home : path-like, optional
-        The data home (see :func:`perfml.datasets.resolve_data_home`).
+        The data home (see :func:`perfml.datasets.resolve_data_home`; required, None raises :class:`~perfml.errors.DataHomeError`).
     boards : str or iterable of str, optional
         Keep these boards only (the table's canonical names, e.g. ``"Tesla-P4"``).
     ops : str or iterable of str, optional
@@ -378,7 +378,7 @@ def load_dlops_runtimes(
         If the table is malformed, or a filter names a board, op or split with no rows.
     """
     table = DLOPS_SCHEMAS["dlops_runtimes"].file
-    home = resolve_data_home(data_home)
+    home = resolve_data_home(data_home, what="reading the dlops tables")
     path = home / table
     if not path.is_file():
         return load_dlops_table("dlops_runtimes", data_home)  # raises DataHomeError

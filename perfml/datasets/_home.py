@@ -9,9 +9,11 @@ Finding the directory is the entry point's job: :func:`find_data_home` tries, in
 order, an explicit argument (``--data-home``), the ``PERFML_DATA_HOME`` environment
 variable, and the ``shared/datasets`` directory beside the repository checkout or a
 parent of the working directory. It is the *only* function of perfml that reads that
-variable or searches parent folders; a library function given ``data_home=None``
-calls it through :func:`as_data_home` (one documented default), so scripts keep
-working without a setting. perfml never copies these files into its own repository.
+variable or searches parent folders, and only entry points call it (``perfml.cli``,
+scripts under ``experiments/``, test fixtures). A library function given
+``data_home=None`` raises :class:`~perfml.errors.DataHomeError` saying what to pass:
+nothing below the command line searches. perfml never copies these files into its
+own repository.
 """
 
 from __future__ import annotations
@@ -84,10 +86,39 @@ def _checked(path: Path, origin: str) -> Path:
     return path.resolve()
 
 
-def resolve_data_home(data_home=None) -> Path:
-    """The data home directory of ``data_home`` (a :class:`DataHome`, a path, or None for :func:`find_data_home`)."""
+MISSING_HINT = (
+    "pass data_home=perfml.datasets.DataHome(PATH) or a path; the command line resolves it from "
+    f"--data-home, ${ENV_VAR} or ../shared/datasets (perfml.datasets.find_data_home)"
+)
+
+
+def _missing(what: str) -> DataHomeError:
+    return DataHomeError(f"{what} needs a data home, got data_home=None; {MISSING_HINT}")
+
+
+def check_data_home(data_home, owner: str) -> None:
+    """Raise :class:`~perfml.errors.DataHomeError` if ``data_home`` is None (an estimator's ``fit`` calls it).
+
+    Estimators keep ``data_home=None`` as their constructor default (scikit-learn stores
+    parameters as given) and check it here, at fit time, with their own name.
+    """
+    if data_home is None:
+        raise _missing(owner)
+
+
+def resolve_data_home(data_home, *, what: str = "this function") -> Path:
+    """The data home directory of ``data_home`` (a :class:`DataHome` or a path).
+
+    Raises
+    ------
+    DataHomeError
+        If ``data_home`` is None (library code never searches for it; the entry point
+        resolves it with :func:`find_data_home`) or the directory holds no tables.
+    """
     if isinstance(data_home, DataHome):
         return data_home.path
+    if data_home is None:
+        raise _missing(what)
     return find_data_home(data_home)
 
 
@@ -142,8 +173,17 @@ class DataHome:
         return DataHome(self.path, tables={**self._tables, **tables})
 
 
-def as_data_home(data_home=None) -> DataHome:
-    """``data_home`` as a :class:`DataHome`: passed through, wrapped from a path, or found by :func:`find_data_home` when None."""
+def as_data_home(data_home, *, what: str = "this function") -> DataHome:
+    """``data_home`` as a :class:`DataHome`: passed through, or wrapped from a path.
+
+    Raises
+    ------
+    DataHomeError
+        If ``data_home`` is None: library code never searches for the data home; the
+        entry point resolves it once with :func:`find_data_home` and passes it down.
+    """
     if isinstance(data_home, DataHome):
         return data_home
+    if data_home is None:
+        raise _missing(what)
     return DataHome(find_data_home(data_home))

@@ -31,20 +31,22 @@ __all__ = [
 def load_table(name: str, data_home=None) -> pd.DataFrame:
     """Load one table of the data home by its short name (a key of :data:`SCHEMAS`).
 
-    ``data_home`` is a :class:`~perfml.datasets.DataHome` (its cached table is used), a
-    path, or None (:func:`~perfml.datasets.find_data_home`). The result is validated
-    (columns, numeric kinds, positive times) and is a fresh copy: callers may modify it.
+    ``data_home`` is a :class:`~perfml.datasets.DataHome` (its cached table is used) or
+    a path; it is required (None raises: library code never searches for it, the entry
+    point resolves it with :func:`~perfml.datasets.find_data_home`). The result is
+    validated (columns, numeric kinds, positive times) and is a fresh copy: callers may
+    modify it.
 
     Raises
     ------
     DataHomeError
-        If the data home or the file does not exist.
+        If ``data_home`` is None, or the data home or the file does not exist.
     DatasetSchemaError
         If the table does not match its schema.
     """
     if name not in SCHEMAS:
         raise KeyError(f"unknown table {name!r}; known: {', '.join(SCHEMAS)}")
-    return as_data_home(data_home).table(name)
+    return as_data_home(data_home, what=f"reading the {name} table").table(name)
 
 
 def load_runtimes(data_home=None, *, source: str | None = None) -> pd.DataFrame:

@@ -104,7 +104,7 @@ def evaluate_closed_form(model: str, data_home=None, source=None, protocol="size
     """
     from perfml.datasets import as_data_home
 
-    data_home = as_data_home(data_home)
+    data_home = as_data_home(data_home, what="evaluate_closed_form")
     rt = describable_runtimes(data_home, source=source, board=board, app_id=app_id)
     pred = predict_closed_form(model, rt, protocol=protocol, data_home=data_home)
     frame = rt.assign(predicted_ms=pred)

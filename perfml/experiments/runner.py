@@ -148,19 +148,26 @@ def run_experiment(
     random_state: int = 0,
     models: list[str] | None = None,
     progress=None,
+    recovery_wait_s: float | None = None,
 ) -> ExperimentResult:
-    """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow)."""
+    """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow).
+
+    ``recovery_wait_s``: how long to wait for a tracking server that failed mid-run to
+    answer again, to mark the unfinished runs FAILED (default
+    :data:`perfml.experiments.tracking.RECOVERY_WAIT_S`; the CLI passes
+    ``$PERFML_TRACKING_RECOVERY_S``).
+    """
     from perfml.datasets import as_data_home
     from perfml.experiments.tracking import failed_runs_marked
 
-    data_home = as_data_home(data_home)  # one DataHome for every model: tables read once
+    data_home = as_data_home(data_home, what="run_experiment")  # one DataHome for every model: tables read once
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     selected = [m for m in spec.models if models is None or m.name in models]
     characterizations = calibrated_characterizations(spec, rt)
     # the calibrated tier: a board's calibration runs feed its characterization, so they are never scored
     excluded = rt["app_id"].isin(calibration_apps(spec)).to_numpy()
-    with failed_runs_marked(spec.name) as guard:  # on failure no run is left RUNNING
+    with failed_runs_marked(spec.name, recovery_wait_s) as guard:  # on failure no run is left RUNNING
         return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
                            characterizations, excluded)
 
@@ -314,8 +321,9 @@ def _log_summary(mlflow, spec: ExperimentSpec, result: ExperimentResult):
         mlflow.register_model(f"runs:/{runs[0].info.run_id}/booster", f"{REGISTERED_MODEL_PREFIX}-{spec.name}")
 
 
-def run_table2_experiment(spec: ExperimentSpec, *, data_home=None, track: bool = True) -> dict[str, pd.DataFrame]:
-    """The ``bsp_table2`` kind: seed 003 Table II per set of runs, and the band shares."""
+def run_table2_experiment(spec: ExperimentSpec, *, data_home=None, track: bool = True,
+                          recovery_wait_s: float | None = None) -> dict[str, pd.DataFrame]:
+    """The ``bsp_table2`` kind: seed 003 Table II per set of runs, and the band shares (``recovery_wait_s``: see :func:`run_experiment`)."""
     from perfml.experiments.bsp_table2 import band_shares, reproduce_table2
 
     runs = spec.table2.get("runs", ["script"])
@@ -327,7 +335,7 @@ def run_table2_experiment(spec: ExperimentSpec, *, data_home=None, track: bool =
         from perfml.experiments.tracking import failed_runs_marked
 
         mlflow.set_experiment(spec.name)
-        with failed_runs_marked(spec.name) as guard, \
+        with failed_runs_marked(spec.name, recovery_wait_s) as guard, \
                 mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}") as run:
             guard.parents.append(run.info.run_id)
             mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "bsp_table2"})

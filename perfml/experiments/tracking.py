@@ -102,7 +102,8 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
 
 
 #: Seconds an experiment whose tracking server failed waits for it to answer again, to
-#: mark its unfinished runs FAILED (``PERFML_TRACKING_RECOVERY_S`` overrides).
+#: mark its unfinished runs FAILED (``failed_runs_marked(..., recovery_wait_s=...)``; the
+#: CLI passes ``$PERFML_TRACKING_RECOVERY_S``).
 RECOVERY_WAIT_S = 60.0
 
 
@@ -157,15 +158,16 @@ class failed_runs_marked:  # noqa: N801 - used as a context manager, named for w
     The runner appends the id of every top-level run it starts to :attr:`parents`. If
     the block raises, every run on MLflow's active-run stack is ended, and every
     RUNNING run among the parents and their nested runs is marked FAILED, waiting up to
-    ``PERFML_TRACKING_RECOVERY_S`` seconds (default :data:`RECOVERY_WAIT_S`) for a
+    ``recovery_wait_s`` seconds (default :data:`RECOVERY_WAIT_S`) for a
     tracking server that went away to answer again. A failure of the tracking store
     itself becomes a typed :class:`~perfml.errors.ExperimentAbortedError` saying which
     runs were marked, or which could not be and how to mark them; any other exception
     is re-raised as it was.
     """
 
-    def __init__(self, experiment: str):
+    def __init__(self, experiment: str, recovery_wait_s: float | None = None):
         self.experiment = experiment
+        self.recovery_wait_s = RECOVERY_WAIT_S if recovery_wait_s is None else float(recovery_wait_s)
         self.parents: list[str] = []
 
     def __enter__(self):
@@ -179,7 +181,7 @@ class failed_runs_marked:  # noqa: N801 - used as a context manager, named for w
                     f"({_first_line(exc)}); no run was started: check the server and run the experiment again"
                 ) from exc
             return False
-        wait_s = float(os.environ.get("PERFML_TRACKING_RECOVERY_S", RECOVERY_WAIT_S))
+        wait_s = self.recovery_wait_s
         marked, problem = _mark_failed(self.parents, wait_s)
         if not _is_tracking_failure(exc):
             return False

@@ -56,18 +56,18 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "perfml" / "cubin"
 
 
-def _cuda_homes() -> list[Path]:
-    homes = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
-    out = [Path(h) for h in homes if h]
+def _cuda_homes(cuda_home: str | Path | None = None) -> list[Path]:
+    """``cuda_home`` first (the CLI passes ``$CUDA_HOME`` / ``$CUDA_PATH``), then ``/usr/local/cuda*``."""
+    out = [Path(cuda_home)] if cuda_home else []
     out += [Path("/usr/local/cuda"), *sorted(Path("/usr/local").glob("cuda-*"), reverse=True)]
     return out
 
 
-def _find_tool(name: str) -> str | None:
+def _find_tool(name: str, cuda_home: str | Path | None = None) -> str | None:
     found = shutil.which(name)
     if found:
         return found
-    for home in _cuda_homes():
+    for home in _cuda_homes(cuda_home):
         candidate = home / "bin" / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
@@ -75,15 +75,19 @@ def _find_tool(name: str) -> str | None:
 
 
 @cache
-def find_nvcc() -> str | None:
-    """Path of ``nvcc`` (PATH, ``$CUDA_HOME/bin``, ``/usr/local/cuda*/bin``), or None."""
-    return _find_tool("nvcc")
+def find_nvcc(cuda_home: str | Path | None = None) -> str | None:
+    """Path of ``nvcc`` (PATH, ``cuda_home/bin``, ``/usr/local/cuda*/bin``), or None.
+
+    ``cuda_home`` is the toolkit directory the caller chose (the CLI passes ``$CUDA_HOME``
+    or ``$CUDA_PATH``); library code never reads the environment.
+    """
+    return _find_tool("nvcc", cuda_home)
 
 
 @cache
-def find_nvdisasm() -> str | None:
-    """Path of ``nvdisasm``: PATH, CUDA installs, or the ``nvidia-cuda-nvdisasm`` wheel."""
-    found = _find_tool("nvdisasm")
+def find_nvdisasm(cuda_home: str | Path | None = None) -> str | None:
+    """Path of ``nvdisasm``: PATH, ``cuda_home/bin``, CUDA installs, or the ``nvidia-cuda-nvdisasm`` wheel."""
+    found = _find_tool("nvdisasm", cuda_home)
     if found:
         return found
     try:
@@ -125,33 +129,33 @@ def _nvrtc_version() -> str:
     return f"nvrtc {major}.{minor}"
 
 
-def toolchain() -> dict[str, str | None]:
-    """What is installed: nvcc path and version, NVRTC, nvdisasm path."""
-    nvcc = find_nvcc()
+def toolchain(cuda_home: str | Path | None = None) -> dict[str, str | None]:
+    """What is installed: nvcc path and version, NVRTC, nvdisasm path (``cuda_home``: see :func:`find_nvcc`)."""
+    nvcc = find_nvcc(cuda_home)
     return {
         "nvcc": nvcc,
         "nvcc_version": _nvcc_version(nvcc) if nvcc else None,
         "nvrtc": _nvrtc_version() if nvrtc_available() else None,
-        "nvdisasm": find_nvdisasm(),
+        "nvdisasm": find_nvdisasm(cuda_home),
     }
 
 
-def _pick_compiler(compiler: str) -> str:
+def _pick_compiler(compiler: str, cuda_home: str | Path | None = None) -> str:
     if compiler not in ("auto", "nvcc", "nvrtc"):
         raise KernelCompileError(f"compiler must be auto, nvcc or nvrtc, found {compiler!r}")
-    if compiler in ("auto", "nvcc") and find_nvcc():
+    if compiler in ("auto", "nvcc") and find_nvcc(cuda_home):
         return "nvcc"
     if compiler in ("auto", "nvrtc") and nvrtc_available():
         return "nvrtc"
     raise ToolchainMissingError(
-        "no CUDA compiler found: install the CUDA toolkit (nvcc on PATH or CUDA_HOME set) or "
+        "no CUDA compiler found: install the CUDA toolkit (nvcc on PATH, in /usr/local/cuda, or CUDA_HOME set for perfml) or "
         "`pip install cuda-python nvidia-cuda-nvrtc`"
         + (f" (requested {compiler})" if compiler != "auto" else "")
     )
 
 
-def _nvcc_compile(src: Path, out: Path, arch: str, options: Sequence[str]) -> None:
-    cmd = [find_nvcc() or "nvcc", "-cubin", f"-arch={arch}", "-o", str(out), *options, str(src)]
+def _nvcc_compile(src: Path, out: Path, arch: str, options: Sequence[str], cuda_home=None) -> None:
+    cmd = [find_nvcc(cuda_home) or "nvcc", "-cubin", f"-arch={arch}", "-o", str(out), *options, str(src)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -197,6 +201,7 @@ def compile_cubin(
     name: str = "kernel.cu",
     cache_dir: Path | None = None,
     compiler: str = "auto",
+    cuda_home: str | Path | None = None,
 ) -> Cubin:
     """Compile CUDA source (text or a path) for ``arch`` into a cached cubin.
 
@@ -212,6 +217,9 @@ def compile_cubin(
         Where cubins are kept (default :func:`default_cache_dir`).
     compiler : {"auto", "nvcc", "nvrtc"}
         ``auto`` prefers nvcc and falls back to NVRTC.
+    cuda_home : path-like, optional
+        CUDA toolkit directory searched for ``nvcc`` after PATH (the CLI passes
+        ``$CUDA_HOME`` / ``$CUDA_PATH``); ``/usr/local/cuda*`` is searched in any case.
 
     Raises
     ------
@@ -231,8 +239,8 @@ def compile_cubin(
         text = source.read_text(encoding="utf-8")
     else:
         text = source
-    which = _pick_compiler(compiler)
-    version = _nvcc_version(find_nvcc() or "nvcc") if which == "nvcc" else _nvrtc_version()
+    which = _pick_compiler(compiler, cuda_home)
+    version = _nvcc_version(find_nvcc(cuda_home) or "nvcc") if which == "nvcc" else _nvrtc_version()
     key = hashlib.sha256(
         "\0".join([which, version, arch, *options, text]).encode()
     ).hexdigest()
@@ -246,7 +254,7 @@ def compile_cubin(
         if which == "nvcc":
             src = Path(tmp) / name
             src.write_text(text, encoding="utf-8")
-            _nvcc_compile(src, tmp_out, arch, options)
+            _nvcc_compile(src, tmp_out, arch, options, cuda_home)
         else:
             tmp_out.write_bytes(_nvrtc_compile(text, name, arch, options))
         os.replace(tmp_out, out)  # atomic: concurrent checks never see half a cubin
@@ -259,20 +267,21 @@ def compile_many(
     cache_dir: Path | None = None,
     compiler: str = "auto",
     workers: int | None = None,
+    cuda_home: str | Path | None = None,
 ) -> list[Cubin | KernelCompileError]:
     """Compile ``(source, arch, options)`` jobs in parallel (threads running nvcc).
 
     Returns one :class:`Cubin` or the :class:`KernelCompileError` per job, in order, so
     one broken kernel does not hide the others. A missing toolchain is raised at once.
     """
-    _pick_compiler(compiler)
+    _pick_compiler(compiler, cuda_home)
     if workers is None:
         workers = max(1, min(4, (os.cpu_count() or 2)))
 
     def one(job: tuple[str | Path, str, Sequence[str]]) -> Cubin | KernelCompileError:
         src, arch, opts = job
         try:
-            return compile_cubin(src, arch, opts, cache_dir=cache_dir, compiler=compiler)
+            return compile_cubin(src, arch, opts, cache_dir=cache_dir, compiler=compiler, cuda_home=cuda_home)
         except ToolchainMissingError:
             raise
         except KernelCompileError as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from perfml.errors import KernelCompileError
 from perfml.kernels.family import KernelFamily, KernelSpec
-from perfml.kernels.compile import Cubin, ToolchainMissingError, compile_many
+from perfml.kernels.compile import Cubin, ToolchainMissingError, compile_many, find_nvdisasm
 from perfml.kernels.sass import (
     SassFunction,
     disassemble,
@@ -125,11 +125,14 @@ def check_kernels(
     cache_dir: Path | None = None,
     compiler: str = "auto",
     workers: int | None = None,
+    cuda_home: Path | str | None = None,
 ) -> list[PurityResult]:
     """Compile, disassemble and measure every kernel on every architecture it applies to.
 
-    A kernel that fails to compile yields a result with ``purity=None``, ``passed=False``
-    and the compiler message in ``error``.
+    ``cuda_home`` is the CUDA toolkit directory searched for nvcc and nvdisasm after
+    PATH (the CLI passes ``$CUDA_HOME`` / ``$CUDA_PATH``). A kernel that fails to
+    compile yields a result with ``purity=None``, ``passed=False`` and the compiler
+    message in ``error``.
 
     Raises
     ------
@@ -142,7 +145,8 @@ def check_kernels(
             if arch in k.family.archs:
                 todo.append((k, arch))
     jobs = [(k.family.source_path, arch, k.compile_options()) for k, arch in todo]
-    cubins = compile_many(jobs, cache_dir=cache_dir, compiler=compiler, workers=workers)
+    cubins = compile_many(jobs, cache_dir=cache_dir, compiler=compiler, workers=workers, cuda_home=cuda_home)
+    nvdisasm = find_nvdisasm(cuda_home)
 
     def measure(item: tuple[tuple[KernelSpec, str], Cubin | KernelCompileError]) -> PurityResult:
         (k, arch), cubin = item
@@ -151,7 +155,7 @@ def check_kernels(
         try:
             if isinstance(cubin, KernelCompileError):
                 raise cubin
-            funcs = disassemble(cubin.path)
+            funcs = disassemble(cubin.path, nvdisasm=nvdisasm)
             if fam.entry not in funcs:
                 raise KernelCompileError(
                     f"{fam.entry} not found in the SASS of {fam.source} ({arch}); "

@@ -29,7 +29,7 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
     from perfml.learned.features import FeatureBuilder, architecture as _architecture
     from perfml.closed_form.bsp import BSPModel
 
-    data_home = as_data_home(data_home)  # one DataHome for every table read below
+    data_home = as_data_home(data_home, what="predict_lambda")  # one DataHome for every table read below
     name = resolve_board_name(board)
     rt = describable_runtimes(data_home, source=source)
     rt = rt[rt["board"] != name]

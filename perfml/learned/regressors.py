@@ -112,7 +112,9 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         Threads of the learner.
     data_home : DataHome or path-like, optional
         Where profiles and BSP constants are read from (a :class:`perfml.datasets.DataHome`
-        reads each table once; a path is wrapped in one).
+        reads each table once; a path is wrapped in one). Required by ``fit`` when
+        ``analytical`` or ``profiles`` is on: None then raises
+        :class:`perfml.errors.DataHomeError` (nothing below the CLI searches for it).
     registry : perfml.boards.Registry, optional
         The board registry features are built from (a user's own boards); the default
         registry when None.
@@ -218,6 +220,10 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit features on the training rows, then the learner on their log times."""
         self._check_params()
+        if self.analytical or self.profiles:
+            from perfml.datasets import check_data_home
+
+            check_data_home(self.data_home, "RuntimeRegressor.fit")
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         y = check_target(y, len(X), "RuntimeRegressor")
         builder = FeatureBuilder(

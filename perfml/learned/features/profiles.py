@@ -69,7 +69,7 @@ class ProfileFeatures(TransformerMixin, BaseEstimator):
         from perfml.datasets import as_data_home
 
         train_boards = sorted(X["board"].unique())
-        prof = as_data_home(self.data_home).table("profiles_nca")
+        prof = as_data_home(self.data_home, what="ProfileFeatures").table("profiles_nca")
         prof = prof[prof["board"].isin(train_boards)]
         cols = {name: metric for name, metric in PROFILE_METRICS.items() if metric in prof.columns}
         values = prof[["board", *PROFILE_KEY]].copy()
