@@ -25,7 +25,7 @@ import numpy as np
 
 from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
 from perfml.closed_form.roofline import RooflineModel
-from perfml.datasets import as_data_home
+from perfml.datasets import as_data_home, find_data_home
 from perfml.evaluation.metrics import summarize
 from perfml.experiments.runner import calibrated_characterizations, experiment_data
 from perfml.experiments.spec import load_experiment
@@ -35,7 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
-    data_home = as_data_home(args.data_home)
+    data_home = as_data_home(find_data_home(args.data_home))  # a script is an entry point: it resolves the home
     spec = load_experiment(Path(__file__).with_name("unseen_boards_characterized.toml"))
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)

@@ -22,6 +22,9 @@ from perfml.closed_form.bsp import BSPModel
 from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
 from perfml.closed_form.roofline import RooflineModel
 from perfml.errors import CharacterizationBoardError, EstimatorParameterError, PhysicalLimitError
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # tests are entry points: the data home is passed down
 
 BOARD = "GTX-980"
 SYNTHETIC = "synthetic test value (not a measurement)"
@@ -71,9 +74,9 @@ def test_roofline_without_achieved_values_equals_the_spec_roofline():
 def test_bsp_falls_back_to_the_paper_latencies_without_characterized_latencies():
     """The committed calibrated files hold no latency: BSP keeps seed 003's g values."""
     X = rows("vectorAdd", [2**20, 2**22], board="GTX-750")
-    model = BSPModel(constants_sources=(), latencies="characterized", characterizations=board_characterization)
+    model = BSPModel(data_home=HOME, constants_sources=(), latencies="characterized", characterizations=board_characterization)
     assert set(model.latency_tiers("GTX-750").values()) == {"paper"}
-    a = BSPModel(constants_sources=()).model_terms(X)["t1_ms"]
+    a = BSPModel(data_home=HOME, constants_sources=()).model_terms(X)["t1_ms"]
     b = model.model_terms(X)["t1_ms"]
     np.testing.assert_allclose(a, b)
 
@@ -81,8 +84,8 @@ def test_bsp_falls_back_to_the_paper_latencies_without_characterized_latencies()
 def test_bsp_takes_a_characterized_dram_latency():
     """Synthetic characterization with g_GM = 2x the paper's 500 cycles: Comm_GM doubles (seed 003 eq. 5, no cache hits)."""
     ch = synthetic(dram_latency=(1000.0, "cycles"))
-    base = BSPModel(constants_sources=()).model_terms(VECTOR)
-    model = BSPModel(constants_sources=(), latencies="characterized", characterizations={BOARD: ch})
+    base = BSPModel(data_home=HOME, constants_sources=()).model_terms(VECTOR)
+    model = BSPModel(data_home=HOME, constants_sources=(), latencies="characterized", characterizations={BOARD: ch})
     assert model.latency_tiers(BOARD)["lat_global"] == "measured"
     terms = model.model_terms(VECTOR)
     np.testing.assert_allclose(terms["comm_gm"], 2 * base["comm_gm"])
@@ -153,7 +156,7 @@ def test_hongkim_longer_dram_latency_never_speeds_a_kernel_up(a, b):
     "make",
     [
         lambda ch: RooflineModel(peaks="characterized", characterizations=ch),
-        lambda ch: BSPModel(constants_sources=(), latencies="characterized", characterizations=ch),
+        lambda ch: BSPModel(data_home=HOME, constants_sources=(), latencies="characterized", characterizations=ch),
         lambda ch: HongKimRuntimeModel(hardware="characterized", characterizations=ch),
     ],
     ids=["roofline", "bsp", "hongkim"],
@@ -171,13 +174,13 @@ def test_a_characterization_of_another_board_is_refused(make, how):
     [
         RooflineModel(peaks="achieved"),
         RooflineModel(peaks="characterized", characterizations=42),
-        BSPModel(latencies="measured"),
-        BSPModel(latencies="characterized", characterizations={BOARD: "not a characterization"}),
+        BSPModel(data_home=HOME, latencies="measured"),
+        BSPModel(data_home=HOME, latencies="characterized", characterizations={BOARD: "not a characterization"}),
         HongKimRuntimeModel(hardware="gtx280"),
         HongKimRuntimeModel(hardware="characterized", characterizations=["GTX-980"]),
         # asked to use characterizations, given none: nothing is read behind the caller's back
         RooflineModel(peaks="characterized"),
-        BSPModel(latencies="characterized"),
+        BSPModel(data_home=HOME, latencies="characterized"),
         HongKimRuntimeModel(hardware="characterized"),
     ],
 )

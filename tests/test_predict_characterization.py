@@ -18,6 +18,9 @@ from perfml.cli import main
 from perfml.evaluation.closed_form import describable_runtimes
 from perfml.learned import RuntimeRegressor
 from perfml.learned.persistence import save_model
+from conftest import shared_data_home
+
+HOME = shared_data_home()  # tests are entry points: the data home is passed down
 
 BOARDS = ["GTX-680", "GTX-970", "Tesla-K20"]
 TARGET = "GTX-750"
@@ -27,7 +30,7 @@ FAST = {"n_estimators": 20, "max_depth": 3}
 
 @pytest.fixture(scope="module")
 def runtimes():
-    rt = describable_runtimes(source="gpuperfpredict-nca")
+    rt = describable_runtimes(HOME, source="gpuperfpredict-nca")
     return rt[rt.app_id.isin(APPS)].reset_index(drop=True)
 
 
@@ -36,7 +39,7 @@ def model_dir(runtimes, tmp_path_factory):
     rows = runtimes[runtimes.board.isin(BOARDS)]
     keep = rows.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
     rows = rows[keep].reset_index(drop=True)
-    reg = RuntimeRegressor(learner_params=FAST, shrinkage=0.5, characterization=True,
+    reg = RuntimeRegressor(data_home=HOME, learner_params=FAST, shrinkage=0.5, characterization=True,
                            closed_form_peaks="characterized", profiles=False)
     reg.fit(rows, rows.measured_ms)
     return save_model(reg, tmp_path_factory.mktemp("m") / "model", training_rows=rows)
@@ -103,7 +106,7 @@ def test_both_options_at_once_are_refused(model_dir, files, tmp_path, capsys):
 
 def test_a_model_without_characterization_features_says_the_file_changes_nothing(runtimes, files, tmp_path, capsys):
     rows = runtimes[runtimes.board.isin(BOARDS)].reset_index(drop=True)
-    reg = RuntimeRegressor(learner_params=FAST, shrinkage=0.5, profiles=False).fit(rows, rows.measured_ms)
+    reg = RuntimeRegressor(data_home=HOME, learner_params=FAST, shrinkage=0.5, profiles=False).fit(rows, rows.measured_ms)
     plain = save_model(reg, tmp_path / "plain", training_rows=rows)
     status, out = _predict(plain, files, tmp_path, "--characterization", str(files / "target.json"))
     assert status == 0 and out.exists()
