@@ -28,6 +28,7 @@ from perfml.boards._registry import (
     list_boards,
     load_registry,
     resolve_board_name,
+    same_board,
 )
 from perfml.boards._device import board_from_device
 
@@ -47,4 +48,5 @@ __all__ = [
     "peak_bandwidth",
     "peak_flops",
     "resolve_board_name",
+    "same_board",
 ]

@@ -405,3 +405,20 @@ def get_board(name: str | Board, *, registry: Registry | None = None) -> Board:
 def list_boards(*, registry: Registry | None = None) -> list[Board]:
     """Every board of the registry, in file order."""
     return list((registry or default_registry()).boards.values())
+
+
+def same_board(a: str, b: str, *, registry: Registry | None = None) -> bool:
+    """Whether two board names denote the same board.
+
+    Registry names and aliases resolve to the canonical name; a name the registry does
+    not know is compared after :func:`normalize_board_name` (case, spaces, ``-`` and
+    ``_`` ignored).
+    """
+
+    def canonical(name: str) -> str:
+        try:
+            return resolve_board_name(name, registry=registry)
+        except UnknownBoardError:
+            return normalize_board_name(name)
+
+    return canonical(a) == canonical(b) or normalize_board_name(a) == normalize_board_name(b)

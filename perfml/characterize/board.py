@@ -46,7 +46,7 @@ def packaged_characterization(board: str) -> Characterization | None:
     CharacterizationBoardError
         The file found for ``board`` characterizes another board.
     """
-    from perfml.characterize.load import same_board
+    from perfml.boards import same_board
 
     for name in packaged_boards():
         if same_board(name, board):
@@ -84,7 +84,7 @@ def board_characterization(board: str, *, extra: tuple[Characterization, ...] = 
     """
     from perfml.characterize.reference import REFERENCE_FILES, reference_characterization
     from perfml.characterize.spec import spec_values
-    from perfml.characterize.load import same_board
+    from perfml.boards import same_board
 
     registry_board = _registry_board(board)
     name = registry_board.name if registry_board is not None else board

@@ -163,7 +163,7 @@ def _corpus(frame) -> str:
 
 
 def _board_rows(frame, board: str):
-    from perfml.characterize.load import same_board
+    from perfml.boards import same_board
 
     if "board" not in frame.columns:
         raise CalibrationDataError("calibration rows need a board column")

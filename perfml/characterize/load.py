@@ -6,9 +6,10 @@ import json
 import os
 from pathlib import Path
 
+from perfml.boards import same_board  # noqa: F401  (re-exported: perfml.characterize.same_board)
 from perfml.characterize.build import characterize_results
 from perfml.characterize.characterization import Characterization
-from perfml.errors import CharacterizationBoardError, ResultSchemaError, UnknownBoardError
+from perfml.errors import CharacterizationBoardError, ResultSchemaError
 
 
 def load_characterization(path: str | os.PathLike[str], *, board: str | None = None) -> Characterization:
@@ -35,25 +36,6 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
     if board is not None:
         check_board(characterization, board, path)
     return characterization
-
-
-def same_board(a: str, b: str) -> bool:
-    """Whether two board names denote the same board.
-
-    Registry names and aliases resolve to the canonical name; a name the registry does
-    not know (e.g. a board of the DL-operator corpus not yet registered) is compared
-    after normalization (case, spaces, ``-`` and ``_`` ignored).
-    """
-    from perfml.boards import resolve_board_name
-    from perfml.boards._registry import normalize_board_name
-
-    def canonical(name: str) -> str:
-        try:
-            return resolve_board_name(name)
-        except UnknownBoardError:
-            return normalize_board_name(name)
-
-    return canonical(a) == canonical(b) or normalize_board_name(a) == normalize_board_name(b)
 
 
 def check_board(characterization: Characterization, board: str, where: object = "the characterization") -> None:

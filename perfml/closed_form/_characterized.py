@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from perfml.errors import CharacterizationBoardError, EstimatorParameterError, UnknownBoardError
+from perfml.boards import same_board
+from perfml.errors import CharacterizationBoardError, EstimatorParameterError
 
 __all__ = ["ACHIEVED_TIERS", "achieved_or_spec", "characterization_for", "check_characterizations"]
 
@@ -46,24 +47,6 @@ def check_characterizations(who: str, value, *, required: bool = False) -> None:
     )
 
 
-def _canonical(name: str) -> str:
-    from perfml.boards import resolve_board_name
-    from perfml.boards._registry import normalize_board_name
-
-    try:
-        return resolve_board_name(name)
-    except UnknownBoardError:
-        return normalize_board_name(name)
-
-
-def _same_board(a: str, b: str) -> bool:
-    """Registry names and aliases resolve to one name; unknown names compare normalized
-    (the rule of :func:`perfml.characterize.same_board`)."""
-    from perfml.boards._registry import normalize_board_name
-
-    return _canonical(a) == _canonical(b) or normalize_board_name(a) == normalize_board_name(b)
-
-
 def characterization_for(board: str, characterizations):
     """The characterization of ``board`` from ``characterizations`` (None: none for this board).
 
@@ -76,10 +59,10 @@ def characterization_for(board: str, characterizations):
     """
     check_characterizations("characterization_for", characterizations, required=True)
     if isinstance(characterizations, Mapping):
-        found = next((ch for key, ch in characterizations.items() if _same_board(key, board)), None)
+        found = next((ch for key, ch in characterizations.items() if same_board(key, board)), None)
     else:
         found = characterizations(board)
-    if found is not None and not _same_board(str(found.board), board):
+    if found is not None and not same_board(str(found.board), board):
         raise CharacterizationBoardError(
             f"the characterization passed for {board!r} characterizes board {found.board!r}; characterize "
             f"{board} (`perfml characterize RESULTS --board {board}`) or pass the file of that board"
