@@ -8,17 +8,10 @@ Two corpora, two sources of work:
   compulsory DRAM traffic of the whole call (vectorAdd: ``3 * N * 4``), ``flops`` is per
   thread and is multiplied by the launch's threads (matMul: ``2 * N`` per thread). An
   app without a description has unknown work (NaN).
-* rows of ``dlops_runtimes.csv`` (column ``op``): a *minimal* local operator model, only
-  for the two operators a calibration needs, with the semantics the datasets README
-  states for NeuSight's ``collect.py`` (section "Operator semantics", FP32 tensors):
-
-  - ``add``: ``torch.add(x, y)`` on x, y of shape (B, H): "3 tensors of B*H floats
-    moved", so ``bytes = 3 * B * H * 4`` and ``flops = B * H``;
-  - ``bmm``: ``torch.bmm(x, y)``, x (B, M, N), y (B, N, K): "FLOPs = 2BMNK"; bytes =
-    ``4 * (B*M*N + B*N*K + B*M*K)`` (each operand once).
-
-  Every other operator has unknown work here. (A full operator work model is being built
-  in ``perfml/operators/``; this one stays minimal on purpose.)
+* rows of ``dlops_runtimes.csv`` (column ``op``): the operator work model of
+  :mod:`perfml.operators` (formulas and sources there), for the two operators a
+  calibration reads: ``add`` (``bytes = 3 * B * H * 4``) and ``bmm`` (``flops = 2BMNK``).
+  Every other operator has unknown work here.
 """
 
 from __future__ import annotations
@@ -29,6 +22,8 @@ __all__ = ["FLOAT32_BYTES", "app_work", "op_work"]
 
 #: bytes of one float32 element
 FLOAT32_BYTES = 4
+#: the operators a calibration reads: element-wise ``add`` (bandwidth) and ``bmm`` (FP32)
+CALIBRATION_OPS = ("add", "bmm")
 
 
 def _column(frame, name):
@@ -70,23 +65,30 @@ def app_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def op_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(dram_bytes, flops, op) per row of ``dlops_runtimes.csv`` rows; NaN where unknown."""
+    """(dram_bytes, flops, op) per row of ``dlops_runtimes.csv`` rows; NaN where unknown.
+
+    The work is :func:`perfml.operators.operator_work`'s; a calibration reads only the
+    ``add`` and ``bmm`` rows, so every other operator, and a row whose dimensions the work
+    model refuses, has unknown work (NaN) here.
+    """
+    from perfml.errors import OperatorWorkError
+    from perfml.operators import operator_work
+
     n_rows = len(frame)
     dram = np.full(n_rows, np.nan)
     flops = np.full(n_rows, np.nan)
     ops = frame["op"].astype(str).to_numpy()
-    dims = {k: _column(frame, k) for k in ("B", "H", "M", "N", "K")}
-    if dims["B"] is not None and dims["H"] is not None:
-        add = ops == "add"
-        elements = dims["B"][add] * dims["H"][add]
-        dram[add] = 3 * elements * FLOAT32_BYTES
-        flops[add] = elements
-    if all(dims[k] is not None for k in ("B", "M", "N", "K")):
-        bmm = ops == "bmm"
-        b, m, n, k = (dims[x][bmm] for x in ("B", "M", "N", "K"))
-        flops[bmm] = 2 * b * m * n * k
-        dram[bmm] = FLOAT32_BYTES * (b * m * n + b * n * k + b * m * k)
-    bad = ~(np.isfinite(dram) & (dram > 0))
-    dram[bad] = np.nan
-    flops[bad] = np.nan
+    wanted = np.flatnonzero(np.isin(ops, CALIBRATION_OPS))
+    try:  # one vectorized call; row by row only when some row is refused
+        blocks = [(wanted, operator_work(frame.iloc[wanted]))]
+    except OperatorWorkError:
+        blocks = []
+        for position in wanted:
+            try:
+                blocks.append(([position], operator_work(frame.iloc[[position]])))
+            except OperatorWorkError:
+                continue  # missing or non-positive dimensions: unknown work
+    for positions, work in blocks:
+        dram[positions] = work["bytes"].to_numpy(dtype=float)
+        flops[positions] = work["flops"].to_numpy(dtype=float)
     return dram, flops, ops.astype(object)
