@@ -44,12 +44,12 @@ from typing import Any
 
 from perfml._files import read_versioned
 from perfml.errors import ExperimentSpecError
+# the regressor's own lists of valid values, so an experiment file accepts exactly what it does
+from perfml.learned.regressors import BASELINES, BOARD_FEATURES, LEARNERS, TARGETS
 
 KINDS = ("learned", "closed_form")
 CLOSED_FORM = ("bsp", "roofline", "hongkim")
 EXPERIMENT_KINDS = ("comparison", "bsp_table2")
-BASELINES = ("best", "bsp", "transfer")
-BOARD_FEATURES = ("both", "absolute", "relative")
 SUITES = ("NCA", "Rodinia")
 PUBLISHED_METHODS = ("LinearRegression", "RandomForest", "SVM", "BSP-analytical")
 TABLE2_RUNS = ("script", "curated", "gpuperfpredict")
@@ -216,7 +216,7 @@ LEARNER_PARAMS: dict[str, dict[str, Rule]] = {
 MODEL_LEARNED = {
     "name": TEXT,
     "kind": one_of(*KINDS),
-    "learner": None,  # checked against LEARNERS (imported lazily)
+    "learner": None,  # checked against LEARNERS
     "target": None,  # checked against TARGETS
     "params": None,
     "features": None,
@@ -352,7 +352,6 @@ def load_experiment(path) -> ExperimentSpec:
         Naming the file, the table, the key and what is allowed.
     """
     from perfml.learned.protocols import PROTOCOLS
-    from perfml.learned.regressors import LEARNERS, TARGETS
 
     path = Path(path)
     if not path.is_file():
