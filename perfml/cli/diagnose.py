@@ -142,8 +142,6 @@ def twins_command(
     ] = None,
 ) -> None:
     """Kernel twins (uncoalesced -> coalesced): criterion improvement and predicted vs measured speedup."""
-    from pathlib import Path
-
     from perfml._safe_output import check_output_path, write_dataframe_atomic
     from perfml.diagnosis.twins import twin_check, twin_summary
 

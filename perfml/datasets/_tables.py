@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import gzip
-import os
 import zlib
 from pathlib import Path
 

@@ -25,8 +25,6 @@ from typing import Any
 import numpy as np
 
 from perfml.errors import KernelValidationError
-from perfml._expr import ExpressionError
-from perfml._expr import evaluate_sidecar as evaluate
 from perfml.kernels.family import ArgSpec, KernelFamily
 from perfml.kernels.launch import LaunchConfig
 

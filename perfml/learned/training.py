@@ -10,7 +10,6 @@ The deep-learning operator corpus (``dlops_runtimes.csv.gz``) is not part of thi
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 
