@@ -94,7 +94,10 @@ def test_a_killed_worker_s_trial_ends_failed_and_the_study_finishes(postgres, tm
     assert trials[killed].state == optuna.trial.TrialState.FAIL
     assert not [t for t in trials if t.state.name == "RUNNING"]
     retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed]
-    assert len(retried) == 1 and retried[0].params == trials[killed].params  # its parameters were tried again
+    # its parameters were tried again: every parameter the killed trial had drawn is reused (it
+    # may have been killed before drawing them all; the retry draws the rest)
+    assert len(retried) == 1 and trials[killed].params
+    assert retried[0].params.items() >= trials[killed].params.items()
     assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the second worker's trials
 
 
