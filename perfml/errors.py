@@ -59,6 +59,7 @@ __all__ = [
 
     # --- added by lab ---
     "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
+    "ProfileImportError",  # added by profile
 ]
 
 
@@ -320,3 +321,10 @@ class ExperimentAbortedError(PerfmlError):
 class ClusterUnavailableError(PerfmlError):
     """The Dask scheduler given with ``--dask`` does not answer, or the ``dask[distributed]``
     package it needs is not installed."""
+
+
+# --- added by profile ---
+class ProfileImportError(QueryValidationError):
+    """A ``--profile`` export (Nsight Compute or nvprof CSV) is unusable: not a profiler CSV,
+    an unknown unit on a counter perfml uses, no counter perfml uses at all, duplicate
+    rows, or profiled kernels that match no ``--reference`` row."""

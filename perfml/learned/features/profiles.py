@@ -46,6 +46,20 @@ def throughput_criteria(prof: pd.DataFrame, registry=None) -> tuple[np.ndarray, 
     return mem, arith
 
 
+def profile_feature_values(prof: pd.DataFrame, registry=None) -> pd.DataFrame:
+    """The ``prof_*`` values (logs, MEMTHR, ARITHTHR) of profile rows, median per board and :data:`PROFILE_KEY`.
+
+    ``prof`` has ``board``, the key columns and counters named as in ``profiles_nca``
+    (:data:`~perfml.learned.features._common.PROFILE_METRICS`); a missing counter gives NaN.
+    """
+    cols = {name: metric for name, metric in PROFILE_METRICS.items() if metric in prof.columns}
+    values = prof[["board", *PROFILE_KEY]].copy()
+    for name, metric in cols.items():
+        values[name] = log_or_nan(prof[metric].to_numpy(dtype=float) + (1.0 if name.endswith(("_tpr", "_efficiency")) else 0.0))
+    values["prof_memthr"], values["prof_ariththr"] = throughput_criteria(prof, registry)
+    return values.groupby(["board", *PROFILE_KEY], as_index=False).median()
+
+
 class ProfileFeatures(TransformerMixin, BaseEstimator):
     """``prof_*`` of every row from the profiles of the training boards (never the row's own board).
 
@@ -71,12 +85,7 @@ class ProfileFeatures(TransformerMixin, BaseEstimator):
         train_boards = sorted(X["board"].unique())
         prof = as_data_home(self.data_home, what="ProfileFeatures").table("profiles_nca")
         prof = prof[prof["board"].isin(train_boards)]
-        cols = {name: metric for name, metric in PROFILE_METRICS.items() if metric in prof.columns}
-        values = prof[["board", *PROFILE_KEY]].copy()
-        for name, metric in cols.items():
-            values[name] = log_or_nan(prof[metric].to_numpy(dtype=float) + (1.0 if name.endswith(("_tpr", "_efficiency")) else 0.0))
-        values["prof_memthr"], values["prof_ariththr"] = throughput_criteria(prof, self.registry)
-        self.profile_values_ = values.groupby(["board", *PROFILE_KEY], as_index=False).median()
+        self.profile_values_ = profile_feature_values(prof, self.registry)
         return self
 
     def transform(self, X, *, launch: pd.DataFrame) -> pd.DataFrame:
