@@ -94,6 +94,7 @@ def predict(
     level: float = typer.Option(0.90, "--level", help="Nominal level of the lower_ms/upper_ms interval (0.50 to 0.99, steps of 0.01)."),
     characterization: Optional[Path] = typer.Option(None, "--characterization", help="Characterization of the target board (from `perfml characterize`); the queries must all be of that board."),
     calibration: Optional[Path] = typer.Option(None, "--calibration", help="Runtime rows (any kernel of known work) measured on the target board, with time_ms: calibrates its characterization."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="Profiler counters of the --reference runs: an `ncu --csv` export (details or raw page) or an `nvprof --csv` metrics/events export (docs/profile_import.md)."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
 
@@ -114,11 +115,16 @@ def predict(
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
     ref = read_reference(reference) if reference is not None else None
+    from perfml.learned.profile_import import read_reference_profile, use_reference_profile
+
+    prof = read_reference_profile(profile, ref, reference) if profile is not None else None
     from perfml.cli._home import entry_data_home
 
     reg = load_model(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
         _use_target(reg, original, characterization, calibration)
+    if prof is not None and (warning := use_reference_profile(reg, prof)):
+        typer.echo(f"warning: {warning}", err=True)
     result = predict_queries(reg, original, str(queries), reference=ref,
                              reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)

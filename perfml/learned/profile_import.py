@@ -598,3 +598,22 @@ def use_reference_profile(model, attached: pd.DataFrame) -> str | None:
     keep = (flagged["_merge"] == "left_only").to_numpy()
     features.profile_values_ = pd.concat([table[keep], user], ignore_index=True)
     return None
+
+
+def read_reference_profile(path, reference: pd.DataFrame | None, reference_path=None) -> pd.DataFrame:
+    """``--profile PATH`` for the CLI: read it (:func:`read_profile`) and attach it to the reference rows.
+
+    Raises
+    ------
+    ProfileImportError
+        No ``--reference`` was given (a profile describes the user's measured runs), or
+        :func:`read_profile` / :func:`attach_profile` refuse the file.
+    """
+    if reference is None:
+        raise ProfileImportError(f"--profile {path}: a profile needs --reference R.csv (your measured times of the profiled "
+                                 "runs, query columns + time_ms); add --reference, or drop --profile")
+    from perfml.learned.queries import read_query_csv
+
+    raw = read_query_csv(reference_path) if reference_path is not None else None
+    return attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",
+                          reference_where=f"--reference {reference_path}")

@@ -1,0 +1,414 @@
+"""``--profile FILE``: Nsight Compute / nvprof CSV exports mapped onto perfml's profile counters (issue 10, sections 2 and 4).
+
+Every CSV here is SYNTHETIC: written by the test in the layouts of real exports (ncu
+details page: columns of the microsoft/superbenchmark and nsightful fixtures; ncu raw
+page: header + units line; nvprof: the ``==<pid>==`` preamble and the header of
+``nvprof --csv --metrics``), with made-up kernels and values. The expected numbers follow
+from the values written and the unit rules of :mod:`perfml.learned.profile_import`.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from perfml.errors import ProfileImportError
+from perfml.learned.profile_import import (
+    COUNTERS,
+    attach_profile,
+    kernel_base_name,
+    read_profile,
+    use_reference_profile,
+)
+
+NCU_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+              '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+KERNEL = "void my_kernel<int=4>(float const*, float*, int)"
+
+
+def ncu_row(metric, unit, value, *, launch_id=0, kernel=KERNEL, block="(256, 1, 1)", grid="(16, 1, 1)", device="0"):
+    return (f'"{launch_id}","4242","app","host","{kernel}","1","7","{block}","{grid}","{device}","8.0",'
+            f'"Command line profiler metrics","{metric}","{unit}","{value}"')
+
+
+def write(tmp_path, text, name="profile.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def ncu_file(tmp_path, *rows, preamble=True):
+    lines = (["==PROF== Connected to process 4242 (/home/u/app)"] if preamble else []) + [NCU_HEADER, *rows]
+    return write(tmp_path, "\n".join(lines) + "\n")
+
+
+def nvprof_file(tmp_path, *rows, events=()):
+    lines = ["==4242== NVPROF is profiling process 4242, command: ./app", "==4242== Profiling application: ./app",
+             "==4242== Profiling result:"]
+    if events:
+        lines += ["==4242== Event result:", '"Device","Kernel","Invocations","Event Name","Min","Max","Avg","Total"', *events]
+    lines += ["==4242== Metric result:", '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"', *rows]
+    return write(tmp_path, "\n".join(lines) + "\n")
+
+
+def nv_metric(name, value, *, kernel="my_kernel(float*, int)", device="Tesla K40c (0)"):
+    return f'"{device}","{kernel}",3,"{name}","{name} description",{value},{value},{value}'
+
+
+# ---------------------------------------------------------------- happy paths ----
+def test_ncu_details_export_gives_perfml_counters_in_perfml_units(tmp_path):
+    path = ncu_file(
+        tmp_path,
+        ncu_row("dram__sectors_read.sum", "Msector", "1.5"),
+        ncu_row("smsp__inst_executed.sum", "inst", "1,048,576"),
+        ncu_row("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", "%", "87.5"),
+        ncu_row("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", "4096"),
+        ncu_row("gpu__time_duration.sum", "usecond", "12.5"),
+        ncu_row("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "73.2"),
+    )
+    prof = read_profile(path)
+    assert len(prof) == 1
+    row = prof.iloc[0]
+    assert row["app_id"] == "my_kernel" and row["kernel"] == KERNEL
+    assert (row["block_x"], row["block_y"], row["grid_x"]) == (256, 1, 16)
+    assert row["m.Device Memory Read Transactions"] == 1.5e6  # Msector -> sectors
+    assert row["e.inst_executed"] == 1048576  # thousands separators removed
+    assert row["m.Global Memory Load Efficiency"] == 87.5  # percent stays percent (profiles_nca stores percent)
+    assert row["m.Global Load Transactions"] == 4096
+    assert math.isnan(row["m.Global Store Transactions"])  # not profiled
+    assert row["line"] == 3  # the preamble is line 1, the header line 2
+    assert prof.attrs["format"] == "ncu-details"
+    assert prof.attrs["ignored_metrics"] == ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"]
+
+
+def test_ncu_raw_page_with_units_line_and_repeated_launches_takes_the_median(tmp_path):
+    ident = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC"'
+    header = ident + ',"dram__sectors_write.sum","sm__cycles_elapsed.sum","launch__registers_per_thread"'
+    units = '"","","","","","","","","","","","Ksector","cycle","register/thread"'
+    rows = [f'"{i}","1","app","h","saxpy(int, float, float*)","1","7","(128, 2, 1)","(64, 1, 1)","0","7.5","{w}","{c}","32"'
+            for i, (w, c) in enumerate([("2", "1,000"), ("4", "3,000"), ("3", "2,000")])]
+    prof = read_profile(write(tmp_path, "\n".join(["==PROF== Connected", header, units, *rows]) + "\n"))
+    assert prof.attrs["format"] == "ncu-raw"
+    row = prof.iloc[0]
+    assert row["n_launches"] == 3
+    assert row["m.Device Memory Write Transactions"] == 3000.0  # median of 2, 4, 3 Ksector
+    assert row["e.elapsed_cycles_sm"] == 2000.0
+    assert (row["block_x"], row["block_y"]) == (128, 2)
+    assert prof.attrs["ignored_metrics"] == ["launch__registers_per_thread"]
+
+
+def test_nvprof_metrics_and_events_export(tmp_path):
+    path = nvprof_file(
+        tmp_path,
+        nv_metric("gld_transactions", "100"),
+        nv_metric("gld_efficiency", "50.000000%"),
+        nv_metric("gld_transactions_per_request", "4.000000"),
+        nv_metric("achieved_occupancy", "0.994450"),
+        nv_metric("dram_read_throughput", "1.1655GB/s"),  # not used by perfml: ignored, its unit unchecked
+        events=['"Tesla K40c (0)","my_kernel(float*, int)",3,"elapsed_cycles_sm",10,30,20,60',
+                '"Tesla K40c (0)","my_kernel(float*, int)",3,"gld_inst_32bit",7,7,7,21'],
+    )
+    prof = read_profile(path)
+    assert len(prof) == 1
+    row = prof.iloc[0]
+    assert row["device"] == "Tesla K40c"
+    assert row["m.Global Load Transactions"] == 100
+    assert row["m.Global Memory Load Efficiency"] == 50.0
+    assert row["m.Global Load Transactions Per Request"] == 4.0
+    assert row["e.elapsed_cycles_sm"] == 20  # Avg over invocations, not Total
+    assert row["e.gld_inst_32bit"] == 7
+    assert np.isnan(row["block_x"])  # an nvprof summary has no launch
+    assert prof.attrs["format"] == "nvprof"
+    assert prof.attrs["ignored_metrics"] == ["achieved_occupancy", "dram_read_throughput"]
+
+
+@pytest.mark.parametrize(("unit", "value", "expected"), [
+    ("sector", "1000", 1000.0), ("", "7", 7.0), ("Ksector", "1.5", 1500.0), ("Msector", "2", 2e6),
+    ("Gsector", "0.25", 2.5e8), ("sector", "12,345,678", 12345678.0), ("sector", "1.5e3", 1500.0),
+])
+def test_ncu_count_units_are_scaled_to_plain_counts(tmp_path, unit, value, expected):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_write.sum", unit, value)))
+    assert prof["m.Device Memory Write Transactions"].iloc[0] == expected
+
+
+def test_a_sum_counter_adds_its_weighted_terms(tmp_path):
+    # flop_count_sp = fadd + fmul + 2 * ffma (Metric Comparison table)
+    rows = [ncu_row(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum", "inst", v)
+            for op, v in (("fadd", "10"), ("fmul", "20"), ("ffma", "30"))]
+    prof = read_profile(ncu_file(tmp_path, *rows))
+    assert prof["m.Floating Point Operations(Single Precision)"].iloc[0] == 10 + 20 + 2 * 30
+
+
+def test_the_mapping_names_a_source_for_every_counter_perfml_uses():
+    from perfml.learned.features._common import PROFILE_METRICS
+
+    used = set(PROFILE_METRICS.values()) | {"e.elapsed_cycles_sm", "m.Floating Point Operations(Single Precision)"}
+    assert used == set(COUNTERS)
+    assert all(c.source for c in COUNTERS.values())
+    assert all(c.ncu_units for c in COUNTERS.values() if c.ncu)
+
+
+@pytest.mark.parametrize(("name", "base"), [
+    ("void my_kernel<int=4>(float const*, float*, int)", "my_kernel"),
+    ("Bitonic_Sort(int*, int, int, int)", "Bitonic_Sort"),
+    ("saxpy", "saxpy"),
+    ("void ns::inner::k<(anonymous namespace)::T, 2>(T*)", "k"),
+])
+def test_kernel_base_name(name, base):
+    assert kernel_base_name(name) == base
+
+
+# ------------------------------------------------------------------ bad input ----
+@pytest.mark.parametrize(("metric", "unit", "value"), [
+    ("dram__sectors_read.sum", "byte", "64"),  # a byte count is not a sector count
+    ("dram__sectors_read.sum", "sector/second", "64"),
+    ("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", "", "87.5"),  # a percentage needs %
+])
+def test_an_unknown_ncu_unit_on_a_used_metric_names_file_line_metric_and_units(tmp_path, metric, unit, value):
+    path = ncu_file(tmp_path, ncu_row(metric, unit, value))
+    with pytest.raises(ProfileImportError) as err:
+        read_profile(path)
+    message = str(err.value)
+    assert str(path) in message and "line 3" in message and metric in message and repr(unit) in message
+    assert "accepted units" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("metric", "value"), [
+    ("gld_transactions", "1.2GB/s"), ("gld_efficiency", "50.0"), ("gld_transactions", "Low (1)"), ("gld_transactions", "inf"),
+])
+def test_an_unknown_nvprof_unit_on_a_used_metric_is_refused(tmp_path, metric, value):
+    with pytest.raises(ProfileImportError, match=rf"line 6, metric {metric}: unknown unit or value"):
+        read_profile(nvprof_file(tmp_path, nv_metric(metric, value)))
+
+
+def test_a_non_numeric_ncu_value_is_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match="is not a number"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "27.595.520")))  # European locale
+
+
+def test_only_unknown_metrics_is_an_error_listing_the_accepted_names(tmp_path):
+    path = ncu_file(tmp_path, ncu_row("gpu__time_duration.sum", "usecond", "12.5"), ncu_row("foo__bar.sum", "", "1"))
+    with pytest.raises(ProfileImportError) as err:
+        read_profile(path)
+    message = str(err.value)
+    assert "no counter perfml uses" in message and "foo__bar.sum" in message and "gpu__time_duration.sum" in message
+    assert "dram__sectors_read.sum" in message and "gld_transactions" in message  # the fix: the accepted names
+
+
+def test_an_unknown_metric_next_to_used_ones_is_ignored_and_counted(tmp_path):
+    prof = read_profile(nvprof_file(tmp_path, nv_metric("gst_transactions", "5"), nv_metric("made_up_metric", "?!")))
+    assert prof["m.Global Store Transactions"].iloc[0] == 5
+    assert prof.attrs["ignored_metrics"] == ["made_up_metric"]
+
+
+def test_a_partial_sum_names_the_missing_terms(tmp_path):
+    path = ncu_file(tmp_path, ncu_row("lts__t_sectors_op_read.sum", "sector", "10"))
+    with pytest.raises(ProfileImportError, match="lts__t_sectors_op_atom.sum, lts__t_sectors_op_red.sum is missing"):
+        read_profile(path)
+
+
+@pytest.mark.parametrize("text", [
+    "",  # empty
+    "==PROF== Connected to process 1\n==PROF== Disconnected from process 1\n",  # only log lines
+    "board,app_id,input_size,time_ms\nGTX-680,k,1024,0.5\n",  # a reference, not a profile: wrong column set
+    '"ID","Process ID","Kernel"\n"0","1","k"\n',  # neither layout
+    "\x89PNG\r\n\x1a\n",
+])
+def test_a_file_that_is_no_profiler_export_is_refused(tmp_path, text):
+    path = write(tmp_path, text)
+    with pytest.raises(ProfileImportError, match=r"no Nsight Compute or nvprof CSV header|not UTF-8") as err:
+        read_profile(path)
+    assert str(path) in str(err.value)
+
+
+def test_a_truncated_ncu_export_names_the_line(tmp_path):
+    good = ncu_row("dram__sectors_read.sum", "sector", "10")
+    path = ncu_file(tmp_path, good, good.replace('"dram__sectors_read.sum"', '"dram__sectors_write.sum"')[:60])
+    with pytest.raises(ProfileImportError, match=r"line 4: \d+ columns where the header \(line 2\) has 15"):
+        read_profile(path)
+
+
+def test_a_truncated_nvprof_export_names_the_line(tmp_path):
+    path = nvprof_file(tmp_path, nv_metric("gld_transactions", "1"), '"Tesla K40c (0)","my_kernel(float*, int)",3,"gst_tr')
+    with pytest.raises(ProfileImportError, match="line 7: 4 columns where the header has 8"):
+        read_profile(path)
+
+
+def test_garbage_csv_quoting_is_refused(tmp_path):
+    path = ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10") + '"x"\x00')
+    with pytest.raises(ProfileImportError):
+        read_profile(path)
+
+
+def test_a_missing_file_is_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match="does not exist"):
+        read_profile(tmp_path / "nope.csv")
+    with pytest.raises(ProfileImportError, match="is not a regular file"):
+        read_profile(tmp_path)
+
+
+def test_a_duplicate_ncu_metric_of_one_launch_is_refused(tmp_path):
+    row = ncu_row("dram__sectors_read.sum", "sector", "10")
+    with pytest.raises(ProfileImportError, match=r"line 4: metric dram__sectors_read.sum of launch ID 0 appears again \(first at line 3\)"):
+        read_profile(ncu_file(tmp_path, row, row))
+
+
+def test_a_duplicate_nvprof_kernel_metric_is_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match=r"line 7: gld_transactions .* appears again \(first at line 6\)"):
+        read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "1"), nv_metric("gld_transactions", "2")))
+
+
+def test_two_launches_of_one_kernel_at_different_launches_are_two_rows(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", launch_id=0),
+                                 ncu_row("dram__sectors_read.sum", "sector", "20", launch_id=1, grid="(32, 1, 1)")))
+    assert sorted(prof["grid_x"]) == [16, 32] and (prof["n_launches"] == 1).all()
+
+
+def test_bad_launch_dims_are_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match=r"column 'Block Size': expected launch dimensions"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", block="(0, 1, 1)")))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=400))
+def test_arbitrary_bytes_give_a_frame_or_a_typed_error(tmp_path, data):
+    path = tmp_path / "fuzz.csv"
+    path.write_bytes(data)
+    try:
+        frame = read_profile(path)
+    except ProfileImportError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(frame, pd.DataFrame)
+
+
+_TOKENS = st.sampled_from([NCU_HEADER, '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"',
+                           ncu_row("dram__sectors_read.sum", "sector", "10"), ncu_row("smsp__inst_executed.sum", "Kinst", "1"),
+                           nv_metric("gld_efficiency", "5%"), nv_metric("gld_transactions", "3"), "==PROF== x", '"', ",,,",
+                           "\x00", '"0","1"', "é"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_TOKENS, max_size=8))
+def test_arbitrary_mixes_of_export_lines_give_a_frame_or_a_typed_error(tmp_path, lines):
+    path = tmp_path / "mix.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    try:
+        frame = read_profile(path)
+    except ProfileImportError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert frame[list(COUNTERS)].notna().to_numpy().any()
+
+
+# --------------------------------------------------------- attach to reference ----
+def reference(**extra):
+    rows = [{"board": "GTX-680", "app_id": "my_kernel", "input_size": 4096.0, "time_ms": 0.25,
+             "block_x": 256.0, "block_y": 1.0, "grid_x": 16.0, "grid_y": 1.0}]
+    return pd.DataFrame(rows).assign(**extra)
+
+
+def test_the_profile_attaches_to_the_reference_run_of_the_same_kernel_and_launch(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10")))
+    attached = attach_profile(prof, reference())
+    assert attached[["board", "app_id", "input_size", "block_x", "block_y"]].iloc[0].tolist() == ["GTX-680", "my_kernel", 4096.0, 256.0, 1.0]
+    assert attached["m.Device Memory Read Transactions"].iloc[0] == 10
+    assert attached.attrs["reference_rows"] == 1
+
+
+def test_a_profiled_kernel_matching_no_reference_row_is_named(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", kernel="other_kernel(int)")))
+    with pytest.raises(ProfileImportError, match=r"profiled kernel\(s\) 'other_kernel\(int\)' \(line 3\) match no row of --reference .*kernels there: my_kernel"):
+        attach_profile(prof, reference(), where="--profile p.csv")
+
+
+def test_a_launch_that_disagrees_with_the_reference_does_not_match(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", block="(128, 1, 1)")))
+    with pytest.raises(ProfileImportError, match="match no row"):
+        attach_profile(prof, reference())
+
+
+def test_a_kernel_name_column_of_the_reference_names_the_profiled_kernel(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", kernel="Bitonic_Sort(int*, int)")))
+    ref = reference(app_id="bitonic")
+    attached = attach_profile(prof, ref, reference_raw=pd.DataFrame({"kernel_name": ["Bitonic_Sort"]}))
+    assert attached["app_id"].iloc[0] == "bitonic"
+
+
+def test_an_nvprof_profile_matching_two_sizes_is_ambiguous(tmp_path):
+    prof = read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "3", device="GeForce GTX 680 (0)")))
+    ref = pd.concat([reference(), reference(input_size=8192.0)], ignore_index=True)
+    with pytest.raises(ProfileImportError, match="a profile carries no input size"):
+        attach_profile(prof, ref)
+
+
+def test_the_profiled_device_selects_the_reference_board(tmp_path):
+    prof = read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "3", device="GeForce GTX 680 (0)")))
+    ref = pd.concat([reference(), reference(board="GTX-980")], ignore_index=True)
+    attached = attach_profile(prof, ref)
+    assert attached["board"].tolist() == ["GTX-680"]
+    with pytest.raises(ProfileImportError, match="profiled on 'GeForce GTX 680'"):
+        attach_profile(prof, reference(board="GTX-980"))
+
+
+def test_an_nvprof_profile_needs_the_block_from_the_reference(tmp_path):
+    prof = read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "3", device="GeForce GTX 680 (0)")))
+    with pytest.raises(ProfileImportError, match="the launch block is in neither file"):
+        attach_profile(prof, reference().drop(columns=["block_x", "block_y", "grid_x", "grid_y"]))
+
+
+def test_two_profiles_of_one_reference_run_are_refused(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", launch_id=0),
+                                 ncu_row("dram__sectors_read.sum", "sector", "20", launch_id=1, kernel="my_kernel(double*)")))
+    with pytest.raises(ProfileImportError, match="both profile --reference"):
+        attach_profile(prof, reference())
+
+
+# ------------------------------------------------- the counters become features ----
+def test_the_users_counters_are_the_profile_features_of_their_runs_on_other_boards(tmp_path):
+    from perfml.learned.features.profiles import ProfileFeatures, profile_feature_values
+
+    # a fitted profile table holding one training run of my_kernel (synthetic) on two boards
+    training = pd.DataFrame({"board": ["GTX-970", "Tesla-K40"], "app_id": "my_kernel", "input_size": 4096.0,
+                             "block_x": 256.0, "block_y": 1.0, "m.Global Load Transactions": [1e9, 1e9]})
+    model = types.SimpleNamespace(registry=None, features_=types.SimpleNamespace(
+        profiles=True, profile_values_=profile_feature_values(training)))
+    prof = read_profile(ncu_file(tmp_path, ncu_row("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", "4096")))
+    assert use_reference_profile(model, attach_profile(prof, reference())) is None
+    group = ProfileFeatures()
+    group.profile_values_ = model.features_.profile_values_
+    query = pd.DataFrame({"board": ["GTX-980", "GTX-680"], "app_id": "my_kernel", "input_size": [4096, 4096]})
+    launch = pd.DataFrame({"block_x": [256.0, 256.0], "block_y": [1.0, 1.0]})
+    feats = group.transform(query, launch=launch)
+    # the user's profile replaced the training boards' counters of the same run ...
+    assert feats["prof_gld_transactions"].iloc[0] == pytest.approx(math.log(4096))
+    # ... and, as for every row, a board never sees its own profile
+    assert math.isnan(feats["prof_gld_transactions"].iloc[1])
+
+
+def test_a_model_without_profile_features_says_the_profile_is_unused(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10")))
+    model = types.SimpleNamespace(features_=types.SimpleNamespace(profiles=False))
+    assert "no profile features" in use_reference_profile(model, attach_profile(prof, reference()))
+
+
+# ------------------------------------------------------------------------ CLI ----
+def test_a_profile_without_reference_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys):
+    from perfml.cli import main
+
+    queries = tmp_path / "q.csv"
+    pd.DataFrame([{"board": "GTX-980", "app_id": "my_kernel", "input_size": 4096}]).to_csv(queries, index=False)
+    profile = ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10"))
+    out = tmp_path / "p.csv"
+    code = main(["predict", "--model", str(tmp_path / "no-model"), "--queries", str(queries), "--output", str(out),
+                 "--profile", str(profile)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "needs --reference" in err and "Traceback" not in err
+    assert not out.exists()
