@@ -412,3 +412,65 @@ def test_a_profile_without_reference_exits_2_with_one_line_and_writes_nothing(tm
     assert code == 2
     assert err.strip().count("\n") == 0 and "needs --reference" in err and "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def small_model_dir(tmp_path_factory):
+    """A small xgboost model (10 trees) on vectorAdd and matMul_gpu of three boards of runtimes.csv.gz, profile group on."""
+    from conftest import shared_data_home
+    from perfml.learned.persistence import save_model
+    from perfml.learned.regressors import RuntimeRegressor
+    from perfml.learned.training import training_runtimes
+
+    home = shared_data_home()
+    rt = training_runtimes(data_home=home)
+    rt = rt[rt.board.isin(["GTX-680", "GTX-970", "Tesla-K40"]) & rt.app_id.isin(["vectorAdd", "matMul_gpu"])]
+    rt = rt[rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 4 == 0].reset_index(drop=True)
+    model = RuntimeRegressor(data_home=home, learner_params={"n_estimators": 10, "max_depth": 2}, n_jobs=1,
+                             shrinkage=1.0, board_features="relative").fit(rt, rt["measured_ms"])
+    return save_model(model, tmp_path_factory.mktemp("profile") / "model", training_rows=rt), home
+
+
+def _predict_cli(model_dir, tmp_path, *extra):
+    from perfml.cli import main
+
+    queries, ref, out = tmp_path / "q.csv", tmp_path / "ref.csv", tmp_path / "p.csv"
+    pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": 4096} for b in ("GTX-970", "Tesla-K40")]).to_csv(queries, index=False)
+    reference().to_csv(ref, index=False)
+    code = main(["predict", "--model", str(model_dir), "--queries", str(queries), "--output", str(out),
+                 "--reference", str(ref), *extra])
+    return code, out
+
+
+def test_predict_with_a_profile_uses_the_users_counters(small_model_dir, tmp_path, capsys):
+    from perfml.learned.persistence import load_model
+    from perfml.learned.profile_import import read_reference_profile
+    from perfml.learned.queries import predict_queries, read_reference
+
+    model_dir, home = small_model_dir
+    profile = ncu_file(tmp_path, ncu_row("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", "4096"),
+                       ncu_row("dram__sectors_read.sum", "Ksector", "2"), ncu_row("smsp__inst_executed.sum", "inst", "65536"))
+    code, out = _predict_cli(model_dir, tmp_path, "--profile", str(profile), "--data-home", str(home.path))
+    assert code == 0, capsys.readouterr().err
+    written = pd.read_csv(out)
+    # the same through the library: the profile is in the profile features of the query rows
+    model = load_model(model_dir, data_home=home)
+    ref = read_reference(tmp_path / "ref.csv")
+    assert use_reference_profile(model, read_reference_profile(profile, ref, tmp_path / "ref.csv")) is None
+    rows = pd.DataFrame({"board": ["GTX-970"], "app_id": ["my_kernel"], "input_size": [4096],
+                         "block_x": [256.0], "block_y": [1.0], "grid_x": [16.0], "grid_y": [1.0]})
+    feats = model.features_.transform(rows)
+    assert feats["prof_gld_transactions"].iloc[0] == pytest.approx(math.log(4096))
+    assert feats["prof_dram_read_tx"].iloc[0] == pytest.approx(math.log(2000))
+    queries = pd.read_csv(tmp_path / "q.csv", dtype=str)
+    expected = predict_queries(model, queries, "q.csv", reference=ref)
+    assert np.allclose(written["predicted_ms"], expected["predicted_ms"], rtol=1e-12)
+
+
+def test_predict_with_a_profile_of_another_kernel_exits_2_and_writes_nothing(small_model_dir, tmp_path, capsys):
+    model_dir, home = small_model_dir
+    profile = ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", kernel="their_kernel(int*)"))
+    code, out = _predict_cli(model_dir, tmp_path, "--profile", str(profile), "--data-home", str(home.path))
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().count("\n") == 0 and "their_kernel" in err and "match no row" in err
+    assert not out.exists()
