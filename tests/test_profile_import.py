@@ -474,3 +474,13 @@ def test_predict_with_a_profile_of_another_kernel_exits_2_and_writes_nothing(sma
     err = capsys.readouterr().err
     assert code == 2 and err.strip().count("\n") == 0 and "their_kernel" in err and "match no row" in err
     assert not out.exists()
+
+
+def test_the_documented_mapping_is_the_code_mapping():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "profile_import.md").read_text()
+    for counter in COUNTERS.values():
+        row = next(line for line in doc.splitlines() if line.startswith(f"| `{counter.column}` |"))
+        assert f"`{counter.nvprof}`" in row
+        assert all(f"`{name}`" in row for name, _ in counter.ncu)

@@ -13,20 +13,24 @@ Accepted exports
   one row per kernel launch and metric, header ``"ID","Process ID","Process Name",
   "Host Name","Kernel Name",["Kernel Time",]"Context","Stream",["Block Size","Grid Size",
   "Device","CC",]"Section Name","Metric Name","Metric Unit","Metric Value"`` (newer
-  versions add rule columns, which are ignored). Real examples: the test fixtures of
-  microsoft/superbenchmark (cublaslt_gemm ncu output) and of ``nsightful`` (found with
-  the code search, public repositories); NVIDIA Nsight Compute CLI documentation,
-  options ``--csv`` and ``--page``.
+  versions add rule columns, which are ignored). Real examples, found with the code search
+  in public repositories: the ncu output in the test fixture of a cuBLASLt GEMM benchmark
+  (``/opt/superbench/bin/cublaslt_gemm``, with ``==PROF==`` lines and "Block Size"/"Grid
+  Size" ``"(384, 1, 1)"``), test fixtures of ncu CSV parsers showing ``"Metric Unit"``
+  values ``byte``, ``hz``, ``%``, ``ns`` and thousands separators (``"2,816"``); NVIDIA
+  Nsight Compute CLI documentation, options ``--csv``, ``--page`` and ``--print-units``.
 * **Nsight Compute, raw page** (``ncu --csv --page raw``): one row per kernel launch,
   the metric names as columns after the same identification columns, and a second line
   with each column's unit (empty for the identification columns).
 * **nvprof** (``nvprof --csv --metrics ...`` / ``--events ...``): ``==<pid>==`` preamble
   lines, then per section the header ``"Device","Kernel","Invocations","Metric Name",
-  "Metric Description","Min","Max","Avg"`` (events: ``"Event Name","Min","Max","Avg",
-  "Total"``); the value used is ``Avg`` (the mean over the kernel's invocations). Real
-  example: the nvprof CSV logs of the FORMA stencil benchmarks ("Tesla K20c (0)",
-  ``__kernel___forma_kernel__0__(...)``), percentages printed as ``77.591463%``. nvprof
-  ``--print-gpu-trace`` is not accepted.
+  "Metric Description","Min","Max","Avg"`` (events, as recalled, not seen in a real file
+  here: ``"Event Name","Min","Max","Avg","Total"``); the value used is ``Avg`` (the mean
+  over the kernel's invocations). Real example, found with the code search: nvprof CSV logs
+  of FORMA stencil kernels on "Tesla K20c (0)" (``__kernel___forma_kernel__0__(...)``), counts
+  printed as plain integers and percentages as ``77.591463%``; the summary (non-CSV) logs of
+  sankarmanoj/thrust2D show the same units (``100.00%``, ``1.1655GB/s``, ``Low (1)``).
+  nvprof ``--print-gpu-trace`` is not accepted.
 
 Lines starting with ``==`` (``==PROF==`` and ``==<pid>==``) and anything before the
 header are skipped, as ncu and nvprof write their log lines into the same stream.
@@ -39,9 +43,12 @@ docs.nvidia.com/nsight-compute/NsightComputeCli, section "Metric Comparison"), f
 devices of compute capability >= 7.0; counters the table marks ``n/a`` (no equivalent:
 ``ldst_executed``, ``shared_load_transactions_per_request``) and the 32-bit global and
 shared load/store instruction *events* have no Nsight Compute name here and are read from
-nvprof exports only. ``e.elapsed_cycles_sm`` = ``sm__cycles_elapsed.sum`` comes from the
-same document's "Event Comparison" table (elapsed_cycles_sm is the sum over the SMs: NVIDIA
-developer forum thread "relation of elapsed_cycles_sm and kernel execution time").
+nvprof exports only. The Metric Comparison rows were checked against a public copy of the
+table (found with the code search). ``e.elapsed_cycles_sm`` = ``sm__cycles_elapsed.sum`` is
+the same document's "Event Comparison" table as recalled, not re-read here; it agrees with an
+ncu-to-nvprof converter found with the code search and with elapsed_cycles_sm being the sum
+over the SMs (NVIDIA developer forum, "relation of elapsed_cycles_sm and kernel execution
+time"). docs/profile_import.md has the table.
 
 Units (strict)
 --------------
