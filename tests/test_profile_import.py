@@ -451,7 +451,9 @@ def test_predict_with_a_profile_uses_the_users_counters(small_model_dir, tmp_pat
     profile = ncu_file(tmp_path, ncu_row("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sector", "4096"),
                        ncu_row("dram__sectors_read.sum", "Ksector", "2"), ncu_row("smsp__inst_executed.sum", "inst", "65536"))
     code, out = _predict_cli(model_dir, tmp_path, "--profile", str(profile), "--data-home", str(home.path))
-    assert code == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "profile: counters of 1 reference run(s), 3 of the 17 counters perfml uses; 0 metric(s)" in err
     written = pd.read_csv(out)
     # the same through the library: the profile is in the profile features of the query rows
     model = load_model(model_dir, data_home=home)
@@ -484,3 +486,24 @@ def test_the_documented_mapping_is_the_code_mapping():
         row = next(line for line in doc.splitlines() if line.startswith(f"| `{counter.column}` |"))
         assert f"`{counter.nvprof}`" in row
         assert all(f"`{name}`" in row for name, _ in counter.ncu)
+
+
+def test_used_counters_that_are_all_n_a_are_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match="every counter perfml uses is n/a"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "", "n/a")))
+
+
+def test_an_n_a_counter_next_to_a_value_is_missing_not_an_error(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "", "n/a"),
+                                 ncu_row("dram__sectors_write.sum", "sector", "8")))
+    assert math.isnan(prof["m.Device Memory Read Transactions"].iloc[0])
+    assert prof["m.Device Memory Write Transactions"].iloc[0] == 8
+
+
+def test_the_device_name_metric_of_ncu_names_the_board(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10"),
+                                 ncu_row("device__attribute_display_name", "", "NVIDIA GeForce GTX 980")))
+    assert prof["device"].iloc[0] == "NVIDIA GeForce GTX 980"
+    assert prof.attrs["ignored_metrics"] == []
+    with pytest.raises(ProfileImportError, match=r"\(board GTX-980\), but --reference has this kernel and launch only on GTX-680"):
+        attach_profile(prof, reference())

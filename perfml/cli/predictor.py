@@ -115,7 +115,7 @@ def predict(
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
     ref = read_reference(reference) if reference is not None else None
-    from perfml.learned.profile_import import read_reference_profile, use_reference_profile
+    from perfml.learned.profile_import import describe_profile, read_reference_profile, use_reference_profile
 
     prof = read_reference_profile(profile, ref, reference) if profile is not None else None
     from perfml.cli._home import entry_data_home
@@ -123,8 +123,9 @@ def predict(
     reg = load_model(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
         _use_target(reg, original, characterization, calibration)
-    if prof is not None and (warning := use_reference_profile(reg, prof)):
-        typer.echo(f"warning: {warning}", err=True)
+    if prof is not None:
+        warning = use_reference_profile(reg, prof)
+        typer.echo(f"warning: {warning}" if warning else describe_profile(prof), err=True)
     result = predict_queries(reg, original, str(queries), reference=ref,
                              reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)

@@ -335,6 +335,9 @@ def _read_ncu(lines, header, kind, path):
         else:
             items = [(c, units.get(c, ""), row[c]) for c in cols if c not in _RAW_ID]
         for metric, unit, value in items:
+            if metric == _DEVICE_NAME:  # the GPU's name (ncu raw page, or --metrics device__attribute_display_name)
+                rec["device"] = str(value).strip() or rec["device"]
+                continue
             counter = _NCU_TERMS.get(metric)
             if counter is None:
                 ignored.add(metric)
@@ -348,6 +351,8 @@ def _read_ncu(lines, header, kind, path):
     return launches, ignored
 
 
+#: the ncu metric holding the GPU's marketing name (used to find the board, not a counter)
+_DEVICE_NAME = "device__attribute_display_name"
 #: identification columns of ncu's raw page (never metrics)
 _RAW_ID = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
            "Block Size", "Grid Size", "Device", "CC"}
@@ -442,10 +447,12 @@ def read_profile(path) -> pd.DataFrame:
     rows = []
     if kind == "nvprof":
         records, ignored = _read_nvprof(lines, path)
+        used_seen = bool(records)
         for rec in records.values():
             rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)} | {"n_launches": 1} | rec["counters"])
     else:
         launches, ignored = _read_ncu(lines, header_line, kind, path)
+        used_seen = any(rec["values"] for rec in launches.values())
         groups: dict[tuple, list] = {}
         for rec in launches.values():
             counters = _ncu_counters(rec["values"], path, rec["line"], rec["kernel"])
@@ -462,6 +469,10 @@ def read_profile(path) -> pd.DataFrame:
     frame[list(COUNTERS)] = frame[list(COUNTERS)].astype(float)
     if frame.empty or not frame[list(COUNTERS)].notna().to_numpy().any():
         found = sorted(n for n in ignored if n)
+        if used_seen:  # used metrics were there, every value n/a
+            raise ProfileImportError(f"{path}: every counter perfml uses is n/a in this export (ncu writes n/a for a metric "
+                                     "the device or the tool version does not support); profile at least one of: "
+                                     f"{accepted_names()}")
         shown = ", ".join(found[:8]) + (f" (+{len(found) - 8} more)" if len(found) > 8 else "") if found else "none"
         raise ProfileImportError(f"{path}: no counter perfml uses (metrics found: {shown}); profile at least one of: "
                                  f"{accepted_names()}")
@@ -624,3 +635,11 @@ def read_reference_profile(path, reference: pd.DataFrame | None, reference_path=
     raw = read_query_csv(reference_path) if reference_path is not None else None
     return attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",
                           reference_where=f"--reference {reference_path}")
+
+
+def describe_profile(attached: pd.DataFrame) -> str:
+    """One line for the CLI: what the profile gave (runs, counters) and how many metrics were ignored."""
+    given = [c for c in COUNTERS if attached[c].notna().any()]
+    ignored = attached.attrs.get("ignored_metrics", [])
+    return (f"profile: counters of {len(attached)} reference run(s), {len(given)} of the {len(COUNTERS)} counters perfml "
+            f"uses; {len(ignored)} metric(s) perfml does not use were ignored")
