@@ -187,9 +187,10 @@ def test_an_unknown_nvprof_unit_on_a_used_metric_is_refused(tmp_path, metric, va
         read_profile(nvprof_file(tmp_path, nv_metric(metric, value)))
 
 
-def test_a_non_numeric_ncu_value_is_refused(tmp_path):
+@pytest.mark.parametrize("value", ["27.595.520", "1_000", "inf", "nan", "12 34", "0x10"])  # European locale, Python-only forms
+def test_a_non_numeric_ncu_value_is_refused(tmp_path, value):
     with pytest.raises(ProfileImportError, match="is not a number"):
-        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "27.595.520")))  # European locale
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", value)))
 
 
 def test_only_unknown_metrics_is_an_error_listing_the_accepted_names(tmp_path):
@@ -507,3 +508,10 @@ def test_the_device_name_metric_of_ncu_names_the_board(tmp_path):
     assert prof.attrs["ignored_metrics"] == []
     with pytest.raises(ProfileImportError, match=r"\(board GTX-980\), but --reference has this kernel and launch only on GTX-680"):
         attach_profile(prof, reference())
+
+
+def test_a_negative_counter_is_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match="negative value '-5'"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "-5")))
+    with pytest.raises(ProfileImportError, match="negative value '-3'"):
+        read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "-3")))

@@ -166,6 +166,7 @@ _NCU_ID = ("ID", "Kernel Name")
 _NCU_DETAILS = ("Metric Name", "Metric Unit", "Metric Value")
 _NVPROF = ("Device", "Kernel", "Invocations", "Avg")
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+_PLAIN = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
 
@@ -226,11 +227,10 @@ def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line:
         return np.nan
     if _THOUSANDS.match(text):
         text = text.replace(",", "")
-    try:
-        number = float(text)
-    except ValueError:
+    if not _PLAIN.match(text):
         raise ProfileImportError(f"{path}: line {line}, metric {metric}: value {value!r} is not a number; "
-                                 "export with `ncu --csv` in an English (C) locale") from None
+                                 "export with `ncu --csv` in an English (C) locale")
+    number = float(text)
     unit = str(unit).strip()
     if counter.kind == "percent":
         scale = 1.0 if unit == "%" else None
@@ -245,7 +245,15 @@ def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line:
         accepted = "%" if counter.kind == "percent" else ", ".join(["(none)", *counter.ncu_units]) + " with an optional K/M/G/T prefix"
         raise ProfileImportError(f"{path}: line {line}, metric {metric}: unknown unit {unit!r} (value {value!r}) for perfml's "
                                  f"{counter.column!r}; accepted units: {accepted}")
-    return number * scale
+    return _non_negative(number * scale, metric, value, path, line)
+
+
+def _non_negative(number: float, metric: str, value, path, line: int) -> float:
+    """Counts, ratios and percentages are never negative: a negative value is a corrupt export."""
+    if number < 0:
+        raise ProfileImportError(f"{path}: line {line}, metric {metric}: negative value {str(value)!r}; a counter is "
+                                 ">= 0: export the profile again")
+    return number
 
 
 def _nvprof_value(value: str, counter: Counter, metric: str, path, line: int) -> float:
@@ -257,7 +265,7 @@ def _nvprof_value(value: str, counter: Counter, metric: str, path, line: int) ->
         what = "a percentage like 77.59%" if expected == "%" else "a plain number (no unit)"
         raise ProfileImportError(f"{path}: line {line}, metric {metric}: unknown unit or value {str(value)!r} for perfml's "
                                  f"{counter.column!r}; expected {what} as `nvprof --csv` prints it")
-    return float(m.group(1))
+    return _non_negative(float(m.group(1)), metric, value, path, line)
 
 
 def _lines(path: Path) -> list[tuple[int, list[str]]]:
