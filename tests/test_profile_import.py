@@ -231,7 +231,7 @@ def test_a_file_that_is_no_profiler_export_is_refused(tmp_path, text):
 def test_a_truncated_ncu_export_names_the_line(tmp_path):
     good = ncu_row("dram__sectors_read.sum", "sector", "10")
     path = ncu_file(tmp_path, good, good.replace('"dram__sectors_read.sum"', '"dram__sectors_write.sum"')[:60])
-    with pytest.raises(ProfileImportError, match=r"line 4: \d+ columns where the header \(line 2\) has 15"):
+    with pytest.raises(ProfileImportError, match=r"line 4: \d+ columns where the header \(line 2\) needs 15"):
         read_profile(path)
 
 
@@ -515,3 +515,13 @@ def test_a_negative_counter_is_refused(tmp_path):
         read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "-5")))
     with pytest.raises(ProfileImportError, match="negative value '-3'"):
         read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "-3")))
+
+
+def test_ncu_details_lines_may_leave_off_the_rule_columns(tmp_path):
+    # ncu 2023+ adds "Rule Name" ... "Estimated Speedup" to the header; metric lines may stop
+    # after "Metric Value" (with a trailing comma), as in the ncu output of public test fixtures
+    header = NCU_HEADER + ',"Rule Name","Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"'
+    lines = [header, ncu_row("dram__sectors_read.sum", "sector", "10") + ",",
+             ncu_row("dram__sectors_write.sum", "sector", "7") + ',"","","",""']
+    prof = read_profile(write(tmp_path, "\n".join(lines) + "\n"))
+    assert prof[["m.Device Memory Read Transactions", "m.Device Memory Write Transactions"]].iloc[0].tolist() == [10, 7]

@@ -19,6 +19,10 @@ Accepted exports
   Size" ``"(384, 1, 1)"``), test fixtures of ncu CSV parsers showing ``"Metric Unit"``
   values ``byte``, ``hz``, ``%``, ``ns`` and thousands separators (``"2,816"``); NVIDIA
   Nsight Compute CLI documentation, options ``--csv``, ``--page`` and ``--print-units``.
+  Only metrics asked for by name (``--metrics``, section "Command line profiler metrics")
+  carry their raw names there; section exports (``--set``, ``--section``) use display names
+  ("Elapsed Cycles"), which are not mapped (they count as unknown names). Rule lines (empty
+  "Metric Name") and the rule columns, which metric lines may leave off, are ignored.
 * **Nsight Compute, raw page** (``ncu --csv --page raw``): one row per kernel launch,
   the metric names as columns after the same identification columns, and a second line
   with each column's unit (empty for the identification columns).
@@ -320,16 +324,20 @@ def _read_ncu(lines, header, kind, path):
                                      "the header (empty cells under the identification columns); export the raw page again")
         units = dict(zip(cols, body[0][1]))
         body = body[1:]
+    # the details page's rule columns ("Rule Name" ... "Estimated Speedup") may be left off a
+    # metric's line: only the columns up to "Metric Value" are required there
+    needed = (max(cols.index(c) for c in cols if c in _RAW_ID or c in _NCU_DETAILS) + 1
+              if kind == "ncu-details" else len(cols))
     launches: dict[str, dict] = {}
     ignored: set[str] = set()
     seen: dict[tuple, int] = {}
     for line, fields in body:
         if _header_kind(fields) is not None:
             raise ProfileImportError(f"{path}: line {line}: a second header; give one export per file")
-        if len(fields) < len(cols):
-            raise ProfileImportError(f"{path}: line {line}: {len(fields)} columns where the header (line {header}) has "
-                                     f"{len(cols)}; the file is truncated or not one ncu export")
-        row = dict(zip(cols, fields))
+        if len(fields) < needed:
+            raise ProfileImportError(f"{path}: line {line}: {len(fields)} columns where the header (line {header}) needs "
+                                     f"{needed}; the file is truncated or not one ncu export")
+        row = dict(zip(cols, fields + [""] * (len(cols) - len(fields))))
         launch_id = row["ID"]
         if launch_id not in launches:
             launches[launch_id] = {"kernel": row["Kernel Name"], "device": row.get("Device", ""), "line": line,
