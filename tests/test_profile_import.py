@@ -525,3 +525,16 @@ def test_ncu_details_lines_may_leave_off_the_rule_columns(tmp_path):
              ncu_row("dram__sectors_write.sum", "sector", "7") + ',"","","",""']
     prof = read_profile(write(tmp_path, "\n".join(lines) + "\n"))
     assert prof[["m.Device Memory Read Transactions", "m.Device Memory Write Transactions"]].iloc[0].tolist() == [10, 7]
+
+
+def test_read_reference_profile_takes_the_kernel_name_column_of_the_reference_file(tmp_path):
+    from perfml.learned.profile_import import read_reference_profile
+    from perfml.learned.queries import read_reference
+
+    ref_path = tmp_path / "ref.csv"
+    reference(app_id="sorter", kernel_name="Bitonic_Sort").to_csv(ref_path, index=False)
+    prof = ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", kernel="Bitonic_Sort(int*, int, int, int)"))
+    attached = read_reference_profile(prof, read_reference(ref_path), ref_path)
+    assert attached["app_id"].tolist() == ["sorter"] and attached["m.Device Memory Read Transactions"].tolist() == [10]
+    with pytest.raises(ProfileImportError, match="needs --reference"):
+        read_reference_profile(prof, None)

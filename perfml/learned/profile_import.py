@@ -646,9 +646,9 @@ def read_reference_profile(path, reference: pd.DataFrame | None, reference_path=
     if reference is None:
         raise ProfileImportError(f"--profile {path}: a profile needs --reference R.csv (your measured times of the profiled "
                                  "runs, query columns + time_ms); add --reference, or drop --profile")
-    from perfml.learned.queries import read_query_csv
-
-    raw = read_query_csv(reference_path) if reference_path is not None else None
+    # the reference as text, for its optional kernel_name column (read_reference keeps only what it checks;
+    # it has already read this file, so it is a readable CSV)
+    raw = pd.read_csv(reference_path, dtype=str, keep_default_na=False) if reference_path is not None else None
     return attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",
                           reference_where=f"--reference {reference_path}")
 
