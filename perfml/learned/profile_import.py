@@ -166,6 +166,13 @@ _NCU_TERMS = {name: c for c in COUNTERS.values() for name, _ in c.ncu}
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 LAUNCH = ("block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z")
 
+#: the ncu metric holding the GPU's marketing name (used to find the board, not a counter)
+_DEVICE_NAME = "device__attribute_display_name"
+#: identification columns of ncu's raw page (never metrics)
+_RAW_ID = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
+           "Block Size", "Grid Size", "Device", "CC"}
+
+
 _NCU_ID = ("ID", "Kernel Name")
 _NCU_DETAILS = ("Metric Name", "Metric Unit", "Metric Value")
 _NVPROF = ("Device", "Kernel", "Invocations", "Avg")
@@ -314,7 +321,8 @@ def _launch_record(row: dict, path, line: int) -> dict:
 
 
 def _read_ncu(lines, header, kind, path):
-    """Values per launch ID: {id: (identity, line, {ncu metric: value in perfml's unit})}."""
+    """Per launch ID: kernel, device, first line, launch dims and ``values`` {ncu metric: value in perfml's unit};
+    and the set of metric names perfml does not use."""
     cols = lines[0][1]
     body = lines[1:]
     units = None
@@ -367,13 +375,6 @@ def _read_ncu(lines, header, kind, path):
     return launches, ignored
 
 
-#: the ncu metric holding the GPU's marketing name (used to find the board, not a counter)
-_DEVICE_NAME = "device__attribute_display_name"
-#: identification columns of ncu's raw page (never metrics)
-_RAW_ID = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
-           "Block Size", "Grid Size", "Device", "CC"}
-
-
 def _ncu_counters(values: dict, path, line: int, kernel: str) -> dict:
     """perfml's counters from one launch's Nsight Compute metrics (sums need every term)."""
     out = {}
@@ -393,7 +394,8 @@ def _ncu_counters(values: dict, path, line: int, kernel: str) -> dict:
 
 
 def _read_nvprof(lines, path):
-    """Values per (device, kernel): {key: (line, invocations, {column: value})}."""
+    """Per (device, kernel): kernel, device, first line and ``counters`` {perfml column: Avg in perfml's unit};
+    and the set of metric names perfml does not use."""
     records: dict[tuple, dict] = {}
     ignored: set[str] = set()
     seen: dict[tuple, int] = {}
