@@ -2,10 +2,14 @@
 
 The model predicts a call's time as its roofline lower bound times a learned factor:
 
-    T = T_bound * exp(max(f(x), 0)),  T_bound = max(FLOPs / peak FP32, bytes / peak bandwidth)
+    T = max(T_base * exp(f(x)), T_bound),  T_bound = max(FLOPs / peak FP32, bytes / peak bandwidth)
+
+with ``T_base = T_bound`` (spec peaks), or with ``characterization=True`` the roofline of
+the board's achieved peaks (``max(T_achieved, T_bound)``),
 
 and ``f`` (gradient-boosted trees, xgboost ``hist``) is fitted to the residual
-``r = log(T / T_bound)``. ``exp(-r)`` is the share of the bounding roof the call achieved:
+``r = log(T / T_bound)`` (with ``characterization=True``: against the roofline of the
+board's *achieved* peaks, never below the spec one). ``exp(-r)`` is the share of the bounding roof the call achieved:
 NeuSight [1]_ predicts exactly such a utilization (per tile and wave, Section 4, latency =
 work / (peak x utilization)) rather than the time itself, so that what is learned is
 bounded and carries across GPUs while the peaks carry the scale. Here the learner sees
@@ -16,8 +20,8 @@ residual on the other training boards (Habitat-style transfer [2]_).
 
 Why the residual and not log T: on a board never seen, a tree cannot extrapolate a time
 (its leaves hold the training boards' values), but a residual is a fraction of peak,
-whose range on a new board is close to the training boards'; and ``max(f, 0)`` makes
-the prediction never beat the board's roofline (issue 10 §2).
+whose range on a new board is close to the training boards'; and the final ``max(., T_bound)``
+makes the prediction never beat the board's roofline (issue 10 §2).
 
 Monotone constraints (where physically right, with the row's spec bound held fixed):
 more achieved bandwidth or FP32 never slows a call; a higher launch floor or a slower
@@ -192,25 +196,35 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
                 )
 
     # -- features --------------------------------------------------------------------
-    def _features(self, X: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
+        """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
         parts = [frame]
+        base = bound
+        if self.characterization:
+            char = characterization_block(X, frame, bound, self.characterizations)
+            # the roofline with the achieved peaks (never below the spec one)
+            base = np.fmax(np.exp(char["char_log_bound_ms"].to_numpy()), bound)
+            parts.append(char)
+        return parts, bound, base
+
+    def _features(self, X: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """(features, spec roofline bound in ms, base time in ms) of every row."""
+        parts, bound, base = self._own_features(X)
         if self.transfer:
             parts.append(self.transfer_.features(call_keys(X), X["board"]))
-        if self.characterization:
-            parts.append(characterization_block(X, frame, bound, self.characterizations))
-        return pd.concat(parts, axis=1), bound
+        return pd.concat(parts, axis=1), bound, base
 
     def fit(self, X, y):
-        """Fit the residual ``log(y / T_bound)`` of operator rows X (times y in ms)."""
+        """Fit the residual ``log(y / T_base)`` of operator rows X (times y in ms)."""
         self._check_params()
         X = check_operator_rows(X, "OperatorRegressor")
         y = _check_target(y, len(X), "OperatorRegressor")
-        frame, bound = operator_feature_frame(X, self.registry)
-        residual = np.log(y / bound)
         self.train_boards_ = sorted(map(str, X["board"].unique()))
-        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], residual) if self.transfer else None
-        F, _ = self._features(X)
+        _, _, base = self._own_features(X)
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.transfer else None
+        F, _, base = self._features(X)
+        residual = np.log(y / base)
         self.feature_names_ = list(F.columns)
         monotone = [MONOTONE.get(c, 0) if self.monotone else 0 for c in self.feature_names_]
         from xgboost import XGBRegressor
@@ -235,10 +249,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         """Predicted time in ms (never below the row's roofline bound)."""
         check_is_fitted(self, "model_")
         X = check_operator_rows(X, "OperatorRegressor")
-        F, bound = self._features(X)
+        F, bound, base = self._features(X)
         F = F.reindex(columns=self.feature_names_)
         residual = self.model_.predict(F.to_numpy(dtype=float))
-        return bound * np.exp(np.maximum(residual, 0.0))
+        return np.maximum(base * np.exp(residual), bound)
 
     def feature_importances(self) -> pd.Series:
         """Gain importance per feature, largest first."""
@@ -269,7 +283,7 @@ class OperatorTransferBaseline(RegressorMixin, BaseEstimator):
         y = _check_target(y, len(X), "OperatorTransferBaseline")
         _, bound = operator_feature_frame(X, self.registry)
         residual = np.log(y / bound)
-        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], residual)
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(bound))
         self.fallback_ = pd.Series(residual, index=X.index).groupby(X["op"].astype(str).to_numpy()).median().to_dict()
         self.n_features_in_ = X.shape[1]
         return self
@@ -278,17 +292,8 @@ class OperatorTransferBaseline(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "transfer_")
         X = check_operator_rows(X, "OperatorTransferBaseline")
         _, bound = operator_feature_frame(X, self.registry)
-        # every measurement of the call counts here (a query's own board is not in the table under LOBO)
-        table = self.transfer_
-        found = table.table_.index.get_indexer(call_keys(X).to_numpy())
-        values = np.full(len(X), np.nan)
-        hit = found >= 0
-        if hit.any():
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                values[hit] = np.nanmean(table.table_.to_numpy(dtype=float)[found[hit]], axis=1)
+        # every measurement of the call on another board counts (a query's own board is not in the table under LOBO)
+        values = self.transfer_.features(call_keys(X), X["board"])["xfer_resid_mean"].to_numpy()
         fallback = X["op"].astype(str).map(self.fallback_).to_numpy(dtype=float)
         residual = np.where(np.isfinite(values), values, fallback)
         residual = np.where(np.isfinite(residual), residual, 0.0)

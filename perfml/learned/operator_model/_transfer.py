@@ -6,7 +6,8 @@ residual of a call, ``r = log(T / T_bound)`` (its distance above the board's roo
 lower bound, :func:`perfml.operators.roofline_lower_bound_ms`), is carried from the boards
 where the same call (same ``op`` and dimensions) was measured. Transferring ``r`` is the
 same as scaling each measured time by the ratio of the two boards' roofline bounds:
-``T_target = T_b * T_bound,target / T_bound,b``.
+``T_target = T_b * T_bound,target / T_bound,b``. (A model whose base time is the roofline
+of the boards' *achieved* peaks transfers ``log(T / T_base)`` the same way.)
 
 Columns (NaN where no other training board measured the call):
 
@@ -29,16 +30,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["TRANSFER_COLUMNS", "TransferTable", "call_keys"]
+__all__ = ["KEY_COLUMNS", "TRANSFER_COLUMNS", "TransferTable", "call_keys"]
 
 TRANSFER_COLUMNS = ("xfer_resid_mean", "xfer_resid_min", "xfer_resid_max", "xfer_n_boards")
-_KEY_COLUMNS = ("op", "B", "M", "N", "K", "H", "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding")
+#: the columns naming an operator call (its operator and every dimension)
+KEY_COLUMNS = ("op", "B", "M", "N", "K", "H", "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding")
 
 
 def call_keys(X: pd.DataFrame) -> pd.Series:
     """One string per row naming the call: the operator and every dimension it has."""
     parts = []
-    for column in _KEY_COLUMNS:
+    for column in KEY_COLUMNS:
         if column not in X.columns:
             parts.append(pd.Series("", index=X.index))
             continue
@@ -54,10 +56,11 @@ def call_keys(X: pd.DataFrame) -> pd.Series:
 
 
 class TransferTable:
-    """Mean residual of every (call, training board); built in ``fit``, read in ``features``."""
+    """Mean residual ``log T - log base`` of every (call, training board); built in ``fit``, read in ``features``."""
 
-    def fit(self, keys: pd.Series, boards: pd.Series, residual: np.ndarray) -> "TransferTable":
-        frame = pd.DataFrame({"key": keys.to_numpy(), "board": boards.astype(str).to_numpy(), "r": residual})
+    def fit(self, keys: pd.Series, boards: pd.Series, log_time: np.ndarray, log_base: np.ndarray) -> "TransferTable":
+        frame = pd.DataFrame({"key": keys.to_numpy(), "board": boards.astype(str).to_numpy(),
+                              "r": np.asarray(log_time, dtype=float) - np.asarray(log_base, dtype=float)})
         self.table_ = frame.groupby(["key", "board"], sort=False)["r"].mean().unstack("board")
         return self
 
