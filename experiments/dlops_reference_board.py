@@ -90,10 +90,12 @@ def main() -> None:
     print("MAPE (%) per op class, one reference board -> one target board (every call measured on both)")
     print(per_pair.round(2).to_string())
     print()
-    print("Mean over the 20 (reference, target) pairs of the per-pair MAPE (%)")
+    print("Mean over the 20 (reference, target) pairs of the per-pair MAPE (%); Conv over the 12 pairs without the "
+          "A100 (no A100 conv rows)")
     print(per_pair.groupby(level="model").mean().round(2).to_string())
     print()
-    print(f"rows scored per model: {int((scores['model'] == 'learned').sum())}; training cap {args.cap} rows per "
+    print(f"(reference, target, call) triples scored per model, summed over the 20 pairs: "
+          f"{int((scores['model'] == 'learned').sum())}; training cap {args.cap} rows per "
           f"(board, op, split); {time.perf_counter() - t0:.0f} s")
 
 
