@@ -31,6 +31,7 @@ from perfml.boards._registry import (
     same_board,
 )
 from perfml.boards._device import board_from_device
+from perfml.boards._generation import board_architecture, board_generation
 
 __all__ = [
     "Alternative",
@@ -39,7 +40,9 @@ __all__ = [
     "Occupancy",
     "Registry",
     "SPEC_FIELDS",
+    "board_architecture",
     "board_from_device",
+    "board_generation",
     "get_board",
     "list_boards",
     "load_registry",

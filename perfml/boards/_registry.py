@@ -100,6 +100,10 @@ class Registry:
         table = self._cc_tables.get(compute_capability, {})
         return MappingProxyType({f: (e.value, e.source) for f, e in table.items()})
 
+    def compute_capabilities(self) -> tuple[str, ...]:
+        """Every compute capability with a ``[cc."X.Y"]`` table, oldest first."""
+        return tuple(sorted(self._cc_tables, key=lambda cc: tuple(int(p) for p in cc.split("."))))
+
     def _unknown_message(self, name: str) -> str:
         key = normalize_board_name(name)
         close_keys = difflib.get_close_matches(key, list(self._index), n=8, cutoff=0.6)

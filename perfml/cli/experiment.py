@@ -100,7 +100,8 @@ def run(
         from perfml.cli._output import frame_records, print_json
 
         print_json({"experiment": spec.name, "protocol": spec.protocol, "summary": frame_records(result.summary),
-                    "per_board": frame_records(result.per_board), "per_app": frame_records(result.per_app)})
+                    "per_board": frame_records(result.per_board), "per_app": frame_records(result.per_app),
+                    **{name: frame_records(table) for name, table in result.tables.items()}})
         return
     from perfml.cli._output import print_table
 
@@ -108,6 +109,29 @@ def run(
     print_table(result.summary[cols], title=f"{spec.name}: {spec.protocol} (MAPE and median APE in %, within_band = share in [0.8, 1.2])")
     pivot = result.per_board.pivot(index="board", columns="model", values="mape").reset_index()
     print_table(pivot, title=f"{spec.name}: MAPE (%) per board")
+    if "per_class" in result.tables:
+        _print_operator_tables(spec, result, print_table)
+
+
+def _print_operator_tables(spec, result, print_table) -> None:
+    """dlops corpus: MAPE per op class (all scored rows and per NeuSight split) and the NeuSight comparison."""
+    per_class = result.tables["per_class"].pivot(index="op_class", columns="model", values="mape").reset_index()
+    print_table(per_class, title=f"{spec.name}: MAPE (%) per op class, every scored held-out row (Conv: no NeuSight predictor)")
+    split = result.tables["per_class_split"]
+    if not split.empty:
+        pivot = split.pivot(index=["split", "op_class"], columns="model", values="mape").reset_index()
+        print_table(pivot, title=f"{spec.name}: MAPE (%) per NeuSight split and op class")
+    comparison = result.tables["neusight_comparison"]
+    if not comparison.empty:
+        ours = comparison[~comparison["model"].str.startswith("published:")]
+        table = ours.pivot(index="op_class", columns="model", values="sum_ape")
+        published = comparison[comparison["model"].str.startswith("published:")]
+        for name, part in published.groupby("model", sort=False):
+            table[name] = part.set_index("op_class")["sum_ape"]
+        print_table(table.reset_index(), title=(
+            f"{spec.name}: NeuSight-style error (%) per op class: ours = APE of the summed latency of a held-out "
+            "board's NeuSight test-split rows, mean over held-out boards; published = NeuSight perop.csv (mean over "
+            "DL-model runs of the APE of per-class summed latency; not the same rows)"))
 
 
 def register(app: typer.Typer) -> None:

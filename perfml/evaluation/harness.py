@@ -13,15 +13,16 @@ from sklearn.base import clone
 
 from perfml.evaluation.protocols import get_protocol
 
-#: Identifying columns copied from X into every prediction row.
-ID_COLUMNS = ("board", "app_id", "input_size")
+#: Identifying columns copied from X into every prediction row (those X has: runtime rows
+#: have app_id and input_size, operator rows op, op_class and NeuSight's split).
+ID_COLUMNS = ("board", "app_id", "input_size", "op", "op_class", "split")
 
 
 def _fit_predict_fold(estimator, X: pd.DataFrame, y: np.ndarray, train, test, fold: int) -> pd.DataFrame:
     """One fold: a clone of ``estimator`` fitted on the training rows predicts the test rows."""
     model = clone(estimator).fit(X.iloc[train], y[train])
     pred = model.predict(X.iloc[test])
-    piece = X.iloc[test][list(ID_COLUMNS)].copy()
+    piece = X.iloc[test][[c for c in ID_COLUMNS if c in X.columns]].copy()
     piece["measured_ms"] = y[test]
     piece["predicted_ms"] = pred
     piece["fold"] = fold

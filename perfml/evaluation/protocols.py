@@ -17,7 +17,18 @@ closed-form or learned, under every protocol:
 * ``reference-board`` (:class:`ReferenceBoardSplit`): train on one board, predict
   every row (seed 003's "lambda from GTX-680" scenario);
 * ``in-sample`` (:class:`InSampleSplit`): train and predict the same rows (what seed
-  003's Figure 7 reports; for models that learn nothing it is their plain prediction).
+  003's Figure 7 reports; for models that learn nothing it is their plain prediction);
+* ``leave-one-architecture-out`` (:class:`LeaveOneArchitectureOut`): one fold per
+  architecture of the registry (Kepler, Maxwell, Pascal, ...), so a generation is never
+  seen in training (issue 11 §3);
+* ``newest-board`` (:class:`NewestBoardSplit`): train on the boards of older
+  architectures only, predict the boards of the newest generation (issue 10 §3); the
+  order is the registry's (:func:`perfml.boards.board_generation`), no list is written here;
+* :class:`TrainOnBoardsSplit`: train on named boards, predict named boards (the generic
+  form of the two above and of the one-reference-board setting).
+
+:class:`CappedTrainSplit` wraps any splitter and keeps at most ``max_rows`` training rows
+per group (fixed seed), to bound the training cost; the test rows are never touched.
 """
 
 from __future__ import annotations
@@ -30,11 +41,15 @@ from perfml.errors import ExperimentSpecError, PerfmlError
 
 __all__ = [
     "PROTOCOLS",
+    "CappedTrainSplit",
     "GroupedKFold",
     "InSampleSplit",
     "LeaveOneAppOut",
+    "LeaveOneArchitectureOut",
     "LeaveOneBoardOut",
+    "NewestBoardSplit",
     "ReferenceBoardSplit",
+    "TrainOnBoardsSplit",
     "SizeCV",
     "SizeExtrapolationSplit",
     "get_protocol",
@@ -49,6 +64,8 @@ PROTOCOLS = (
     "size-cv",
     "reference-board",
     "in-sample",
+    "leave-one-architecture-out",
+    "newest-board",
 )
 
 
@@ -187,6 +204,158 @@ class InSampleSplit(_RowSplitter):
         yield rows, rows
 
 
+class LeaveOneArchitectureOut(_RowSplitter):
+    """One fold per architecture: train on the boards of the other architectures, test on this one.
+
+    The architecture of a board is the registry's (:func:`perfml.boards.board_architecture`).
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
+    """
+
+    def __init__(self, registry=None):
+        self.registry = registry
+
+    def groups_of(self, X):
+        from perfml.boards import board_architecture
+
+        boards = _column(X, "board")
+        names = {b: board_architecture(str(b), registry=self.registry) for b in pd.unique(boards)}
+        return np.array([names[b] for b in boards], dtype=object)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return len(np.unique(self.groups_of(X))) if X is not None else LeaveOneGroupOut().get_n_splits(groups=groups)
+
+    def split(self, X, y=None, groups=None):
+        yield from LeaveOneGroupOut().split(X, y, self.groups_of(X))
+
+
+class TrainOnBoardsSplit(_RowSplitter):
+    """One split: train on the rows of ``train_boards``, test on the rows of ``test_boards``.
+
+    Parameters
+    ----------
+    train_boards, test_boards : tuple of str
+        Board names as in X's ``board`` column; the two must not overlap.
+    """
+
+    def __init__(self, train_boards: tuple[str, ...] = (), test_boards: tuple[str, ...] = ()):
+        self.train_boards = train_boards
+        self.test_boards = test_boards
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def _boards(self, X) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(self.train_boards), tuple(self.test_boards)
+
+    def split(self, X, y=None, groups=None):
+        boards = _column(X, "board").astype(str)
+        train_boards, test_boards = self._boards(X)
+        overlap = sorted(set(train_boards) & set(test_boards))
+        if overlap:
+            raise ExperimentSpecError(f"boards {overlap} are both trained on and predicted; a board is one or the other")
+        train = np.flatnonzero(np.isin(boards, list(train_boards)))
+        test = np.flatnonzero(np.isin(boards, list(test_boards)))
+        if train.size == 0 or test.size == 0:
+            raise ExperimentSpecError(
+                f"no rows of the {'training' if train.size == 0 else 'test'} boards "
+                f"{list(train_boards if train.size == 0 else test_boards)} in the selection; "
+                f"boards present: {', '.join(sorted(set(boards)))}"
+            )
+        yield train, test
+
+
+class NewestBoardSplit(TrainOnBoardsSplit):
+    """One split: predict the boards of the newest generation, train on older architectures only.
+
+    The newest generation is the largest :func:`perfml.boards.board_generation` among the
+    boards of X (compute capability, from the registry); its boards are predicted, and
+    every board of an *older* architecture trains (a board of the same architecture as a
+    predicted one, but an older revision, is left out of both: it would not be a
+    generation never seen).
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+    """
+
+    def __init__(self, registry=None):
+        self.registry = registry
+
+    def _boards(self, X):
+        from perfml.boards import board_architecture, board_generation
+
+        boards = sorted(set(_column(X, "board").astype(str)))
+        generation = {b: board_generation(b, registry=self.registry) for b in boards}
+        architecture = {b: board_architecture(b, registry=self.registry) for b in boards}
+        newest = max(generation.values())
+        test = tuple(b for b in boards if generation[b] == newest)
+        test_arch = {architecture[b] for b in test}
+        train = tuple(b for b in boards if architecture[b] not in test_arch and generation[b] < newest)
+        return train, test
+
+
+class CappedTrainSplit(_RowSplitter):
+    """Any splitter, with at most ``max_rows`` training rows per group of ``columns`` (fixed seed).
+
+    Each row draws a uniform random number (seeded by ``random_state``); a group keeps its
+    ``max_rows`` rows with the smallest numbers, the same whatever the fold. With
+    ``same_rows_by``, rows equal in those columns (e.g. the same operator call on
+    different boards) draw the same number, so the same calls are kept on every board.
+    The test rows are those of the inner splitter, unchanged.
+
+    Parameters
+    ----------
+    splitter : splitter
+    max_rows : int
+    columns : tuple of str
+        Columns of X whose values form the groups (e.g. ``("board", "op", "split")``).
+    random_state : int, default=0
+    same_rows_by : tuple of str, optional
+        Columns naming a row's identity across groups (missing columns are skipped).
+    """
+
+    def __init__(self, splitter, max_rows: int, columns: tuple[str, ...], random_state: int = 0,
+                 same_rows_by: tuple[str, ...] | None = None):
+        self.splitter = splitter
+        self.max_rows = max_rows
+        self.columns = columns
+        self.random_state = random_state
+        self.same_rows_by = same_rows_by
+
+    def groups_of(self, X):
+        return self.splitter.groups_of(X) if hasattr(self.splitter, "groups_of") else None
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return self.splitter.get_n_splits(X, y, groups)
+
+    def _draws(self, X) -> np.ndarray:
+        rng = np.random.RandomState(self.random_state)
+        if not self.same_rows_by:
+            return rng.random_sample(len(X))
+        identity = X[[c for c in self.same_rows_by if c in X.columns]].astype("string").fillna("")
+        codes = identity.groupby(list(identity.columns), sort=True, dropna=False).ngroup().to_numpy()
+        return rng.random_sample(int(codes.max()) + 1 if len(codes) else 0)[codes]
+
+    def kept(self, X) -> np.ndarray:
+        """Boolean mask of the rows that may train (at most ``max_rows`` per group)."""
+        draws = self._draws(X)
+        order = np.argsort(draws, kind="stable")
+        shuffled = X.iloc[order][list(self.columns)].astype(str)
+        rank = shuffled.groupby(list(self.columns), sort=False).cumcount().to_numpy()
+        keep = np.zeros(len(X), dtype=bool)
+        keep[order] = rank < self.max_rows
+        return keep
+
+    def split(self, X, y=None, groups=None):
+        keep = self.kept(X)
+        for train, test in self.splitter.split(X, y, groups):
+            yield train[keep[train]], test
+
+
 _BY_NAME = {
     "leave-one-board-out": lambda n_splits, **_: LeaveOneBoardOut(),
     "leave-one-app-out": lambda n_splits, **_: LeaveOneAppOut(),
@@ -195,6 +364,8 @@ _BY_NAME = {
     "size-cv": lambda n_splits, **_: SizeCV(n_splits=n_splits),
     "reference-board": lambda n_splits, reference_board="GTX-680", **_: ReferenceBoardSplit(reference_board),
     "in-sample": lambda n_splits, **_: InSampleSplit(),
+    "leave-one-architecture-out": lambda n_splits, **_: LeaveOneArchitectureOut(),
+    "newest-board": lambda n_splits, **_: NewestBoardSplit(),
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +28,20 @@ REGISTERED_MODEL_PREFIX = "perfml"
 
 
 def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0, registry=None,
-                    characterizations=None):
+                    characterizations=None, corpus: str = "runtimes"):
     """The scikit-learn regressor on runtime rows an experiment's model entry describes.
 
     ``data_home`` (a :class:`perfml.datasets.DataHome`) and ``registry`` (a
     :class:`perfml.boards.Registry`, default registry when None) are handed to it, and
     ``characterizations`` (board -> Characterization) to a model that uses them
     (``characterized = true``, or the learned ``characterization`` / ``closed_form_peaks`` features).
+    ``corpus="dlops"``: a model on operator rows (:mod:`perfml.experiments.dlops`).
     """
+    if corpus == "dlops":
+        from perfml.experiments.dlops import build_operator_estimator
+
+        return build_operator_estimator(model, random_state, registry,
+                                        characterizations if model.uses_characterization else None)
     if model.kind == "closed_form":
         extra = {"characterizations": characterizations} if model.characterized else {}
         if model.model == "bsp":
@@ -84,6 +90,10 @@ def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
     from perfml.evaluation.closed_form import describable_runtimes
 
     data = spec.data
+    if spec.corpus == "dlops":
+        from perfml.experiments.dlops import operator_data
+
+        return operator_data(spec, data_home)
     if data.get("undescribed"):
         # Kernels without a description (e.g. Rodinia) too: only the learned models and
         # the transfer baseline can predict them.
@@ -107,25 +117,57 @@ def calibrated_characterizations(spec: ExperimentSpec, rt: pd.DataFrame) -> dict
     """Per board of ``rt``, the calibrated tier of issue 11 §3 (None for the spec-only tier).
 
     Each board's characterization is :func:`perfml.characterize.calibrate_from_rows` of
-    that board's rows of the ``calibration_apps`` only (default ``["vectorAdd"]``): under
-    leave-one-board-out the held-out board contributes nothing but those runs, and
-    :func:`scored_rows` keeps them out of the score.
+    that board's rows of the calibration kernels only (``calibration_apps``, default
+    ``["vectorAdd"]``; for the dlops corpus ``calibration_ops``, default ``["add"]``):
+    under leave-one-board-out the held-out board contributes nothing but those runs, and
+    :func:`run_experiment` keeps them out of the score.
     """
     if spec.characterization.get("tier") != "calibrated":
         return None
     from perfml.characterize import calibrate_from_rows
 
-    apps = calibration_apps(spec)
-    calibration = rt[rt["app_id"].isin(apps)]
-    command = f"experiment {spec.name}: calibrate_from_rows on the {', '.join(apps)} rows of each board"
+    column, kernels = calibration_kernels(spec)
+    calibration = rt[rt[column].isin(kernels)]
+    if column == "op":  # calibrate_from_rows reads the kernel from op (dlops) or app_id (runtimes)
+        calibration = calibration.drop(columns=[c for c in ("app_id",) if c in calibration.columns])
+    command = f"experiment {spec.name}: calibrate_from_rows on the {', '.join(kernels)} rows of each board"
     return {board: calibrate_from_rows(calibration, board, command=command) for board in sorted(rt["board"].unique())}
+
+
+def calibration_kernels(spec: ExperimentSpec) -> tuple[str, list[str]]:
+    """(kernel column, kernels) whose runs calibrate a board (no kernels for the spec-only tier)."""
+    column = "op" if spec.corpus == "dlops" else "app_id"
+    if spec.characterization.get("tier") != "calibrated":
+        return column, []
+    if spec.corpus == "dlops":
+        return column, list(spec.characterization.get("calibration_ops", ["add"]))
+    return column, list(spec.characterization.get("calibration_apps", ["vectorAdd"]))
 
 
 def calibration_apps(spec: ExperimentSpec) -> list[str]:
     """The kernels whose runs calibrate a board (none for the spec-only tier)."""
-    if spec.characterization.get("tier") != "calibrated":
-        return []
-    return list(spec.characterization.get("calibration_apps", ["vectorAdd"]))
+    return calibration_kernels(spec)[1]
+
+
+def group_column(spec: ExperimentSpec) -> str:
+    """The column per-kernel scores are grouped by: ``app_id``, or ``op_class`` for the dlops corpus."""
+    return "op_class" if spec.corpus == "dlops" else "app_id"
+
+
+def experiment_splitter(spec: ExperimentSpec, random_state: int = 0):
+    """The protocol's splitter, capped to ``max_train_rows_per_group`` training rows per group when asked."""
+    from perfml.evaluation.protocols import CappedTrainSplit, get_protocol
+
+    splitter = get_protocol(spec.protocol)
+    cap = spec.data.get("max_train_rows_per_group")
+    if cap is None:
+        return splitter
+    if spec.corpus == "dlops":  # the same calls are kept on every board (the transfer features need them)
+        from perfml.learned.operator_model._transfer import KEY_COLUMNS
+
+        return CappedTrainSplit(splitter, int(cap), ("board", "op", "split"), random_state=random_state,
+                                same_rows_by=KEY_COLUMNS)
+    return CappedTrainSplit(splitter, int(cap), ("board", "app_id"), random_state=random_state)
 
 
 @dataclass
@@ -137,6 +179,8 @@ class ExperimentResult:
     per_board: pd.DataFrame
     per_app: pd.DataFrame
     predictions: pd.DataFrame
+    #: corpus-specific tables (dlops: per_class, per_class_split, neusight_comparison)
+    tables: dict = field(default_factory=dict)
 
 
 def run_experiment(
@@ -166,7 +210,8 @@ def run_experiment(
     selected = [m for m in spec.models if models is None or m.name in models]
     characterizations = calibrated_characterizations(spec, rt)
     # the calibrated tier: a board's calibration runs feed its characterization, so they are never scored
-    excluded = rt["app_id"].isin(calibration_apps(spec)).to_numpy()
+    column, kernels = calibration_kernels(spec)
+    excluded = rt[column].isin(kernels).to_numpy()
     with failed_runs_marked(spec.name, recovery_wait_s) as guard:  # on failure no run is left RUNNING
         return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
                            characterizations, excluded)
@@ -177,14 +222,17 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
     """The fold loop of :func:`run_experiment` over ``selected`` models; logs as it goes."""
     from perfml.evaluation.harness import cross_val_predictions
 
-    rows, per_board, per_app, preds = [], [], [], []
+    rows, per_board, per_app, preds, scored_by_model = [], [], [], [], {}
+    group = group_column(spec)
+    splitter = experiment_splitter(spec, random_state)
     mlflow, parent = _start_parent(spec, rt, track, guard.parents)
     for model in selected:
         if progress:
             progress(f"{model.name}: {spec.protocol} over {len(rt)} rows")
-        est = build_estimator(model, data_home, storage, random_state, characterizations=characterizations)
+        est = build_estimator(model, data_home, storage, random_state, characterizations=characterizations,
+                              corpus=spec.corpus)
         t0 = time.perf_counter()
-        pred = cross_val_predictions(est, rt, y, spec.protocol)
+        pred = cross_val_predictions(est, rt, y, splitter)
         seconds = time.perf_counter() - t0
         pred["model"] = model.name
         predicted = (np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)).to_numpy()
@@ -194,14 +242,20 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
                    "n_unpredicted": int((counted & ~predicted).sum()), "cv_seconds": seconds}
         rows.append(summary)
         pb = score_table(scored, by=["board"]).assign(model=model.name)
-        pa = score_table(scored, by=["app_id"]).assign(model=model.name)
+        pa = score_table(scored, by=[group]).assign(model=model.name)
         per_board.append(pb)
         per_app.append(pa)
         preds.append(pred)
+        scored_by_model[model.name] = scored
         if mlflow is not None:
-            _log_model_run(mlflow, spec, model, est, rt, y, summary, pb, pa, scored)
+            _log_model_run(mlflow, spec, model, est, rt, y, summary, pb, pa, scored, group, splitter)
     summary_frame = pd.DataFrame(rows)
-    if spec.published:
+    tables = {}
+    if spec.corpus == "dlops":
+        from perfml.experiments.dlops import operator_tables, published_neusight
+
+        tables = operator_tables(scored_by_model, published_neusight(spec, data_home))
+    elif spec.published:
         from perfml.experiments.published import published_summary
 
         pub = published_summary(spec.published.get("suite", "NCA"), spec.published.get("methods"), data_home)
@@ -212,6 +266,7 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
         pd.concat(per_board, ignore_index=True),
         pd.concat(per_app, ignore_index=True),
         pd.concat(preds),
+        tables,
     )
     if mlflow is not None:
         _log_summary(mlflow, spec, result)
@@ -228,12 +283,13 @@ def _start_parent(spec: ExperimentSpec, rt: pd.DataFrame, track: bool, started: 
     parent = mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     started.append(parent.info.run_id)
     mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "experiment", "perfml.spec": spec.path})
+    kernel = "op" if spec.corpus == "dlops" else "app_id"
     mlflow.log_params({
         "protocol": spec.protocol,
         "data": json.dumps(spec.data, sort_keys=True),
         "n_rows": len(rt),
         "boards": ",".join(sorted(rt["board"].unique())),
-        "apps": ",".join(sorted(rt["app_id"].unique())),
+        "apps": ",".join(sorted(rt[kernel].astype(str).unique())),
     })
     mlflow.log_text(Path(spec.path).read_text(), "experiment.toml")
     return mlflow, parent
@@ -243,7 +299,7 @@ def _metric_key(*parts: str) -> str:
     return "/".join(str(p).replace("=", "_") for p in parts)
 
 
-def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, scored):
+def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, scored, group="app_id", splitter=None):
     from perfml.experiments import plots
 
     with mlflow.start_run(run_name=model.name, nested=True):
@@ -257,7 +313,7 @@ def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, 
         mlflow.log_params(params)
         mlflow.log_metrics({k: float(summary[k]) for k in ("mape", "median_ape", "within_band", "spearman", "cv_seconds")
                             if np.isfinite(summary[k])} | {"n": summary["n"]})
-        for frame, key in ((pb, "board"), (pa, "app_id")):
+        for frame, key in ((pb, "board"), (pa, group)):
             for rec in frame.to_dict("records"):
                 for metric in ("mape", "median_ape", "within_band"):
                     if np.isfinite(rec[metric]):
@@ -265,10 +321,13 @@ def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, 
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             scored.to_csv(tmp / "predictions.csv", index=False)
-            plots.ratio_boxplots(scored, tmp / "tk_over_tm_per_board.png", f"{model.name}: T_k/T_m per board ({spec.protocol})")
-            plots.predicted_vs_measured(scored, tmp / "predicted_vs_measured.png", model.name)
-            plots.residual_histogram(scored, tmp / "residuals.png", model.name)
-            if model.kind == "learned":
+            plotted = scored if "app_id" in scored.columns else scored.assign(app_id=scored[group])
+            plots.ratio_boxplots(plotted, tmp / "tk_over_tm_per_board.png", f"{model.name}: T_k/T_m per board ({spec.protocol})")
+            plots.predicted_vs_measured(plotted, tmp / "predicted_vs_measured.png", model.name)
+            plots.residual_histogram(plotted, tmp / "residuals.png", model.name)
+            if spec.corpus == "dlops":
+                _log_operator_model(mlflow, model, est, rt, y, splitter, tmp)
+            elif model.kind == "learned":
                 final = est.fit(rt, y)
                 reg = getattr(final, "estimator_", final)
                 imp = reg.feature_importances()
@@ -278,6 +337,20 @@ def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, 
                 if reg.learner == "xgboost":
                     _log_xgboost_model(mlflow, reg, rt, tmp)
             mlflow.log_artifacts(str(tmp))
+
+
+def _log_operator_model(mlflow, model: ModelSpec, est, rt, y, splitter, tmp: Path):
+    """dlops corpus: refit a learned OperatorRegressor on every (capped) row; log its importances and booster."""
+    if model.kind != "learned" or not hasattr(est, "learner_params"):
+        return
+    keep = splitter.kept(rt) if hasattr(splitter, "kept") else np.ones(len(rt), dtype=bool)
+    final = est.fit(rt[keep], y[keep])
+    from perfml.experiments import plots
+
+    imp = final.feature_importances()
+    imp.to_csv(tmp / "feature_importances.csv", header=["importance"])
+    plots.feature_importances(imp, tmp / "feature_importances.png", f"{model.name}: feature importances")
+    final.model_.save_model(str(tmp / "booster.json"))
 
 
 def _log_xgboost_model(mlflow, reg, rt, tmp: Path):
@@ -300,11 +373,22 @@ def _log_summary(mlflow, spec: ExperimentSpec, result: ExperimentResult):
         result.summary.to_csv(tmp / "summary.csv", index=False)
         result.per_board.to_csv(tmp / "per_board.csv", index=False)
         result.per_app.to_csv(tmp / "per_app.csv", index=False)
+        for name, table in result.tables.items():
+            table.to_csv(tmp / f"{name}.csv", index=False)
         mlflow.log_artifacts(str(tmp))
+    if "per_class" in result.tables:
+        for rec in result.tables["per_class"].to_dict("records"):
+            if np.isfinite(rec["mape"]):
+                mlflow.log_metric(_metric_key("mape", rec["model"], "op_class", rec["op_class"]), float(rec["mape"]))
+        for rec in result.tables["neusight_comparison"].to_dict("records"):
+            if not str(rec["model"]).startswith("published:") and np.isfinite(rec["sum_ape"]):
+                mlflow.log_metric(_metric_key("neusight_sum_ape", rec["model"], rec["op_class"]), float(rec["sum_ape"]))
     for rec in result.summary[result.summary["kind"] != "published"].to_dict("records"):
         if np.isfinite(rec["mape"]):
             mlflow.log_metric(_metric_key("mape", rec["model"]), float(rec["mape"]))
             mlflow.log_metric(_metric_key("within_band", rec["model"]), float(rec["within_band"]))
+    if spec.corpus == "dlops":  # its boosters are logged as booster.json artifacts, not as MLflow models
+        return
     learned = result.summary[result.summary["kind"] == "learned"]
     xgb = [m.name for m in spec.models if m.kind == "learned" and m.learner == "xgboost" and m.register]
     learned = learned[learned["model"].isin(xgb)]

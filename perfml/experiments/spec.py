@@ -50,8 +50,12 @@ from perfml.learned.regressors import BASELINES, BOARD_FEATURES, LEARNERS, TARGE
 KINDS = ("learned", "closed_form")
 CLOSED_FORM = ("bsp", "roofline", "hongkim")
 EXPERIMENT_KINDS = ("comparison", "bsp_table2")
-SUITES = ("NCA", "Rodinia")
+SUITES = ("NCA", "Rodinia", "NeuSight")
 PUBLISHED_METHODS = ("LinearRegression", "RandomForest", "SVM", "BSP-analytical")
+#: methods of NeuSight's published per-operator table (dlops_published_errors.csv)
+NEUSIGHT_METHODS = ("neusight", "roofline", "habitat", "li_et_al")
+#: the data an experiment runs on: runtimes.csv (nine apps, Rodinia) or dlops_runtimes.csv (NeuSight)
+CORPORA = ("runtimes", "dlops")
 TABLE2_RUNS = ("script", "curated", "gpuperfpredict")
 
 #: largest number of boosting rounds / trees an experiment may ask for
@@ -136,8 +140,13 @@ CHARACTERIZATION_TIERS = ("spec", "calibrated")
 CHARACTERIZATION = {
     "tier": one_of(*CHARACTERIZATION_TIERS),
     "calibration_apps": list_of(TEXT, max_len=20),
+    "calibration_ops": list_of(TEXT, max_len=20),
 }
 DATA = {
+    "corpus": one_of(*CORPORA),
+    "split": one_of("train", "test"),
+    "ops": list_of(TEXT, max_len=50),
+    "max_train_rows_per_group": integer(1, 10**7),
     "source": TEXT,
     "boards": list_of(TEXT),
     "apps": list_of(TEXT),
@@ -152,14 +161,18 @@ FEATURES = {
     "subset": list_of(TEXT, max_len=100),
     "characterization": BOOL,
     "closed_form_peaks": one_of("spec", "characterized"),
+    "transfer": BOOL,
 }
+#: what a learned model of the dlops corpus (OperatorRegressor) takes
+DLOPS_FEATURES = ("characterization", "transfer")
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
     "n_splits": integer(*SPLITS),
 }
 PUBLISHED = {
     "suite": one_of(*SUITES),
-    "methods": list_of(one_of(*PUBLISHED_METHODS), max_len=len(PUBLISHED_METHODS)),
+    "methods": list_of(one_of(*PUBLISHED_METHODS, *NEUSIGHT_METHODS),
+                       max_len=len(PUBLISHED_METHODS) + len(NEUSIGHT_METHODS)),
 }
 TABLE2 = {
     "runs": list_of(one_of(*TABLE2_RUNS), max_len=len(TABLE2_RUNS)),
@@ -272,6 +285,11 @@ class ExperimentSpec:
     path: str
     characterization: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def corpus(self) -> str:
+        """``"runtimes"`` (runtimes.csv, the default) or ``"dlops"`` (dlops_runtimes.csv)."""
+        return self.data.get("corpus", "runtimes")
+
 
 def _short(value) -> str:
     text = repr(value)
@@ -343,6 +361,55 @@ def _check_boards(path: Path, boards) -> None:
             raise ExperimentSpecError(f"{path}: [data] `boards` must use canonical names: write {canonical!r} for {board!r}")
 
 
+def _check_corpus(path: Path, corpus: str, data: dict, models, entries, published: dict, characterization: dict) -> None:
+    """Keys that belong to one corpus only are refused on the other (named in the error)."""
+    if corpus == "runtimes":
+        for key in ("split", "ops"):
+            if key in data:
+                raise ExperimentSpecError(f"{path}: [data] {key} selects rows of the dlops corpus; add corpus = \"dlops\" or remove it")
+        if "calibration_ops" in characterization:
+            raise ExperimentSpecError(f"{path}: [characterization] calibration_ops is for corpus = \"dlops\"; use calibration_apps")
+        if published.get("suite") == "NeuSight":
+            raise ExperimentSpecError(f"{path}: [published] suite 'NeuSight' needs [data] corpus = \"dlops\"")
+        return
+    from perfml.datasets import DLOPS_OPS
+
+    for key in ("source", "apps", "block_sizes", "undescribed"):
+        if key in data:
+            raise ExperimentSpecError(f"{path}: [data] {key} selects rows of runtimes.csv, not of the dlops corpus; remove it")
+    for op in data.get("ops", []):
+        if op not in DLOPS_OPS:
+            raise ExperimentSpecError(f"{path}: [data] ops names {op!r}; allowed: {', '.join(DLOPS_OPS)}")
+    for op in characterization.get("calibration_ops", []):
+        if op not in DLOPS_OPS:
+            raise ExperimentSpecError(f"{path}: [characterization] calibration_ops names {op!r}; allowed: {', '.join(DLOPS_OPS)}")
+    if "calibration_apps" in characterization:
+        raise ExperimentSpecError(f"{path}: [characterization] calibration_apps is for runtimes.csv; use calibration_ops (e.g. [\"add\"])")
+    if published and published.get("suite") != "NeuSight":
+        raise ExperimentSpecError(f"{path}: [published] suite must be 'NeuSight' for the dlops corpus")
+    for method in published.get("methods", []):
+        if method not in NEUSIGHT_METHODS:
+            raise ExperimentSpecError(f"{path}: [published] methods names {method!r}; NeuSight's are {', '.join(NEUSIGHT_METHODS)}")
+    for i, (model, entry) in enumerate(zip(models, entries)):
+        table = f"models[{i}]"
+        if model.kind == "closed_form":
+            if model.model != "roofline":
+                raise ExperimentSpecError(f"{path}: [{table}] the dlops corpus has one closed-form model, 'roofline'; found {model.model!r}")
+            continue
+        if model.learner != "xgboost":
+            raise ExperimentSpecError(f"{path}: [{table}] learner must be 'xgboost' for the dlops corpus (OperatorRegressor), found {model.learner!r}")
+        if entry.get("target", "residual") != "residual" or "baseline" in entry or model.tune:
+            raise ExperimentSpecError(
+                f"{path}: [{table}] the dlops model learns the residual over the roofline; target, baseline and tune "
+                "do not apply (shrinkage = 0.0 asks for the transfer baseline alone)"
+            )
+        if not (model.shrinkage == "auto" or model.shrinkage == 0):
+            raise ExperimentSpecError(f"{path}: [{table}] shrinkage for the dlops corpus is 0.0 (transfer baseline) or absent, found {model.shrinkage!r}")
+        unknown = sorted(set(model.features) - set(DLOPS_FEATURES))
+        if unknown:
+            raise ExperimentSpecError(f"{path}: [{table}.features] {unknown[0]!r} does not apply to the dlops corpus; allowed: {', '.join(DLOPS_FEATURES)}")
+
+
 def load_experiment(path) -> ExperimentSpec:
     """Parse and validate an experiment TOML file.
 
@@ -385,6 +452,8 @@ def load_experiment(path) -> ExperimentSpec:
             "must come from the target's calibration runs only; add [characterization] tier = \"calibrated\" "
             "(and calibration_apps)"
         )
+    corpus = data.get("corpus", "runtimes")
+    _check_corpus(path, corpus, data, models, raw.get("models", []), published, characterization)
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise ExperimentSpecError(f"{path}: model names must be unique, got {names}")

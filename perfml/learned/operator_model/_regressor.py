@@ -1,0 +1,300 @@
+"""``OperatorRegressor``: runtime of a deep-learning operator call on a board, learned on top of its roofline.
+
+The model predicts a call's time as its roofline lower bound times a learned factor:
+
+    T = max(T_base * exp(f(x)), T_bound),  T_bound = max(FLOPs / peak FP32, bytes / peak bandwidth)
+
+with ``T_base = T_bound`` (spec peaks), or with ``characterization=True`` the roofline of
+the board's achieved peaks (``max(T_achieved, T_bound)``),
+
+and ``f`` (gradient-boosted trees, xgboost ``hist``) is fitted to the residual
+``r = log(T / T_bound)`` (with ``characterization=True``: against the roofline of the
+board's *achieved* peaks, never below the spec one). ``exp(-r)`` is the share of the bounding roof the call achieved:
+NeuSight [1]_ predicts exactly such a utilization (per tile and wave, Section 4, latency =
+work / (peak x utilization)) rather than the time itself, so that what is learned is
+bounded and carries across GPUs while the peaks carry the scale. Here the learner sees
+the call's work and shape, the board's figures, where the two meet (footprint against
+L2, intensity against the ridge point, outputs per SM), optionally the board's
+characterization (achieved bandwidth, FP32 and launch floor; issue 11) and the same call's
+residual on the other training boards (Habitat-style transfer [2]_).
+
+Why the residual and not log T: on a board never seen, a tree cannot extrapolate a time
+(its leaves hold the training boards' values), but a residual is a fraction of peak,
+whose range on a new board is close to the training boards'; and the final ``max(., T_bound)``
+makes the prediction never beat the board's roofline (issue 10 §2).
+
+Monotone constraints (where physically right, with the row's spec bound held fixed):
+more achieved bandwidth or FP32 never slows a call; a higher launch floor or a slower
+achieved roofline never speeds it up (:data:`~perfml.learned.operator_model._features.MONOTONE`).
+
+References
+----------
+.. [1] S. Lee, A. Phanishayee, D. Mahajan, "Forecasting GPU Performance for Deep Learning
+   Training and Inference" (NeuSight), ASPLOS 2025, doi:10.1145/3669940.3707265.
+.. [2] G. X. Yu, Y. Gao, P. Golikov, G. Pekhimenko, "Habitat: A Runtime-Based
+   Computational Performance Predictor for Deep Neural Network Training", USENIX ATC 2021.
+.. [3] S. Williams, A. Waterman, D. Patterson, "Roofline: An Insightful Visual Performance
+   Model for Multicore Architectures", CACM 52(4), 2009.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from perfml.errors import DatasetSchemaError, EstimatorParameterError
+from perfml.learned.operator_model._features import (
+    MONOTONE,
+    characterization_block,
+    operator_feature_frame,
+)
+from perfml.learned.operator_model._transfer import TransferTable, call_keys
+
+__all__ = ["DEFAULT_LEARNER_PARAMS", "OperatorRegressor", "OperatorTransferBaseline", "check_operator_rows"]
+
+#: xgboost hyper-parameters (over which ``learner_params`` go). Chosen before any held-out
+#: board was scored, not tuned on one: depth 6 for the op x shape x board interactions,
+#: 400 rounds at rate 0.05, row and column subsampling and min_child_weight 5 against
+#: memorizing single boards.
+DEFAULT_LEARNER_PARAMS = {
+    "n_estimators": 400,
+    "learning_rate": 0.05,
+    "max_depth": 6,
+    "subsample": 0.8,
+    "colsample_bytree": 0.8,
+    "min_child_weight": 5.0,
+    "reg_lambda": 1.0,
+}
+_REQUIRED = ("board", "op")
+
+
+def check_operator_rows(X, who: str) -> pd.DataFrame:
+    """X must be a DataFrame of operator rows with ``board`` and ``op`` columns (dims are checked by the work model)."""
+    if not isinstance(X, pd.DataFrame):
+        raise DatasetSchemaError(
+            f"{who} takes a pandas DataFrame of operator rows (columns board, op and the dims B, M, N, K, H "
+            f"or the conv dims), got {type(X).__name__}"
+        )
+    missing = [c for c in _REQUIRED if c not in X.columns]
+    if missing:
+        raise DatasetSchemaError(
+            f"{who}: X lacks column(s) {', '.join(missing)}; add them (see the columns of dlops_runtimes.csv)"
+        )
+    if X["board"].isna().any():
+        position = int(np.flatnonzero(X["board"].isna().to_numpy())[0])
+        raise DatasetSchemaError(f"{who}: row {X.index[position]!r}: column 'board' is empty; name the board")
+    return X
+
+
+def _check_target(y, n_rows: int, who: str) -> np.ndarray:
+    from perfml.closed_form._inputs import check_target
+
+    return check_target(y, n_rows, who)
+
+
+class OperatorRegressor(RegressorMixin, BaseEstimator):
+    """Predict the time (ms) of a deep-learning operator call on a board (see the module docstring).
+
+    Parameters
+    ----------
+    data_home : DataHome or path-like, optional
+        Not read by the model (every input is in X, the registry and the
+        characterizations); accepted so callers treat every perfml regressor alike.
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
+    characterization : bool, default=False
+        Add the ``char_*`` group: each board's achieved DRAM bandwidth, FP32 rate and
+        launch floor (``characterizations``).
+    characterizations : None, mapping or callable, optional
+        Board -> :class:`~perfml.characterize.Characterization`; None: the committed
+        ones (:func:`perfml.characterize.board_characterization`). Under a held-out-board
+        protocol the target's must come from its calibration rows only.
+    transfer : bool, default=True
+        Add the ``xfer_*`` group: the residual of the same call on the other training
+        boards (:mod:`perfml.learned.operator_model._transfer`).
+    monotone : bool, default=True
+        Monotone constraints on the characterization features.
+    random_state : int, default=0
+    n_jobs : int, default=1
+        Threads of xgboost.
+    learner_params : dict, optional
+        xgboost parameters over :data:`DEFAULT_LEARNER_PARAMS`.
+
+    Attributes
+    ----------
+    model_ : xgboost.XGBRegressor
+    feature_names_ : list of str
+    transfer_ : TransferTable or None
+    train_boards_ : list of str
+
+    Raises
+    ------
+    EstimatorParameterError
+        (in ``fit``) a parameter of the wrong type or value.
+    DatasetSchemaError
+        X is not a DataFrame with ``board`` and ``op``, or y is not positive finite ms.
+    OperatorWorkError
+        Unknown operator, or a dimension the operator needs is missing or not positive.
+    UnknownBoardError
+        A board is not in the registry.
+
+    Examples
+    --------
+    >>> from perfml.learned.operators import OperatorRegressor  # doctest: +SKIP
+    >>> model = OperatorRegressor(n_jobs=1).fit(rows, rows["time_ms"])  # doctest: +SKIP
+    >>> model.predict(queries)  # ms, never below the roofline bound  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        data_home=None,
+        registry=None,
+        characterization: bool = False,
+        characterizations=None,
+        transfer: bool = True,
+        monotone: bool = True,
+        random_state: int = 0,
+        n_jobs: int = 1,
+        learner_params: dict | None = None,
+    ):
+        self.data_home = data_home
+        self.registry = registry
+        self.characterization = characterization
+        self.characterizations = characterizations
+        self.transfer = transfer
+        self.monotone = monotone
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.learner_params = learner_params
+
+    # -- parameters ------------------------------------------------------------------
+    def _check_params(self) -> None:
+        from perfml.closed_form._characterized import check_characterizations
+        from perfml.closed_form._params import check_bool, check_positive_int
+
+        who = "OperatorRegressor"
+        for name in ("characterization", "transfer", "monotone"):
+            check_bool(who, name, getattr(self, name))
+        check_characterizations(who, self.characterizations)
+        check_positive_int(who, "n_jobs", self.n_jobs)
+        if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)):
+            raise EstimatorParameterError(f"{who}: random_state must be an integer, got {self.random_state!r}")
+        if self.learner_params is not None:
+            if not isinstance(self.learner_params, dict):
+                raise EstimatorParameterError(
+                    f"{who}: learner_params must be a dict of xgboost parameters or None, got "
+                    f"{type(self.learner_params).__name__}"
+                )
+            reserved = sorted(set(self.learner_params) & {"monotone_constraints", "tree_method", "random_state", "n_jobs"})
+            if reserved:
+                raise EstimatorParameterError(
+                    f"{who}: learner_params may not set {', '.join(reserved)} (the model sets them); use the "
+                    "estimator's own parameters"
+                )
+
+    # -- features --------------------------------------------------------------------
+    def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
+        """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
+        frame, bound = operator_feature_frame(X, self.registry)
+        parts = [frame]
+        base = bound
+        if self.characterization:
+            char = characterization_block(X, frame, bound, self.characterizations)
+            # the roofline with the achieved peaks (never below the spec one)
+            base = np.fmax(np.exp(char["char_log_bound_ms"].to_numpy()), bound)
+            parts.append(char)
+        return parts, bound, base
+
+    def _features(self, X: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """(features, spec roofline bound in ms, base time in ms) of every row."""
+        parts, bound, base = self._own_features(X)
+        if self.transfer:
+            parts.append(self.transfer_.features(call_keys(X), X["board"]))
+        return pd.concat(parts, axis=1), bound, base
+
+    def fit(self, X, y):
+        """Fit the residual ``log(y / T_base)`` of operator rows X (times y in ms)."""
+        self._check_params()
+        X = check_operator_rows(X, "OperatorRegressor")
+        y = _check_target(y, len(X), "OperatorRegressor")
+        self.train_boards_ = sorted(map(str, X["board"].unique()))
+        _, _, base = self._own_features(X)
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.transfer else None
+        F, _, base = self._features(X)
+        residual = np.log(y / base)
+        self.feature_names_ = list(F.columns)
+        monotone = [MONOTONE.get(c, 0) if self.monotone else 0 for c in self.feature_names_]
+        from xgboost import XGBRegressor
+
+        self.model_ = XGBRegressor(
+            **{**DEFAULT_LEARNER_PARAMS, **(self.learner_params or {})},
+            monotone_constraints=tuple(monotone),
+            tree_method="hist",
+            random_state=int(self.random_state),
+            n_jobs=int(self.n_jobs),
+        )
+        self.model_.fit(F.to_numpy(dtype=float), residual)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict_bound(self, X) -> np.ndarray:
+        """The roofline lower bound (ms) of every row, with the registry's peaks."""
+        X = check_operator_rows(X, "OperatorRegressor")
+        return operator_feature_frame(X, self.registry)[1]
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted time in ms (never below the row's roofline bound)."""
+        check_is_fitted(self, "model_")
+        X = check_operator_rows(X, "OperatorRegressor")
+        F, bound, base = self._features(X)
+        F = F.reindex(columns=self.feature_names_)
+        residual = self.model_.predict(F.to_numpy(dtype=float))
+        return np.maximum(base * np.exp(residual), bound)
+
+    def feature_importances(self) -> pd.Series:
+        """Gain importance per feature, largest first."""
+        check_is_fitted(self, "model_")
+        return pd.Series(self.model_.feature_importances_, index=self.feature_names_).sort_values(ascending=False)
+
+
+class OperatorTransferBaseline(RegressorMixin, BaseEstimator):
+    """The transfer baseline: the same call on the training boards, scaled by the roofline ratio.
+
+    ``T_target = T_bound,target * exp(mean_b r_b)`` with ``r_b = log(T_b / T_bound,b)`` over
+    the training boards that measured the same ``op`` and dimensions: the geometric mean
+    of ``T_b * T_bound,target / T_bound,b`` (Habitat's scaling by hardware ratios [2]_ of
+    the module docstring, here the ratio of roofline bounds). A call no training board
+    measured gets the median residual of its operator over the training rows
+    (``fallback_``). Learns nothing else; never below the bound.
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+    """
+
+    def __init__(self, *, registry=None):
+        self.registry = registry
+
+    def fit(self, X, y):
+        X = check_operator_rows(X, "OperatorTransferBaseline")
+        y = _check_target(y, len(X), "OperatorTransferBaseline")
+        _, bound = operator_feature_frame(X, self.registry)
+        residual = np.log(y / bound)
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(bound))
+        self.fallback_ = pd.Series(residual, index=X.index).groupby(X["op"].astype(str).to_numpy()).median().to_dict()
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "transfer_")
+        X = check_operator_rows(X, "OperatorTransferBaseline")
+        _, bound = operator_feature_frame(X, self.registry)
+        # every measurement of the call on another board counts (a query's own board is not in the table under LOBO)
+        values = self.transfer_.features(call_keys(X), X["board"])["xfer_resid_mean"].to_numpy()
+        fallback = X["op"].astype(str).map(self.fallback_).to_numpy(dtype=float)
+        residual = np.where(np.isfinite(values), values, fallback)
+        residual = np.where(np.isfinite(residual), residual, 0.0)
+        return bound * np.exp(np.maximum(residual, 0.0))
