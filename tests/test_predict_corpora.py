@@ -3,11 +3,10 @@
 Models: small xgboost models (20 trees) on a subsample of shared/datasets/runtimes.csv.gz
 (every (board, kernel) of the default configuration keeps its first 4 rows): ``described``
 (the nine apps) and ``undescribed`` (Rodinia and the other kernels without a description).
-For the operators, a *test stand-in* (:class:`WorkStandIn`, not a perfml model): the
-roofline bound of :func:`perfml.operators.roofline_lower_bound_ms` times the median
-measured/bound ratio of the op in its training rows (a stratified 5,000-row subsample of
-shared/datasets/dlops_runtimes.csv.gz). The tests are about the query path, the routing,
-the validation and the persistence, not about accuracy.
+For the operators, an :class:`~perfml.learned.operators.OperatorRegressor` with 20 trees of
+depth 3 on a stratified 5,000-row subsample of shared/datasets/dlops_runtimes.csv.gz. All
+three are saved as one bundle and loaded back before use. The tests are about the query
+path, the routing, the validation and the persistence, not about accuracy.
 """
 
 from __future__ import annotations
@@ -21,12 +20,11 @@ import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from perfml.errors import ModelFormatError, QueryValidationError, ReferenceValidationError, UnsupportedQueryError
-from perfml.learned.bundle import ModelBundle, load_predictor, predict_any, read_reference_any, save_bundle
+from perfml.learned.bundle import load_predictor, predict_any, read_reference_any, save_bundle
 from perfml.learned.intervals import LEVELS
 from perfml.learned.operator_queries import (
     OPERATOR_DIM_COLUMNS,
     check_operator_queries,
-    operator_training_ranges,
     predict_operator_queries,
 )
 from perfml.learned.persistence import load_model, save_model
@@ -35,23 +33,12 @@ from perfml.operators import OP_CLASS, roofline_lower_bound_ms
 
 from conftest import shared_data_home
 
+#: the module's fixtures train three small models with their leave-one-board-out calibration (minutes on 2 cores)
+pytestmark = pytest.mark.slow
+
 HOME = shared_data_home()
 FAST = {"n_estimators": 20, "max_depth": 3}
 DIMS = list(OPERATOR_DIM_COLUMNS)
-
-
-class WorkStandIn(RegressorMixin, BaseEstimator):
-    """Test stand-in for the operator model: roofline bound x the op's median measured/bound ratio."""
-
-    def fit(self, X, y):
-        bound = roofline_lower_bound_ms(X).to_numpy()
-        ratio = pd.Series(np.log(np.asarray(y, dtype=float) / bound)).groupby(X["op"].astype(str).to_numpy()).median()
-        self.log_ratio_ = ratio.to_dict()
-        return self
-
-    def predict(self, X):
-        bound = roofline_lower_bound_ms(X).to_numpy()
-        return bound * np.exp(X["op"].astype(str).map(self.log_ratio_).fillna(0.0).to_numpy(dtype=float))
 
 
 @pytest.fixture(scope="module")
@@ -79,23 +66,35 @@ def dlops_rows():
     return operator_training_rows(HOME, max_rows=5000, random_state=0)
 
 
-@pytest.fixture(scope="module")
-def dlops_model(dlops_rows):
-    model, calibration, oof = fit_corpus("dlops", dlops_rows, estimator=WorkStandIn())
-    model.metadata_ = {"intervals": calibration, "training": operator_training_ranges(dlops_rows)}
-    return model
+def _small_operator_model():
+    from perfml.learned.operators import OperatorRegressor
+
+    return OperatorRegressor(learner_params=FAST, n_jobs=1)
 
 
 @pytest.fixture(scope="module")
-def bundle_dir(amaris_parts, tmp_path_factory):
+def dlops_part(dlops_rows):
+    model, calibration, oof = fit_corpus("dlops", dlops_rows, estimator=_small_operator_model())
+    return model, dlops_rows, {"intervals": calibration}
+
+
+@pytest.fixture(scope="module")
+def amaris_dir(amaris_parts, tmp_path_factory):
+    """A bundle of the two Amaris sub-models only."""
     return save_bundle(amaris_parts, tmp_path_factory.mktemp("bundle") / "model", extra={"note": "test"},
                        extra_files={"MODEL_CARD.md": "# test card\n"})
 
 
 @pytest.fixture(scope="module")
-def bundle(bundle_dir, dlops_model):
-    loaded = load_predictor(bundle_dir, data_home=HOME)
-    return ModelBundle({**loaded.models, "dlops": dlops_model}, loaded.metadata_)
+def bundle_dir(amaris_parts, dlops_part, tmp_path_factory):
+    """The three sub-models in one directory."""
+    return save_bundle({**amaris_parts, "dlops": dlops_part}, tmp_path_factory.mktemp("bundle") / "model",
+                       extra={"note": "test"}, extra_files={"MODEL_CARD.md": "# test card\n"})
+
+
+@pytest.fixture(scope="module")
+def bundle(bundle_dir):
+    return load_predictor(bundle_dir, data_home=HOME)
 
 
 def _text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -109,20 +108,27 @@ def _op_queries(rows: pd.DataFrame, extra=("kernel_name",)) -> pd.DataFrame:
 
 
 # -- persistence -----------------------------------------------------------------------------
-def test_the_bundle_round_trips_with_every_file_hashed(bundle_dir, amaris_parts):
+def test_the_bundle_round_trips_with_every_file_hashed(bundle_dir, amaris_parts, dlops_part):
     meta = json.loads((bundle_dir / "perfml-model.json").read_text())
-    assert meta["version"] == 3 and set(meta["corpora"]) == {"described", "undescribed"}
-    assert {"described/perfml-model.json", "described/booster.json", "undescribed/booster.json", "MODEL_CARD.md"} <= set(meta["files"])
+    assert meta["version"] == 3 and set(meta["corpora"]) == {"described", "undescribed", "dlops"}
+    assert meta["corpora"]["dlops"]["kind"] == "operator-regressor"
+    assert {"described/perfml-model.json", "described/booster.json", "undescribed/booster.json", "MODEL_CARD.md",
+            "dlops/perfml-model.json", "dlops/booster.json", "dlops/features/transfer.parquet"} <= set(meta["files"])
     loaded = load_predictor(bundle_dir, data_home=HOME)
-    for name, (model, rows, _) in amaris_parts.items():
-        q = rows.head(50)
-        assert np.allclose(loaded.models[name].predict(q), model.predict(q), rtol=1e-6)
+    for name, (model, rows, _) in {**amaris_parts, "dlops": dlops_part}.items():
+        q = rows.groupby("board").head(20)
+        assert np.allclose(loaded.models[name].predict(q), model.predict(q), rtol=1e-9)
         assert loaded.models[name].metadata_["corpus"] == name
-        assert loaded.models[name].metadata_["intervals"]["groups"][name]["n"] == len(rows)
+    for name in ("described", "undescribed"):
+        assert loaded.models[name].metadata_["intervals"]["groups"][name]["n"] == len(amaris_parts[name][1])
+    groups = loaded.models["dlops"].metadata_["intervals"]["groups"]
+    assert sum(groups[c]["n"] for c in ("BMM", "FC", "EW", "Softmax", "LN", "Conv")) == len(dlops_part[1])
+    assert loaded.models["dlops"].metadata_["training"]["ops"] == sorted(dlops_part[1]["op"].unique())
 
 
 @pytest.mark.parametrize("tamper, message", [
     (lambda d: (d / "undescribed" / "booster.json").write_text("{}"), "changed after saving"),
+    (lambda d: (d / "dlops" / "features" / "transfer.parquet").write_bytes(b"PAR1"), "changed after saving"),
     (lambda d: (d / "described" / "features" / "extra.parquet").write_bytes(b"x"), "not part of the saved model"),
     (lambda d: (d / "MODEL_CARD.md").unlink(), "missing"),
     (lambda d: (d / "perfml-model.json").write_text((d / "perfml-model.json").read_text().replace('"test"', '"edited"')),
@@ -152,9 +158,9 @@ def test_a_sub_manifest_edited_and_rehashed_in_the_top_manifest_is_still_refused
         load_predictor(copy, data_home=HOME)
 
 
-def test_old_and_foreign_directories_get_typed_errors(bundle_dir, amaris_parts, tmp_path):
+def test_old_and_foreign_directories_get_typed_errors(amaris_dir, amaris_parts, tmp_path):
     with pytest.raises(ModelFormatError, match="multi-corpus model bundle.*load_predictor"):
-        load_model(bundle_dir, data_home=HOME)
+        load_model(amaris_dir, data_home=HOME)
     model, rows, extra = amaris_parts["described"]
     v2 = save_model(model, tmp_path / "v2", training_rows=rows, extra=extra)
     single = load_predictor(v2, data_home=HOME)  # a version-2 directory is a one-model bundle
@@ -207,6 +213,28 @@ def test_mixed_queries_are_routed_row_by_row_keeping_order_and_columns(bundle, a
     vec = bundle.models["described"].predict(pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": 2.0**20}]))
     assert out["predicted_ms"].iloc[1] == pytest.approx(max(vec[0], out["predicted_ms"].iloc[1]))
     assert (out["lower_ms"] <= out["predicted_ms"]).all() and (out["predicted_ms"] <= out["upper_ms"]).all()
+
+
+def test_the_cli_answers_a_mixed_file_with_a_mixed_reference(bundle_dir, tmp_path, capsys):
+    from perfml.cli import main
+
+    pd.DataFrame([
+        {"note": "mine", "board": "Tesla-K40", "app_id": "my_kernel", "input_size": 4096, "op": "", "B": "", "M": "", "N": "", "K": ""},
+        {"note": "op", "board": "H100-SXM", "app_id": "", "input_size": "", "op": "bmm", "B": 4, "M": 256, "N": 256, "K": 256},
+    ]).to_csv(tmp_path / "q.csv", index=False)
+    pd.DataFrame([
+        {"board": "GTX-970", "app_id": "my_kernel", "input_size": 4096, "block_x": 256, "grid_x": 16, "op": "",
+         "B": "", "M": "", "N": "", "K": "", "time_ms": 0.2},
+        {"board": "Tesla-T4", "app_id": "", "input_size": "", "block_x": "", "grid_x": "", "op": "bmm",
+         "B": 4, "M": 256, "N": 256, "K": 256, "time_ms": 0.05},
+    ]).to_csv(tmp_path / "ref.csv", index=False)
+    out = tmp_path / "p.csv"
+    code = main(["predict", "--model", str(bundle_dir), "--queries", str(tmp_path / "q.csv"), "--output", str(out),
+                 "--reference", str(tmp_path / "ref.csv")])
+    assert code == 0, capsys.readouterr().err
+    got = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert got["note"].tolist() == ["mine", "op"] and got["basis"].tolist() == ["reference", "reference"]
+    assert (got["predicted_ms"].astype(float) > 0).all()
 
 
 def test_an_operator_interval_is_its_op_class_quantile(bundle, dlops_rows):
@@ -316,17 +344,16 @@ GOOD = {"board": "Tesla-T4", "op": "bmm", "B": "4", "M": "64", "N": "64", "K": "
     ({"app_id": "vectorAdd"}, "op", "both an operator"),
     ({"op": ""}, "app_id", "names no kernel"),
 ])
-def test_bad_operator_queries_exit_2_with_one_line_and_nothing_written(bundle, monkeypatch, tmp_path, capsys,
+def test_bad_operator_queries_exit_2_with_one_line_and_nothing_written(bundle_dir, tmp_path, capsys,
                                                                        change, column, words):
     from perfml.cli import main
 
-    monkeypatch.setattr("perfml.learned.bundle.load_predictor", lambda path, data_home=None: bundle)
     rows = [dict(GOOD), {**GOOD, "app_id": "", **change}]
     for r in rows:
         r.setdefault("app_id", "")
     q, out = tmp_path / "q.csv", tmp_path / "p.csv"
     pd.DataFrame(rows).to_csv(q, index=False)
-    code = main(["predict", "--model", str(tmp_path), "--queries", str(q), "--output", str(out)])
+    code = main(["predict", "--model", str(bundle_dir), "--queries", str(q), "--output", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and not out.exists(), err
     assert "q.csv: row 2 (line 3)" in err and f"column {column}" in err and words in err, err
@@ -354,23 +381,22 @@ def test_a_measured_time_column_in_operator_queries_is_refused(bundle):
     ({"M": "1.5"}, "M"),
     ({"grid_x": "7"}, "grid_x"),  # the query asks for grid_x = 8 on the same run
 ])
-def test_bad_operator_references_exit_2_naming_file_row_column(bundle, monkeypatch, tmp_path, capsys, ref_change, column):
+def test_bad_operator_references_exit_2_naming_file_row_column(bundle_dir, tmp_path, capsys, ref_change, column):
     from perfml.cli import main
 
-    monkeypatch.setattr("perfml.learned.bundle.load_predictor", lambda path, data_home=None: bundle)
     good_ref = {**GOOD, "time_ms": "0.05", "grid_x": "8"}
     pd.DataFrame([good_ref, {**good_ref, "board": "Tesla-P4", **ref_change}]).to_csv(tmp_path / "ref.csv", index=False)
     pd.DataFrame([{**GOOD, "board": "A100-PCIe-40GB", "grid_x": "8"}]).to_csv(tmp_path / "q.csv", index=False)
     out = tmp_path / "p.csv"
-    code = main(["predict", "--model", str(tmp_path), "--queries", str(tmp_path / "q.csv"), "--output", str(out),
+    code = main(["predict", "--model", str(bundle_dir), "--queries", str(tmp_path / "q.csv"), "--output", str(out),
                  "--reference", str(tmp_path / "ref.csv")])
     err = capsys.readouterr().err
     assert code == 2 and not out.exists(), err
     assert "ref.csv: row 2 (line 3)" in err and f"column {column}" in err and err.count("\n") == 1
 
 
-def test_a_bundle_without_the_operator_model_names_the_row_and_the_fix(bundle_dir):
-    loaded = load_predictor(bundle_dir, data_home=HOME)
+def test_a_bundle_without_the_operator_model_names_the_row_and_the_fix(amaris_dir):
+    loaded = load_predictor(amaris_dir, data_home=HOME)
     q = _text(pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": 1024, "op": ""}, {**GOOD, "app_id": ""}]))
     with pytest.raises(UnsupportedQueryError, match=r"row 2 .*no sub-model for deep-learning operators.*perfml train"):
         predict_any(loaded, q, "q.csv")
@@ -421,7 +447,7 @@ def test_train_refuses_unknown_sources_and_corpora(tmp_path, capsys, args, words
 
 
 def test_corpus_figures_cover_each_op_class(dlops_rows):
-    _, _, oof = fit_corpus("dlops", dlops_rows, estimator=WorkStandIn())
+    _, _, oof = fit_corpus("dlops", dlops_rows, estimator=_small_operator_model())
     figures = corpus_figures("dlops", dlops_rows, oof)
     assert figures[0]["group"] == "all" and figures[0]["rows"] == len(dlops_rows)
     assert {f["group"] for f in figures[1:]} == {"BMM", "FC", "EW", "Softmax", "LN", "Conv"}

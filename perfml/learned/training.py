@@ -158,7 +158,8 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     if corpus == "dlops":
         from perfml.learned.operators import OperatorRegressor
 
-        return OperatorRegressor(data_home=data_home, random_state=random_state, n_jobs=n_jobs)
+        return OperatorRegressor(data_home=data_home, random_state=random_state,
+                                 **({"n_jobs": int(n_jobs)} if n_jobs is not None else {}))
     from perfml.learned.regressors import RuntimeRegressor
 
     return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home)
