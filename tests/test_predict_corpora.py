@@ -172,6 +172,19 @@ def test_old_and_foreign_directories_get_typed_errors(amaris_dir, amaris_parts, 
         load_predictor(v2, data_home=HOME)
 
 
+def test_the_card_is_replaced_and_rehashed(amaris_dir, tmp_path):
+    from perfml.learned.bundle import replace_card
+
+    copy = tmp_path / "m"
+    shutil.copytree(amaris_dir, copy)
+    replace_card(copy, "# new card\n", data_home=HOME)
+    assert (copy / "MODEL_CARD.md").read_text() == "# new card\n"
+    load_predictor(copy, data_home=HOME)  # verifies every hash
+    (copy / "MODEL_CARD.md").write_text("# edited by hand\n")
+    with pytest.raises(ModelFormatError, match="MODEL_CARD.md was changed"):
+        replace_card(copy, "# another\n", data_home=HOME)
+
+
 def test_overwrite_replaces_a_bundle_but_not_a_foreign_directory(amaris_parts, tmp_path):
     from perfml.errors import ResultFileExistsError, UnsafeOutputError
 

@@ -445,3 +445,26 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
             series = series.astype(bool)
         result[column] = series
     return result
+
+
+def replace_card(path, text: str, *, data_home=None) -> dict:
+    """Write ``text`` as the bundle's ``MODEL_CARD.md`` and re-hash the top manifest.
+
+    The card quotes the figures ``perfml train`` printed, so it is written after training.
+    The bundle is verified first (every file against the manifest); only the card and
+    the top manifest change, the sub-models are untouched. Returns the new manifest.
+
+    Raises
+    ------
+    ModelFormatError
+        If ``path`` is not a valid version-3 bundle.
+    """
+    path = Path(path)
+    bundle = load_predictor(path, data_home=data_home)
+    meta = bundle.metadata_
+    if meta.get("version") != _bundle_version():
+        raise ModelFormatError(f"{path}: not a multi-corpus bundle (version {meta.get('version')}); "
+                               "give a directory written by this perfml's `perfml train`")
+    (path / "MODEL_CARD.md").write_text(text)
+    body = {k: v for k, v in meta.items() if k not in ("files", "manifest_sha256")}
+    return _write_top_manifest(path, body)
