@@ -99,6 +99,11 @@ def predict(
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
 
+    A row with ``app_id`` is an application kernel (nine described apps, Rodinia, or your
+    own with ``--reference``); a row with ``op`` is a deep-learning operator (bmm, linear,
+    element-wise, softmax, ln, conv, with its dimensions). Each goes to the model
+    directory's sub-model for its corpus; the output keeps the rows' order and columns.
+
     With ``--characterization`` or ``--calibration`` (the calibrated tier), that file is
     the only thing of the target board the prediction uses.
 
