@@ -250,6 +250,19 @@ def test_the_cli_answers_a_mixed_file_with_a_mixed_reference(bundle_dir, tmp_pat
     assert (got["predicted_ms"].astype(float) > 0).all()
 
 
+def test_a_launch_conflict_names_the_row_of_a_mixed_reference_file(bundle, tmp_path):
+    path = tmp_path / "ref.csv"
+    pd.DataFrame([
+        {"board": "GTX-970", "app_id": "my_kernel", "input_size": 4096, "op": "", "B": "", "M": "", "N": "", "K": "",
+         "grid_x": 16, "time_ms": 0.2},
+        {"board": "Tesla-T4", "app_id": "", "input_size": "", "op": "bmm", "B": 4, "M": 64, "N": 64, "K": 64,
+         "grid_x": 16, "time_ms": 0.05},
+    ]).to_csv(path, index=False)
+    q = _text(pd.DataFrame([{"board": "Tesla-P4", "app_id": "", "op": "bmm", "B": 4, "M": 64, "N": 64, "K": 64, "grid_x": 8}]))
+    with pytest.raises(ReferenceValidationError, match=r"ref.csv: row 2 \(line 3\), column grid_x.*q.csv: row 1"):
+        predict_any(bundle, q, "q.csv", reference=read_reference_any(path), reference_where=f"--reference {path}")
+
+
 def test_an_operator_interval_is_its_op_class_quantile(bundle, dlops_rows):
     model = bundle.models["dlops"]
     rows = dlops_rows.groupby("op").head(1)

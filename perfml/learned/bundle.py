@@ -367,10 +367,20 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     if apps.size:
         part = frame.iloc[apps].reset_index(drop=True)
         app_ref = check_reference(part, where if not ops.size else RowNames(where, apps))
+        app_ref.attrs["file_rows"] = [int(i) for i in apps]  # to name the file's rows in later messages
     if ops.size:
         part = frame.iloc[ops].reset_index(drop=True)
         op_ref = check_operator_reference(part, where if not apps.size else RowNames(where, ops))
+        op_ref.attrs["file_rows"] = [int(i) for i in ops]
     return app_ref, op_ref
+
+
+def _reference_names(reference, reference_where):
+    """``reference_where`` naming the rows of a reference part by their rows in the whole file."""
+    from perfml.learned.queries import RowNames
+
+    rows = reference.attrs.get("file_rows") if reference is not None else None
+    return RowNames(str(reference_where), rows) if rows is not None else reference_where
 
 
 def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference=None,
@@ -426,10 +436,11 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
         names = where if idx.size == len(original) else RowNames(where, idx)
         frame = original.iloc[idx].reset_index(drop=True)
         if route == "dlops":
-            out = predict_operator_queries(model, frame, names, reference=op_ref, reference_where=reference_where,
-                                           level=level)
+            out = predict_operator_queries(model, frame, names, reference=op_ref, level=level,
+                                           reference_where=_reference_names(op_ref, reference_where))
         else:
-            out = predict_queries(model, frame, names, reference=app_ref, reference_where=reference_where, level=level)
+            out = predict_queries(model, frame, names, reference=app_ref, level=level,
+                                  reference_where=_reference_names(app_ref, reference_where))
         parts.append((idx, out))
     if len(parts) == 1:
         return parts[0][1]
