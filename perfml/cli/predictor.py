@@ -124,8 +124,7 @@ def predict(
 
     bundle = load_predictor(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
-        for reg in bundle.amaris_models:
-            _use_target(reg, original, characterization, calibration)
+        _use_target(bundle.amaris_models, original, characterization, calibration)
     result = predict_any(bundle, original, str(queries), reference=ref,
                          reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)
@@ -134,8 +133,8 @@ def predict(
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")
 
 
-def _use_target(reg, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
-    """Give the model the target board's characterization (read, or calibrated from runtimes)."""
+def _use_target(models, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
+    """Give the application sub-models the target board's characterization (read, or calibrated from runtimes)."""
     from perfml.errors import InvalidValueError
     from perfml.learned.target_characterization import calibrate_target, use_target_characterization
 
@@ -148,7 +147,8 @@ def _use_target(reg, queries, characterization: Optional[Path], calibration: Opt
         ch, where = load_characterization(characterization), str(characterization)
     else:
         ch, where = calibrate_target(calibration, boards), f"the calibration of {calibration}"
-    for warning in use_target_characterization(reg, ch, boards, where):
+    warnings = [w for reg in models for w in use_target_characterization(reg, ch, boards, where)]
+    for warning in dict.fromkeys(warnings):  # once each, though several sub-models may give it
         typer.echo(f"warning: {warning}", err=True)
 
 

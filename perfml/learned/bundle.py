@@ -236,22 +236,11 @@ def _check_top_manifest(meta: dict, meta_path: Path) -> dict:
 
 
 def _verify_tree(path: Path, meta: dict) -> None:
-    from perfml.learned.persistence import _directory_files, _sha256_file
+    from perfml.learned.persistence import verify_tree
 
-    listed = meta["files"]
-    files, odd = _directory_files(path)
-    if odd:
-        raise ModelFormatError(f"{path / odd[0]} is not a regular file (a link or a special file); {_RETRAIN}")
-    for rel in sorted(listed):
-        if rel not in files:
-            raise ModelFormatError(f"{path / rel} is missing from the model directory; {_RETRAIN}")
-        if _sha256_file(path / rel) != listed[rel]:
-            raise ModelFormatError(f"{path / rel} was changed after saving (sha256 differs from the manifest); {_RETRAIN}")
-    extra = [f for f in files if f not in listed]
-    if extra:
-        raise ModelFormatError(f"{path / extra[0]} is not part of the saved model (not in the manifest); remove it, or {_RETRAIN}")
+    verify_tree(path, meta["files"])
     for name in meta["corpora"]:
-        if f"{name}/{_META}" not in listed:
+        if f"{name}/{_META}" not in meta["files"]:
             raise ModelFormatError(f"{path / name} lacks its {_META}; {_RETRAIN}")
 
 

@@ -97,11 +97,10 @@ def load_operator_model(path, *, data_home=None):
     """
     from xgboost import XGBRegressor
 
-    from perfml.learned.bundle import _verify_tree
     from perfml.learned.intervals import check_calibration
     from perfml.learned.operator_model._transfer import TransferTable
     from perfml.learned.operators import OperatorRegressor
-    from perfml.learned.persistence import FORMAT, VERSION, _manifest_digest, _non_finite
+    from perfml.learned.persistence import FORMAT, VERSION, _manifest_digest, _non_finite, verify_tree
 
     path = Path(path)
     meta_path = path / _META
@@ -127,7 +126,7 @@ def load_operator_model(path, *, data_home=None):
     for rel in meta["files"]:
         if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
             raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
-    _verify_tree(path, {**meta, "corpora": {}})
+    verify_tree(path, meta["files"])
     if _BOOSTER not in meta["files"]:
         raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")
     names = meta["feature_names"]

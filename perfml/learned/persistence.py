@@ -351,6 +351,18 @@ def check_manifest(meta, meta_path: Path) -> dict:
 def verify_files(path: Path, meta: dict) -> None:
     """Every file of the directory is listed in the manifest with the hash it had at save time."""
     listed = meta["files"]
+    verify_tree(path, listed)
+    if _BOOSTER not in listed:
+        raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")
+
+
+def verify_tree(path: Path, listed: dict) -> None:
+    """Every regular file under ``path`` (manifest excluded) is in ``listed`` with its sha256, and nothing else is there.
+
+    Shared by the multi-corpus bundle (:mod:`perfml.learned.bundle`) and the operator
+    sub-model (:mod:`perfml.learned.operator_persistence`).
+    """
+    path = Path(path)
     files, odd = _directory_files(path)
     if odd:
         raise ModelFormatError(f"{path / odd[0]} is not a regular file (a link or a special file); {_RETRAIN}")
@@ -362,8 +374,6 @@ def verify_files(path: Path, meta: dict) -> None:
     extra = [f for f in files if f not in listed]
     if extra:
         raise ModelFormatError(f"{path / extra[0]} is not part of the saved model (not in the manifest); remove it, or {_RETRAIN}")
-    if _BOOSTER not in listed:
-        raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")
 
 
 def read_manifest(path) -> dict:
