@@ -217,3 +217,24 @@ def test_bad_parameters_are_refused_in_fit_not_init(split, params):
 def test_every_error_is_a_perfml_error():
     for cls in (OperatorWorkError, UnknownBoardError, DatasetSchemaError, EstimatorParameterError):
         assert issubclass(cls, PerfmlError)
+
+
+# -- the estimator conformance suite (perfml.testing.estimator_checks) -------------------------------
+def _operator_estimators():
+    from perfml.closed_form.operator_roofline import OperatorRooflineModel
+
+    return {
+        "OperatorRegressor": OperatorRegressor(n_jobs=1, learner_params=FAST),
+        "OperatorRegressor-characterized": OperatorRegressor(n_jobs=1, learner_params=FAST, characterization=True),
+        "OperatorTransferBaseline": OperatorTransferBaseline(),
+        "OperatorRooflineModel": OperatorRooflineModel(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_operator_estimators()))
+def test_operator_estimators_conform(rows, name):
+    from perfml.testing.estimator_checks import CHECKS
+
+    small = rows[rows["op"].isin(["bmm", "add", "ln"])].groupby(["board", "op"]).head(8).reset_index(drop=True)
+    for check in CHECKS:
+        check(_operator_estimators()[name], small, small["time_ms"].to_numpy())

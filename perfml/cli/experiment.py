@@ -123,15 +123,13 @@ def _print_operator_tables(spec, result, print_table) -> None:
         print_table(pivot, title=f"{spec.name}: MAPE (%) per NeuSight split and op class")
     comparison = result.tables["neusight_comparison"]
     if not comparison.empty:
-        ours = comparison[~comparison["model"].str.startswith("published:")]
-        table = ours.pivot(index="op_class", columns="model", values="sum_ape")
-        published = comparison[comparison["model"].str.startswith("published:")]
-        for name, part in published.groupby("model", sort=False):
-            table[name] = part.set_index("op_class")["sum_ape"]
+        table = comparison.pivot_table(index="model", columns="op_class", values="sum_ape", sort=False)
+        table = table.reindex(columns=[c for c in ("BMM", "FC", "EW", "Softmax", "LN", "Conv") if c in table.columns])
         print_table(table.reset_index(), title=(
-            f"{spec.name}: NeuSight-style error (%) per op class: ours = APE of the summed latency of a held-out "
-            "board's NeuSight test-split rows, mean over held-out boards; published = NeuSight perop.csv (mean over "
-            "DL-model runs of the APE of per-class summed latency; not the same rows)"))
+            f"{spec.name}: NeuSight-style error (%) per op class. Ours: APE of the summed latency of a held-out "
+            "board's NeuSight test-split rows, mean over the held-out boards. published:* = NeuSight perop.csv "
+            "(mean over DL-model runs of the APE of per-class summed latency; in = training GPU and model, "
+            "out = held-out GPU or model); not the same rows"))
 
 
 def register(app: typer.Typer) -> None:

@@ -10,10 +10,11 @@ from perfml.learned.operator_model._regressor import (
     OperatorTransferBaseline,
     check_operator_rows,
 )
-from perfml.learned.operator_model._transfer import TRANSFER_COLUMNS, TransferTable, call_keys
+from perfml.learned.operator_model._transfer import KEY_COLUMNS, TRANSFER_COLUMNS, TransferTable, call_keys
 
 __all__ = [
     "DEFAULT_LEARNER_PARAMS",
+    "KEY_COLUMNS",
     "MONOTONE",
     "OperatorRegressor",
     "OperatorTransferBaseline",
