@@ -12,6 +12,7 @@ path, the routing, the validation and the persistence, not about accuracy.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
@@ -478,3 +479,26 @@ def test_corpus_figures_cover_each_op_class(dlops_rows):
     assert figures[0]["group"] == "all" and figures[0]["rows"] == len(dlops_rows)
     assert {f["group"] for f in figures[1:]} == {"BMM", "FC", "EW", "Softmax", "LN", "Conv"}
     assert all(0 < f["coverage"] <= 100 and f["mean_relative_width"] > 0 for f in figures)
+
+
+def test_cli_train_writes_a_bundle_of_the_chosen_corpora_and_prints_their_figures(tmp_path, capsys, monkeypatch):
+    """`perfml train` end to end on two small sources (BSPGPU: nine apps on 5 boards; 600 operator rows)."""
+    from perfml.cli import main
+    from perfml.learned import regressors
+    from perfml.learned.operator_model import _regressor
+
+    monkeypatch.setitem(regressors._DEFAULTS, "xgboost", {**regressors._DEFAULTS["xgboost"], **FAST})
+    monkeypatch.setattr(_regressor, "DEFAULT_LEARNER_PARAMS", {**_regressor.DEFAULT_LEARNER_PARAMS, **FAST})
+    out = tmp_path / "m"
+    code = main(["--quiet", "train", "--out", str(out), "--source", "BSPGPU", "--source", "neusight-2025",
+                 "--dlops-rows", "600", "--n-jobs", "1"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    bundle = load_predictor(out, data_home=HOME)
+    assert set(bundle.models) == {"described", "dlops"}
+    assert bundle.metadata_["training_sources"] == ["BSPGPU", "neusight-2025"]
+    for line in ("described all:", "dlops all:", "dlops BMM:", "dlops Conv:"):
+        assert line in printed.out
+    m = re.search(r"described all: (\d+) rows, leave-one-board-out MAPE ([\d.]+)%", printed.out)
+    assert int(m.group(1)) == bundle.models["described"].metadata_["training_rows"]
+    assert bundle.metadata_["figures"]["described"][0]["mape"] == pytest.approx(float(m.group(2)), abs=0.005)
