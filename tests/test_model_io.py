@@ -381,15 +381,22 @@ def test_a_model_card_is_stored_and_hashed(fitted, rows, tmp_path):
 
 
 def test_the_shipped_default_model_loads_and_verifies():
+    """models/default is a bundle of the three corpora, as `perfml train` (every corpus) writes it."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "models" / "default"
-    model = load_model(path, data_home=HOME)
-    assert model.metadata_["version"] == 2 and "MODEL_CARD.md" in model.metadata_["files"]
-    # `perfml train`'s default rows: every runtime of runtimes.csv.gz in the default GPU configuration
-    from perfml.learned.training import training_runtimes
+    from perfml.learned.bundle import load_predictor
+    from perfml.learned.training import corpus_rows
 
-    rt = training_runtimes(data_home=HOME)
-    assert model.metadata_["training"]["rows"] == model.metadata_["training_rows"] == len(rt)
-    assert set(model.metadata_["training"]["apps"]) == set(rt["app_id"])
-    assert {"described", "undescribed", "all"} <= set(model.metadata_["intervals"]["groups"])
+    path = Path(__file__).resolve().parents[1] / "models" / "default"
+    bundle = load_predictor(path, data_home=HOME)
+    meta = bundle.metadata_
+    assert meta["version"] == 3 and "MODEL_CARD.md" in meta["files"]
+    assert set(bundle.models) == {"described", "undescribed", "dlops"}
+    rows = corpus_rows(HOME, dlops_max_rows=meta["dlops_max_rows"], random_state=meta["seed"])
+    for name, model in bundle.models.items():
+        assert model.metadata_["training_rows"] == len(rows[name])
+    assert set(bundle.models["described"].metadata_["training"]["apps"]) == set(rows["described"]["app_id"])
+    assert set(bundle.models["undescribed"].metadata_["training"]["apps"]) == set(rows["undescribed"]["app_id"])
+    assert bundle.models["dlops"].metadata_["training"]["ops"] == sorted(rows["dlops"]["op"].unique())
+    assert {"described", "all"} <= set(bundle.models["described"].metadata_["intervals"]["groups"])
+    assert {"BMM", "FC", "EW", "Softmax", "LN", "Conv", "all"} <= set(bundle.models["dlops"].metadata_["intervals"]["groups"])

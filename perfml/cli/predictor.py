@@ -13,16 +13,23 @@ DataHome = typer.Option(None, "--data-home", help="Directory with the shared dat
 def train(
     out: Path = typer.Option(..., "--out", help="Model directory to create."),
     data_home: Optional[Path] = DataHome,
-    source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source (default: every source of runtimes.csv.gz, described and undescribed kernels)."),
+    source: Optional[list[str]] = typer.Option(None, "--source", help="Train only on rows of this source (repeatable): a source of runtimes.csv.gz or neusight-2025 (the operators). Default: every source."),
+    corpus: Optional[list[str]] = typer.Option(None, "--corpus", help="Train only this sub-model (repeatable): described, undescribed or dlops. Default: all three."),
+    dlops_rows: Optional[int] = typer.Option(None, "--dlops-rows", help="Train the operator model on a stratified subsample of at most this many rows (seed --seed); default: every row."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (subsample and learners)."),
+    n_jobs: Optional[int] = typer.Option(None, "--n-jobs", help="Threads of the operator learner (default: its own)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
 ) -> None:
-    """Train the default predictor (transfer baseline + xgboost residual) on every kernel of runtimes.csv.gz.
+    """Train one sub-model per corpus of the data home, each with its interval calibration.
 
-    The prediction intervals are calibrated by leave-one-board-out cross-validation (one
-    more fit per training board) and stored in the manifest; the held-out-board coverage
-    of the 90% interval is printed per kernel group. The deep-learning operator corpus
-    (dlops_runtimes.csv.gz) is not used.
+    Sub-models: ``described`` (the nine applications of runtimes.csv.gz), ``undescribed``
+    (Rodinia and other kernels known only from measurements) and ``dlops`` (the
+    deep-learning operators of dlops_runtimes.csv.gz). Each one's prediction intervals are
+    calibrated by leave-one-board-out cross-validation (one more fit per training board)
+    per kernel group / op class and stored in its hashed manifest; the held-out-board
+    MAPE, share within 0.8-1.2, coverage of the 90% interval and its mean width are
+    printed per corpus and group.
     """
     import time
 
@@ -35,8 +42,9 @@ def train(
         except (OSError, UnicodeDecodeError) as exc:
             raise DatasetSchemaError(f"--card {card}: cannot be read as UTF-8 text ({exc.__class__.__name__}); give a Markdown file") from None
 
-    from perfml.learned.persistence import replace_directory_check, save_model
-    from perfml.learned.training import fit_default, training_runtimes
+    from perfml.learned.bundle import save_bundle
+    from perfml.learned.persistence import replace_directory_check
+    from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus
 
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
@@ -45,58 +53,57 @@ def train(
     from perfml.cli._home import entry_data_home
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
-    rt = training_runtimes(data_home, source=source)
-    n_boards = rt["board"].nunique()
-    with progress("training", total=2 + n_boards, quiet=quiet_requested()) as advance:
-        t0 = time.perf_counter()
-        model, calibration, oof = fit_default(rt, data_home=data_home, progress=lambda b: advance(f"calibrated without {b}"))
-        seconds = time.perf_counter() - t0
-        advance("saving")
-        extra = {"training_rows": len(rt), "training_source": source,
-                 "training_boards": sorted(rt["board"].unique()), "fit_seconds": seconds}
-        if calibration is not None:
-            extra["intervals"] = calibration
-        save_model(model, out, overwrite=overwrite, training_rows=rt,
-                   extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None, extra=extra)
+    rows = corpus_rows(data_home, sources=source, corpora=corpus, dlops_max_rows=dlops_rows, random_state=seed)
+    parts, figures, seconds = {}, {}, {}
+    total = sum(1 + r["board"].nunique() for r in rows.values()) + 1
+    with progress("training", total=total, quiet=quiet_requested()) as advance:
+        for name, rt in rows.items():
+            t0 = time.perf_counter()
+            model, calibration, oof = fit_corpus(name, rt, data_home=data_home, random_state=seed, n_jobs=n_jobs,
+                                                 progress=lambda b, name=name: advance(f"{name}: calibrated without {b}"))
+            seconds[name] = time.perf_counter() - t0
+            advance(f"{name}: fitted")
+            extra = {"training_rows": len(rt), "training_sources": sorted(set(rt["source"].astype(str))),
+                     "training_boards": sorted(rt["board"].astype(str).unique()), "fit_seconds": seconds[name]}
+            if calibration is not None:
+                extra["intervals"] = calibration
+            if oof is not None:
+                figures[name] = corpus_figures(name, rt, oof)
+            parts[name] = (model, rt, extra)
+        top = {"training_sources": sorted({s for rt in rows.values() for s in rt["source"].astype(str)}),
+               "dlops_max_rows": dlops_rows, "seed": seed, "fit_seconds": seconds, "figures": figures}
+        save_bundle(parts, out, overwrite=overwrite, extra=top,
+                    extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None)
         advance("saved")
-    typer.echo(f"trained on {len(rt)} runtimes of {n_boards} boards and {rt['app_id'].nunique()} kernels "
-               f"in {seconds:.1f} s (fit + leave-one-board-out calibration); saved to {out}")
-    if oof is not None:
-        _echo_coverage(rt, oof)
-
-
-def _echo_coverage(rt, oof) -> None:
-    """Print leave-one-board-out MAPE and held-out-board coverage of the 90% interval per kernel group."""
-    import numpy as np
-
-    from perfml.learned.intervals import held_out_board_coverage, kernel_group
-
-    groups = kernel_group(rt["app_id"])
-    y = rt["measured_ms"].to_numpy(dtype=float)
-    for g in ("described", "undescribed"):
-        m = groups == g
-        if not m.any():
-            continue
-        ape = np.abs(oof[m] / y[m] - 1.0)
-        cov = held_out_board_coverage(oof[m], y[m], rt["board"].to_numpy()[m], 0.90)
-        typer.echo(f"{g} kernels: {int(m.sum())} rows, leave-one-board-out MAPE {100 * ape.mean():.2f}%, "
-                   f"{100 * np.mean(ape <= 0.2):.1f}% within 0.8-1.2; 90% interval covers {100 * cov['coverage']:.1f}% "
-                   f"of held-out-board rows, mean relative width {cov['mean_relative_width']:.3f}")
+    for name, rt in rows.items():
+        typer.echo(f"{name}: trained on {len(rt)} rows of {rt['board'].nunique()} boards and "
+                   f"{rt['op' if name == 'dlops' else 'app_id'].nunique()} kernels in {seconds[name]:.1f} s "
+                   "(fit + leave-one-board-out calibration)")
+        for f in figures.get(name, ()):
+            typer.echo(f"  {name} {f['group']}: {f['rows']} rows, leave-one-board-out MAPE {f['mape']:.2f}%, "
+                       f"{f['in_band']:.1f}% within 0.8-1.2; 90% interval covers {f['coverage']:.1f}% of held-out-board "
+                       f"rows, mean relative width {f['mean_relative_width']:.3f}")
+    typer.echo(f"saved to {out}")
 
 
 def predict(
     model: Path = typer.Option(..., "--model", help="Model directory written by `perfml train`."),
-    queries: Path = typer.Option(..., "--queries", help="CSV with board, app_id, input_size (+ launch and any other columns of runtimes.csv, carried through)."),
+    queries: Path = typer.Option(..., "--queries", help="CSV of application rows (board, app_id, input_size: the columns of runtimes.csv) and/or operator rows (board, op and its dims: the columns of dlops_runtimes.csv), without time columns; other columns are carried through."),
     output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, lower_ms, upper_ms, basis, clamped_to_bound, extrapolated, extrapolation."),
     data_home: Optional[Path] = DataHome,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
-    reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms) on boards you have; the same runs on other boards are predicted from them."),
+    reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms; application or operator rows) on boards you have; the same runs on other boards are predicted from them."),
     level: float = typer.Option(0.90, "--level", help="Nominal level of the lower_ms/upper_ms interval (0.50 to 0.99, steps of 0.01)."),
     characterization: Optional[Path] = typer.Option(None, "--characterization", help="Characterization of the target board (from `perfml characterize`); the queries must all be of that board."),
     calibration: Optional[Path] = typer.Option(None, "--calibration", help="Runtime rows (any kernel of known work) measured on the target board, with time_ms: calibrates its characterization."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="Profiler counters of the --reference runs: an `ncu --csv` export (details or raw page) or an `nvprof --csv` metrics/events export (docs/profile_import.md)."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).
+
+    A row with ``app_id`` is an application kernel (nine described apps, Rodinia, or your
+    own with ``--reference``); a row with ``op`` is a deep-learning operator (bmm, linear,
+    element-wise, softmax, ln, conv, with its dimensions). Each goes to the model
+    directory's sub-model for its corpus; the output keeps the rows' order and columns.
 
     With ``--characterization`` or ``--calibration`` (the calibrated tier), that file is
     the only thing of the target board the prediction uses.
@@ -105,37 +112,38 @@ def predict(
     stops everything and nothing is written.
     """
     from perfml._safe_output import check_output_path
-    from perfml.learned.persistence import load_model
-    from perfml.learned.queries import predict_queries, read_query_csv, write_predictions
+    from perfml.learned.bundle import load_predictor, predict_any, read_reference_any
+    from perfml.learned.queries import read_query_csv, write_predictions
 
     from perfml.learned.intervals import check_level
-    from perfml.learned.queries import read_reference
 
     check_level(level)
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
-    ref = read_reference(reference) if reference is not None else None
+    ref = read_reference_any(reference) if reference is not None else None
     from perfml.learned.profile_import import describe_profile, read_reference_profile, use_reference_profile
 
-    prof = read_reference_profile(profile, ref, reference) if profile is not None else None
+    # profiler counters describe application kernels: they attach to the reference's application rows
+    prof = read_reference_profile(profile, ref[0] if ref is not None else None, reference) if profile is not None else None
     from perfml.cli._home import entry_data_home
 
-    reg = load_model(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
+    bundle = load_predictor(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
-        _use_target(reg, original, characterization, calibration)
+        _use_target(bundle.amaris_models, original, characterization, calibration)
     if prof is not None:
-        warning = use_reference_profile(reg, prof)
+        warnings = [use_reference_profile(reg, prof) for reg in bundle.amaris_models]
+        warning = warnings[0] if warnings and all(warnings) else None  # a warning only when no sub-model uses it
         typer.echo(f"warning: {warning}" if warning else describe_profile(prof), err=True)
-    result = predict_queries(reg, original, str(queries), reference=ref,
-                             reference_where=f"--reference {reference}", level=level)
+    result = predict_any(bundle, original, str(queries), reference=ref,
+                         reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)
     n_extra = int(result["extrapolated"].sum())
     note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")
 
 
-def _use_target(reg, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
-    """Give the model the target board's characterization (read, or calibrated from runtimes)."""
+def _use_target(models, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
+    """Give the application sub-models the target board's characterization (read, or calibrated from runtimes)."""
     from perfml.errors import InvalidValueError
     from perfml.learned.target_characterization import calibrate_target, use_target_characterization
 
@@ -148,7 +156,8 @@ def _use_target(reg, queries, characterization: Optional[Path], calibration: Opt
         ch, where = load_characterization(characterization), str(characterization)
     else:
         ch, where = calibrate_target(calibration, boards), f"the calibration of {calibration}"
-    for warning in use_target_characterization(reg, ch, boards, where):
+    warnings = [w for reg in models for w in use_target_characterization(reg, ch, boards, where)]
+    for warning in dict.fromkeys(warnings):  # once each, though several sub-models may give it
         typer.echo(f"warning: {warning}", err=True)
 
 

@@ -30,7 +30,9 @@ measured, not assumed (:func:`held_out_board_coverage`).
 
 Quantiles are kept per kernel group: ``described`` (kernels with a description in
 the ``[model]`` tables of the kernel sidecars) and ``undescribed`` (kernels known only from measurements, e.g. Rodinia),
-whose errors differ several-fold; a group with no calibration row uses ``all``. They are
+whose errors differ several-fold, and, for the deep-learning operators, one group per op
+class (:data:`perfml.operators.OP_CLASSES`: BMM, FC, EW, Softmax, LN, Conv); a group with
+no calibration row uses ``all``. They are
 stored in the model's manifest (hashed with it) at every level of :data:`LEVELS`.
 
 Extrapolation rule: a row flagged ``extrapolated`` (input size outside the training range
@@ -54,6 +56,8 @@ LEVELS = tuple(round(0.50 + 0.01 * i, 2) for i in range(50))
 #: Log half-width multiplier for rows flagged ``extrapolated``.
 EXTRAPOLATION_WIDENING = 2.0
 GROUPS = ("described", "undescribed", "all")
+#: every group name a calibration may hold: the two kernel groups, the operator classes, ``all``
+ALL_GROUPS = ("described", "undescribed", "BMM", "FC", "EW", "Softmax", "LN", "Conv", "all")
 METHOD = "split-conformal |log(pred/measured)|, leave-one-board-out out-of-fold"
 
 
@@ -91,7 +95,9 @@ def board_oof_predictions(model, X: pd.DataFrame, y, *, progress=None) -> np.nda
     oof = np.full(len(X), np.nan)
     for board in sorted(set(boards)):
         test = boards == board
-        est = clone(model).set_params(shrinkage=float(getattr(model, "shrinkage_", 1.0)))
+        est = clone(model)
+        if hasattr(model, "shrinkage_"):  # a RuntimeRegressor: keep the full fit's shrinkage
+            est.set_params(shrinkage=float(model.shrinkage_))
         est.fit(X[~test].reset_index(drop=True), y[~test])
         oof[test] = est.predict(X[test].reset_index(drop=True))
         if progress is not None:
@@ -105,12 +111,19 @@ def log_scores(pred, measured) -> np.ndarray:
 
 
 def calibrate(scores, groups, boards) -> dict:
-    """The manifest entry: method, levels and per-group conformal quantiles of ``scores``."""
+    """The manifest entry: method, levels and per-group conformal quantiles of ``scores``.
+
+    ``groups`` names each row's group (one of :data:`ALL_GROUPS` other than ``all``);
+    the ``all`` group pools every row.
+    """
     scores = np.asarray(scores, dtype=float)
     groups = np.asarray(groups, dtype=object)
+    unknown = sorted(set(map(str, groups)) - set(ALL_GROUPS[:-1]))
+    if unknown:
+        raise ValueError(f"calibration group {unknown[0]!r} is not one of {ALL_GROUPS[:-1]}")
     ok = np.isfinite(scores)
     table = {}
-    for g in GROUPS:
+    for g in ALL_GROUPS:
         mask = ok & ((groups == g) if g != "all" else True)
         if not mask.any():
             continue
@@ -149,17 +162,21 @@ def check_calibration(entry, where) -> dict:
         raise bad("lack the 'all' group")
     for g, t in entry["groups"].items():
         hw = t.get("log_halfwidth") if isinstance(t, dict) else None
-        if g not in GROUPS or not isinstance(hw, list) or len(hw) != len(LEVELS) or not all(
+        if g not in ALL_GROUPS or not isinstance(hw, list) or len(hw) != len(LEVELS) or not all(
             x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0) for x in hw
         ) or any(a is not None and b is not None and b < a for a, b in zip(hw, hw[1:])):
             raise bad(f"group {g!r} must hold {len(LEVELS)} non-negative, non-decreasing log half-widths")
     return entry
 
 
-def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """``lower_ms``, ``upper_ms`` per row (``pred * exp(-+q)``, q doubled for extrapolated rows)."""
+def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float, *, groups=None) -> tuple[np.ndarray, np.ndarray]:
+    """``lower_ms``, ``upper_ms`` per row (``pred * exp(-+q)``, q doubled for extrapolated rows).
+
+    The row's group is its kernel group (:func:`kernel_group` of ``app_ids``) unless
+    ``groups`` gives it (e.g. the op class of operator rows).
+    """
     i = LEVELS.index(level)
-    groups = kernel_group(app_ids)
+    groups = kernel_group(app_ids) if groups is None else np.asarray(groups, dtype=object)
     table = calibration["groups"]
     half = np.empty(len(pred))
     for j, g in enumerate(groups):

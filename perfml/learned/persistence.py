@@ -37,6 +37,9 @@ from perfml.errors import ModelFormatError, PerfmlError
 
 FORMAT = "perfml-model"
 VERSION = 2
+#: version of the multi-corpus bundle's top manifest (:mod:`perfml.learned.bundle`); its
+#: sub-models are version-2 directories
+BUNDLE_VERSION = 3
 _META = "perfml-model.json"
 _BOOSTER = "booster.json"
 _FEATURES = "features"
@@ -117,10 +120,6 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
     ModelFormatError
         If the model's learner cannot be saved safely.
     """
-    import sklearn
-    import xgboost
-
-    from perfml import __version__
     from perfml._safe_output import make_staging_directory, replace_directory
 
     path = Path(path)
@@ -134,33 +133,9 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
             raise ModelFormatError(f"extra file name {name!r} is not allowed; use a plain file name other than {sorted(reserved)}")
     # Refuse early (before the costly writes) what replace_directory would refuse anyway.
     replace_directory_check(path, overwrite=overwrite)
-    meta_features, tables = model.features_.get_state()
-    meta = {
-        "format": FORMAT,
-        "version": VERSION,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "regressor_params": model.get_params(deep=False) | {"data_home": None},
-        "feature_names": list(model.feature_names_),
-        "shrinkage": float(model.shrinkage_),
-        "features": meta_features,
-        "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
-        "training": training_ranges(training_rows) if training_rows is not None else {},
-        **(extra or {}),
-    }
     staging = make_staging_directory(path)
     try:
-        booster = model.model_.get_booster().copy()
-        try:  # recorded in booster.json, checked against the manifest at load
-            booster.feature_names = list(model.feature_names_)
-        except ValueError:  # a name xgboost does not accept ('[', ']', '<'): the manifest hash still guards the order
-            booster.feature_names = None
-        booster.save_model(str(staging / _BOOSTER))
-        (staging / _FEATURES).mkdir()
-        for name, table in tables.items():
-            table.to_parquet(staging / _FEATURES / f"{name}.parquet", index=False)
-        for name, text in (extra_files or {}).items():
-            (staging / name).write_text(text)
-        write_manifest(staging, meta)
+        write_model_files(model, staging, extra=extra, training_rows=training_rows, extra_files=extra_files)
     except BaseException as exc:
         import shutil
 
@@ -174,6 +149,52 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
                                    "free space or choose another --out") from None
         raise
     return replace_directory(staging, path, overwrite=overwrite, is_own=why_not_model_directory, what="perfml model directory")
+
+
+def write_model_files(model, directory, *, extra: dict | None = None, training_rows=None,
+                      extra_files: dict[str, str] | None = None) -> dict:
+    """Write the files of a version-2 model directory into the existing, empty ``directory``.
+
+    The parts of :func:`save_model` that do not stage or replace: the booster, the
+    feature tables, the extra files and the manifest (returned). Used by
+    :func:`save_model` and by the multi-corpus bundle (:mod:`perfml.learned.bundle`), whose
+    sub-models are such directories.
+    """
+    import sklearn
+    import xgboost
+
+    from perfml import __version__
+
+    if model.learner != "xgboost":
+        raise ModelFormatError(
+            f"only xgboost models can be saved safely (got learner={model.learner!r}); train with learner='xgboost'"
+        )
+    staging = Path(directory)
+    meta_features, tables = model.features_.get_state()
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "regressor_params": model.get_params(deep=False) | {"data_home": None},
+        "feature_names": list(model.feature_names_),
+        "shrinkage": float(model.shrinkage_),
+        "features": meta_features,
+        "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
+        "training": training_ranges(training_rows) if training_rows is not None else {},
+        **(extra or {}),
+    }
+    booster = model.model_.get_booster().copy()
+    try:  # recorded in booster.json, checked against the manifest at load
+        booster.feature_names = list(model.feature_names_)
+    except ValueError:  # a name xgboost does not accept ('[', ']', '<'): the manifest hash still guards the order
+        booster.feature_names = None
+    booster.save_model(str(staging / _BOOSTER))
+    (staging / _FEATURES).mkdir()
+    for name, table in tables.items():
+        table.to_parquet(staging / _FEATURES / f"{name}.parquet", index=False)
+    for name, text in (extra_files or {}).items():
+        (staging / name).write_text(text)
+    return write_manifest(staging, meta)
 
 
 def write_manifest(directory, meta: dict) -> dict:
@@ -278,6 +299,11 @@ def check_manifest(meta, meta_path: Path) -> dict:
 
     if not isinstance(meta, dict):
         raise _bad(meta_path, f"expected a JSON object, found {type(meta).__name__}")
+    if meta.get("format") == FORMAT and meta.get("version") == BUNDLE_VERSION:
+        raise ModelFormatError(
+            f"{meta_path}: a multi-corpus model bundle (version {BUNDLE_VERSION}), not a single model; load it with "
+            "perfml.learned.bundle.load_predictor (as `perfml predict` does)"
+        )
     if meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise ModelFormatError(
             f"{meta_path}: format {meta.get('format')!r} version {meta.get('version')!r} is not supported "
@@ -325,6 +351,18 @@ def check_manifest(meta, meta_path: Path) -> dict:
 def verify_files(path: Path, meta: dict) -> None:
     """Every file of the directory is listed in the manifest with the hash it had at save time."""
     listed = meta["files"]
+    verify_tree(path, listed)
+    if _BOOSTER not in listed:
+        raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")
+
+
+def verify_tree(path: Path, listed: dict) -> None:
+    """Every regular file under ``path`` (manifest excluded) is in ``listed`` with its sha256, and nothing else is there.
+
+    Shared by the multi-corpus bundle (:mod:`perfml.learned.bundle`) and the operator
+    sub-model (:mod:`perfml.learned.operator_persistence`).
+    """
+    path = Path(path)
     files, odd = _directory_files(path)
     if odd:
         raise ModelFormatError(f"{path / odd[0]} is not a regular file (a link or a special file); {_RETRAIN}")
@@ -336,8 +374,6 @@ def verify_files(path: Path, meta: dict) -> None:
     extra = [f for f in files if f not in listed]
     if extra:
         raise ModelFormatError(f"{path / extra[0]} is not part of the saved model (not in the manifest); remove it, or {_RETRAIN}")
-    if _BOOSTER not in listed:
-        raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")
 
 
 def read_manifest(path) -> dict:

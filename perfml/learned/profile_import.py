@@ -646,11 +646,13 @@ def read_reference_profile(path, reference: pd.DataFrame | None, reference_path=
         :func:`read_profile` / :func:`attach_profile` refuse the file.
     """
     if reference is None:
-        raise ProfileImportError(f"--profile {path}: a profile needs --reference R.csv (your measured times of the profiled "
-                                 "runs, query columns + time_ms); add --reference, or drop --profile")
+        raise ProfileImportError(f"--profile {path}: a profile needs --reference R.csv with application rows (your measured "
+                                 "times of the profiled runs, query columns + time_ms); add --reference, or drop --profile")
     # the reference as text, for its optional kernel_name column (read_reference keeps only what it checks;
     # it has already read this file, so it is a readable CSV)
     raw = pd.read_csv(reference_path, dtype=str, keep_default_na=False) if reference_path is not None else None
+    if raw is not None and "file_rows" in reference.attrs:  # a mixed file: the application rows only
+        raw = raw.iloc[reference.attrs["file_rows"]].reset_index(drop=True)
     return attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",
                           reference_where=f"--reference {reference_path}")
 

@@ -66,9 +66,32 @@ def _num(value):
     return value
 
 
+def _at(where, row: int) -> str:
+    """Row ``row`` (0-based) named: ``where(row)`` when ``where`` is callable, else "FILE: row r (line r + 1)"."""
+    return where(row) if callable(where) else f"{where}: row {row + 1} (line {row + 2})"
+
+
+class RowNames(str):
+    """A file label that also names rows of a subset by their rows in the whole file.
+
+    ``RowNames("q.csv", [3, 7])(1)`` is "q.csv: row 8 (line 9)": used where the rows of one
+    file are split among models (operator rows, application rows) and each part is checked
+    on its own, so that every message still names the row of the user's file.
+    """
+
+    def __new__(cls, label: str, rows):
+        obj = super().__new__(cls, label)
+        obj.rows = [int(r) for r in rows]
+        return obj
+
+    def __call__(self, row: int) -> str:
+        r = self.rows[row]
+        return f"{str(self)}: row {r + 1} (line {r + 2})"
+
+
 def _row_error(where, row: int, column: str, value, problem: str, fix: str) -> QueryValidationError:
     """``where`` is a file name (rows are numbered) or a callable naming row ``row`` itself."""
-    at = where(row) if callable(where) else f"{where}: row {row + 1} (line {row + 2})"
+    at = _at(where, row)
     return QueryValidationError(f"{at}, column {column}: {problem}, found {_num(value)!r}; {fix}")
 
 
@@ -245,7 +268,7 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
 
 
 def _infer(column: pd.Series) -> pd.Series:
-    if column.dtype != object:
+    if column.dtype != object and not pd.api.types.is_string_dtype(column):  # pandas 3 reads text as "str"
         return column
     blank = column.astype(str).str.strip() == ""
     try:
@@ -313,8 +336,17 @@ def read_reference(path) -> pd.DataFrame:
     from perfml.boards import resolve_board_name
     from perfml.errors import ReferenceValidationError
 
-    frame = read_query_csv(path)
-    where = f"--reference {path}"
+    return check_reference(read_query_csv(path), f"--reference {path}")
+
+
+def check_reference(frame: pd.DataFrame, where) -> pd.DataFrame:
+    """Check reference rows (as read by :func:`read_query_csv`); see :func:`read_reference`.
+
+    ``where`` is the file name (rows are numbered) or a callable naming a 0-based row.
+    """
+    from perfml.boards import resolve_board_name
+    from perfml.errors import ReferenceValidationError
+
     missing = [c for c in REFERENCE_REQUIRED if c not in frame.columns]
     if missing:
         raise ReferenceValidationError(f"{where}: missing column(s) {', '.join(missing)}; a reference needs "
@@ -323,7 +355,7 @@ def read_reference(path) -> pd.DataFrame:
         raise ReferenceValidationError(f"{where}: no rows; add at least one measurement under the header")
 
     def err(i, column, value, problem, fix):
-        return ReferenceValidationError(f"{where}: row {i + 1} (line {i + 2}), column {column}: {problem}, found {_num(value)!r}; {fix}")
+        return ReferenceValidationError(f"{_at(where, i)}, column {column}: {problem}, found {_num(value)!r}; {fix}")
 
     ref = pd.DataFrame(index=frame.index)
     boards = []
@@ -401,9 +433,9 @@ def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
                         if c in hits.columns and c in q.columns and np.isfinite(r[c]) and np.isfinite(row[c]) and r[c] != row[c]:
                             k = int(r.name)
                             raise ReferenceValidationError(
-                                f"{ref_where}: row {k + 1} (line {k + 2}), column {c}: the reference ran kernel "
+                                f"{_at(ref_where, k)}, column {c}: the reference ran kernel "
                                 f"{row['app_id']} at input_size {_num(row['input_size'])} with {c} = {_num(r[c])} but "
-                                f"{where} row {i + 1} asks for {c} = {_num(row[c])}; a reference predicts only the same "
+                                f"{_at(where, i)} asks for {c} = {_num(row[c])}; a reference predicts only the same "
                                 "launch: make the launches agree or measure the query's launch"
                             )
             if str(row["app_id"]) in described or np.isfinite(row["block_x"]) and np.isfinite(row["grid_x"]):
@@ -532,7 +564,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
 
         i = int(unknown[0])
         raise UnsupportedQueryError(
-            f"{where}: row {i + 1} (line {i + 2}), column input_size: kernel {q['app_id'].iloc[i]!r} is known only from "
+            f"{_at(where, i)}, column input_size: kernel {q['app_id'].iloc[i]!r} is known only from "
             f"{reference_where}, which has no measurement at input_size {_num(q['input_size'].iloc[i])}; "
             "add a reference measurement of this size"
         )
@@ -540,7 +572,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     if bad.size:
         i = int(bad[0])
         raise QueryValidationError(
-            f"{where}: row {i + 1} (line {i + 2}): the prediction is {pred[i]!r} ms, not a finite positive time "
+            f"{_at(where, i)}: the prediction is {pred[i]!r} ms, not a finite positive time "
             f"(board {q['board'].iloc[i]}, app {q['app_id'].iloc[i]}, input_size {_num(q['input_size'].iloc[i])}); "
             "the query is too far outside the training data: choose a size nearer the training range"
         )

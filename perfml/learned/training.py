@@ -49,3 +49,169 @@ def fit_default(rt: pd.DataFrame, *, data_home=None, calibrate: bool = True, pro
     oof = board_oof_predictions(model, rt, y, progress=progress)
     calibration = make_calibration(log_scores(oof, y), kernel_group(rt["app_id"]), rt["board"].to_numpy())
     return model, calibration, oof
+
+
+# -- every corpus: one sub-model each (perfml.learned.bundle) ---------------------------------
+#: the source of the deep-learning operator corpus (dlops_runtimes.csv.gz)
+DLOPS_SOURCE = "neusight-2025"
+
+
+def operator_training_rows(data_home=None, *, max_rows: int | None = None, random_state: int = 0) -> pd.DataFrame:
+    """Operator rows of ``dlops_runtimes.csv.gz`` (both NeuSight splits), measured time in ``measured_ms``.
+
+    With ``max_rows``, a subsample of at most that many rows drawn with ``random_state``,
+    stratified by (board, op): every (board, op) keeps the same share of its rows (at
+    least one), so each op class stays on every board. Training on 2 cores with all 267k
+    rows (and one more fit per board for the calibration) is slow; the subsample is the
+    documented way to bound it, and the model card says when it was used.
+    """
+    import numpy as np
+
+    from perfml.datasets import load_dlops_runtimes
+    from perfml.errors import InvalidValueError
+
+    rt = load_dlops_runtimes(data_home)
+    rt = rt.assign(measured_ms=rt["time_ms"].astype(float))
+    if max_rows is not None:
+        if max_rows < 1:
+            raise InvalidValueError(f"--dlops-rows must be a positive number of rows, found {max_rows}; give e.g. 40000")
+        if max_rows < len(rt):
+            share = max_rows / len(rt)
+            rng = np.random.default_rng(random_state)
+            keep = np.zeros(len(rt), dtype=bool)
+            for _, idx in rt.groupby(["board", "op"], sort=True).indices.items():
+                k = max(1, int(round(share * len(idx))))
+                keep[rng.choice(idx, size=min(k, len(idx)), replace=False)] = True
+            rt = rt[keep]
+    return rt.reset_index(drop=True)
+
+
+def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: int | None = None,
+                random_state: int = 0) -> dict[str, pd.DataFrame]:
+    """Training rows per corpus (``described``, ``undescribed``, ``dlops``) of the data home.
+
+    Parameters
+    ----------
+    sources : iterable of str, optional
+        Keep only these sources: sources of ``runtimes.csv.gz`` (``perfml data list``)
+        and :data:`DLOPS_SOURCE` for the operators. Default: every source.
+    corpora : iterable of str, optional
+        Keep only these corpora. Default: all three.
+    dlops_max_rows : int, optional
+        Subsample the operator rows (:func:`operator_training_rows`).
+
+    Raises
+    ------
+    InvalidValueError
+        For an unknown source or corpus, or when nothing is left to train on.
+    """
+    from perfml.datasets import load_runtimes
+    from perfml.errors import InvalidValueError
+    from perfml.learned.bundle import CORPORA
+    from perfml.learned.intervals import kernel_group
+
+    corpora = tuple(corpora) if corpora else CORPORA
+    bad = [c for c in corpora if c not in CORPORA]
+    if bad:
+        raise InvalidValueError(f"--corpus {bad[0]!r} is not a corpus; choose among {', '.join(CORPORA)}")
+    known = sorted(set(load_runtimes(data_home)["source"].astype(str))) + [DLOPS_SOURCE]
+    sources = tuple(sources) if sources else tuple(known)
+    bad = [s for s in sources if s not in known]
+    if bad:
+        raise InvalidValueError(f"--source {bad[0]!r} is not a source of the data home; choose among {', '.join(known)}")
+    out: dict[str, pd.DataFrame] = {}
+    amaris = [s for s in sources if s != DLOPS_SOURCE]
+    if amaris and ({"described", "undescribed"} & set(corpora)):
+        rt = training_runtimes(data_home)
+        rt = rt[rt["source"].astype(str).isin(amaris)].reset_index(drop=True)
+        groups = kernel_group(rt["app_id"])
+        for g in ("described", "undescribed"):
+            part = rt[groups == g].reset_index(drop=True)
+            if g in corpora and len(part):
+                out[g] = part
+    if DLOPS_SOURCE in sources and "dlops" in corpora:
+        out["dlops"] = operator_training_rows(data_home, max_rows=dlops_max_rows, random_state=random_state)
+    if not out:
+        raise InvalidValueError(f"no training rows for corpora {', '.join(corpora)} in sources {', '.join(sources)}; "
+                                "choose a source that holds the corpus (neusight-2025 for dlops)")
+    return out
+
+
+def calibration_groups(corpus: str, rows: pd.DataFrame):
+    """The interval group of each training row: kernel group (Amaris) or op class (operators)."""
+    if corpus == "dlops":
+        from perfml.operators import OP_CLASS
+
+        return rows["op"].astype(str).map(dict(OP_CLASS)).to_numpy(dtype=object)
+    from perfml.learned.intervals import kernel_group
+
+    return kernel_group(rows["app_id"])
+
+
+def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_jobs: int | None = None):
+    """The unfitted default estimator of a corpus.
+
+    Amaris corpora: :class:`~perfml.learned.regressors.RuntimeRegressor` (transfer baseline
+    plus xgboost residual, its defaults, as :func:`fit_default`). Operators:
+    :class:`perfml.learned.operators.OperatorRegressor` with its defaults.
+    """
+    if corpus == "dlops":
+        from perfml.learned.operators import OperatorRegressor
+
+        return OperatorRegressor(data_home=data_home, random_state=random_state,
+                                 **({"n_jobs": int(n_jobs)} if n_jobs is not None else {}))
+    from perfml.learned.regressors import RuntimeRegressor
+
+    return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home)
+
+
+def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None,
+               random_state: int = 0, n_jobs: int | None = None, estimator=None):
+    """Fit one corpus's model; with ``calibrate``, its leave-one-board-out interval calibration too.
+
+    Returns ``(model, calibration, oof)`` as :func:`fit_default` (calibration and oof None
+    with fewer than three boards). ``estimator`` replaces the default one (tests).
+    """
+    from perfml.learned.intervals import board_oof_predictions, calibrate as make_calibration, log_scores
+
+    y = rows["measured_ms"].to_numpy(dtype=float)
+    est = estimator if estimator is not None else make_corpus_model(corpus, data_home=data_home,
+                                                                   random_state=random_state, n_jobs=n_jobs)
+    model = est.fit(rows, y)
+    if not calibrate or rows["board"].nunique() < 3:
+        return model, None, None
+    oof = board_oof_predictions(model, rows, y, progress=progress)
+    calibration = make_calibration(log_scores(oof, y), calibration_groups(corpus, rows), rows["board"].to_numpy())
+    return model, calibration, oof
+
+
+def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) -> list[dict]:
+    """Leave-one-board-out figures of a corpus, overall and per interval group.
+
+    Each entry: ``group``, ``rows``, ``mape`` (%), ``in_band`` (% of rows within
+    [0.8, 1.2] of the measurement), ``coverage`` (% of held-out-board rows inside the
+    ``level`` interval calibrated on the other boards, :func:`held_out_board_coverage`),
+    ``mean_relative_width``.
+    """
+    import numpy as np
+
+    from perfml.learned.intervals import held_out_board_coverage
+
+    y = rows["measured_ms"].to_numpy(dtype=float)
+    oof = np.asarray(oof, dtype=float)
+    groups = calibration_groups(corpus, rows)
+    boards = rows["board"].astype(str).to_numpy()
+    ape = np.abs(oof / y - 1.0)
+    out = []
+    for g in dict.fromkeys(groups):
+        m = groups == g
+        cov = held_out_board_coverage(oof[m], y[m], boards[m], level)
+        out.append({"group": str(g), "rows": int(m.sum()), "mape": float(100 * ape[m].mean()),
+                    "in_band": float(100 * np.mean(ape[m] <= 0.2)), "coverage": float(100 * cov["coverage"]),
+                    "mean_relative_width": float(cov["mean_relative_width"])})
+    n = float(sum(e["rows"] for e in out))
+    overall = {"group": "all", "rows": len(rows), "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2)),
+               # each row is covered by its own group's interval (as at prediction time): weight the groups by rows
+               "coverage": sum(e["coverage"] * e["rows"] for e in out) / n,
+               "mean_relative_width": sum(e["mean_relative_width"] * e["rows"] for e in out) / n}
+    return [overall] + (out if len(out) > 1 else [])

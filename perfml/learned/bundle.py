@@ -1,0 +1,470 @@
+"""A model directory with one sub-model per corpus, and the row-by-row routing of queries to them.
+
+Why one model per corpus
+------------------------
+One regressor with one shrinkage for the nine described applications and the Rodinia
+kernels together is worse on both than a model per corpus (closing note of issue 10: the
+joint model's 90 % interval covered 86.8 % of held-out-board rows of the nine apps, the
+per-corpus models 89.2 % and 89.0 %): the transfer baseline, the residual's shrinkage and
+the interval width all differ several-fold between kernels with a description and kernels
+known only from measurements. The deep-learning operators (NeuSight corpus) are yet
+another population, on other boards, with their own features. So a model directory holds:
+
+``described``
+    the Amaris kernels with a description (the nine applications of the kernel sidecars),
+    a :class:`~perfml.learned.regressors.RuntimeRegressor`;
+``undescribed``
+    the Amaris kernels known only from measurements (Rodinia, and any kernel the user
+    gives through ``--reference``), a ``RuntimeRegressor``;
+``dlops``
+    the deep-learning operators, an operator regressor (``perfml.learned.operators``).
+
+Each sub-model is a version-2 model directory of its own (:mod:`perfml.learned.persistence`)
+with its own interval calibration (leave-one-board-out split conformal, per kernel group
+or op class, :mod:`perfml.learned.intervals`) in its hashed manifest. The top manifest
+(``perfml-model.json``, format ``perfml-model`` version 3) names the sub-models and holds
+the sha256 of every file of the tree, sub-manifests included, and of itself. A version-2
+directory (one model for every Amaris kernel) is read as a bundle of that one model.
+
+Routing (:func:`predict_any`): a query row with a non-empty ``op`` goes to ``dlops``; one
+with a non-empty ``app_id`` to ``described`` when the kernel has a description, else to
+``undescribed`` (the other Amaris sub-model when the bundle lacks the preferred one). A row
+with both or neither is refused naming the row. The output keeps the input's rows in
+order and every input column unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
+
+__all__ = [
+    "CORPORA",
+    "ModelBundle",
+    "load_predictor",
+    "predict_any",
+    "read_reference_any",
+    "save_bundle",
+]
+
+#: sub-model names, in the order they are trained and reported
+CORPORA = ("described", "undescribed", "dlops")
+CORPUS_TITLES = {
+    "described": "Amaris kernels with a description (nine apps)",
+    "undescribed": "Amaris kernels known only from measurements (Rodinia, --reference kernels)",
+    "dlops": "deep-learning operators (NeuSight)",
+    "amaris": "every Amaris kernel (one joint model, version-2 directory)",
+}
+_KINDS = ("runtime-regressor", "operator-regressor")
+_META = "perfml-model.json"
+_RETRAIN = "retrain it with `perfml train --out DIR` or restore the directory from a copy"
+_REQUIRED = {"format": str, "version": int, "created": str, "corpora": dict, "versions": dict, "files": dict,
+             "manifest_sha256": str}
+#: routing preference per kind of row: the first sub-model the bundle has answers
+_ROUTES = {"described": ("described", "amaris", "undescribed"),
+           "undescribed": ("undescribed", "amaris", "described"),
+           "dlops": ("dlops",)}
+
+
+@dataclass
+class ModelBundle:
+    """Fitted sub-models by corpus name, and the top manifest they were loaded with."""
+
+    models: dict
+    metadata_: dict = field(default_factory=dict)
+
+    def model_for(self, route: str):
+        """The sub-model answering rows of ``route`` (described, undescribed or dlops), or None."""
+        for name in _ROUTES[route]:
+            if name in self.models:
+                return self.models[name]
+        return None
+
+    @property
+    def amaris_models(self) -> list:
+        """The sub-models that answer Amaris rows (RuntimeRegressors)."""
+        return [self.models[n] for n in ("described", "undescribed", "amaris") if n in self.models]
+
+
+def _kind(model) -> str:
+    from perfml.learned.regressors import RuntimeRegressor
+
+    return "runtime-regressor" if isinstance(model, RuntimeRegressor) else "operator-regressor"
+
+
+# -- saving ----------------------------------------------------------------------------------
+def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | None = None,
+                extra_files: dict[str, str] | None = None) -> Path:
+    """Write a bundle: one sub-directory per corpus and the top manifest, atomically.
+
+    Parameters
+    ----------
+    parts : dict
+        ``{corpus: (model, training_rows, manifest_extra)}``; ``corpus`` one of
+        :data:`CORPORA`; ``manifest_extra`` (e.g. ``{"intervals": ...}``) goes into the
+        sub-model's manifest.
+    path : path-like
+        The model directory to create.
+    overwrite : bool
+        Replace ``path`` if it is a perfml model directory (never anything else).
+    extra : dict, optional
+        JSON-able entries of the top manifest (training sources, fit time, figures).
+    extra_files : dict of str to str, optional
+        Text files of the top directory (``{"MODEL_CARD.md": text}``), hashed too.
+
+    Raises
+    ------
+    ModelFormatError
+        For an unknown corpus name, no sub-model, or a bad extra file name.
+    ResultFileExistsError, UnsafeOutputError
+        As :func:`perfml.learned.persistence.save_model`.
+    """
+    import sklearn
+
+    from perfml import __version__
+    from perfml._safe_output import make_staging_directory, replace_directory
+    from perfml.learned.persistence import replace_directory_check, why_not_model_directory
+
+    path = Path(path)
+    unknown = [c for c in parts if c not in CORPORA]
+    if unknown or not parts:
+        raise ModelFormatError(f"a bundle holds sub-models named {', '.join(CORPORA)}, found {sorted(parts) or 'none'}; "
+                               "train at least one corpus")
+    for name in extra_files or {}:
+        if name == _META or name in CORPORA or "/" in name or name.startswith(".") or not name:
+            raise ModelFormatError(f"extra file name {name!r} is not allowed; use a plain file name other than "
+                                   f"{_META} and the corpus names")
+    replace_directory_check(path, overwrite=overwrite)
+    staging = make_staging_directory(path)
+    try:
+        corpora = {}
+        for corpus in CORPORA:
+            if corpus not in parts:
+                continue
+            model, rows, sub_extra = parts[corpus]
+            sub = staging / corpus
+            sub.mkdir()
+            kind = _kind(model)
+            sub_extra = {**(sub_extra or {}), "corpus": corpus}
+            if kind == "runtime-regressor":
+                from perfml.learned.persistence import write_model_files
+
+                meta = write_model_files(model, sub, extra=sub_extra, training_rows=rows)
+            else:
+                from perfml.learned.operator_persistence import write_operator_model_files
+
+                meta = write_operator_model_files(model, sub, extra=sub_extra, training_rows=rows)
+            corpora[corpus] = {"directory": corpus, "kind": kind, "title": CORPUS_TITLES[corpus],
+                               "rows": int(len(rows)) if rows is not None else None,
+                               "boards": list((meta.get("training") or {}).get("boards") or [])}
+        for name, text in (extra_files or {}).items():
+            (staging / name).write_text(text)
+        import xgboost
+
+        top = {"format": "perfml-model", "version": _bundle_version(),
+               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "corpora": corpora,
+               "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
+               **(extra or {})}
+        _write_top_manifest(staging, top)
+    except BaseException as exc:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError) or (isinstance(exc, Exception) and not isinstance(exc, PerfmlError)):
+            from perfml.errors import OutputWriteError
+
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{exc.__class__.__name__}: {exc}"
+            raise OutputWriteError(f"cannot write the model to {path} ({reason}); nothing was written: "
+                                   "free space or choose another --out") from None
+        raise
+    return replace_directory(staging, path, overwrite=overwrite, is_own=why_not_model_directory, what="perfml model directory")
+
+
+def _bundle_version() -> int:
+    from perfml.learned.persistence import BUNDLE_VERSION
+
+    return BUNDLE_VERSION
+
+
+def _write_top_manifest(directory: Path, meta: dict) -> dict:
+    from perfml.learned.persistence import _directory_files, _manifest_digest, _sha256_file
+
+    files, odd = _directory_files(directory)
+    if odd:
+        raise ModelFormatError(f"{directory / odd[0]} is not a regular file; a model directory holds regular files only")
+    meta = {**meta, "files": {rel: _sha256_file(directory / rel) for rel in files}}
+    meta.pop("manifest_sha256", None)
+    meta["manifest_sha256"] = _manifest_digest(meta)
+    (directory / _META).write_text(json.dumps(meta, indent=2, allow_nan=False, default=str) + "\n")
+    return meta
+
+
+# -- loading ---------------------------------------------------------------------------------
+def _bad(meta_path: Path, what: str) -> ModelFormatError:
+    return ModelFormatError(f"{meta_path}: {what}; {_RETRAIN}")
+
+
+def _check_top_manifest(meta: dict, meta_path: Path) -> dict:
+    from perfml.learned.persistence import _manifest_digest
+
+    for key, kind in _REQUIRED.items():
+        if key not in meta:
+            raise _bad(meta_path, f"required key {key!r} is missing")
+        if not isinstance(meta[key], kind) or (kind is int and isinstance(meta[key], bool)):
+            raise _bad(meta_path, f"{key!r} must be a {kind.__name__}, found {type(meta[key]).__name__}")
+    if meta["manifest_sha256"] != _manifest_digest(meta):
+        raise _bad(meta_path, "the manifest was changed after saving (manifest_sha256 does not match its content)")
+    corpora = meta["corpora"]
+    if not corpora or any(c not in CORPORA for c in corpora):
+        raise _bad(meta_path, f"'corpora' must name sub-models among {', '.join(CORPORA)}, found {sorted(corpora)}")
+    for name, entry in corpora.items():
+        if not isinstance(entry, dict) or entry.get("directory") != name or entry.get("kind") not in _KINDS:
+            raise _bad(meta_path, f"corpora[{name!r}] must give directory {name!r} and a kind among {_KINDS}")
+    for rel, digest in meta["files"].items():
+        if not (isinstance(rel, str) and isinstance(digest, str) and len(digest) == 64):
+            raise _bad(meta_path, f"files[{rel!r}] must map a relative path to a sha256 hex digest")
+        if rel.startswith("/") or ".." in Path(rel).parts:
+            raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
+    return meta
+
+
+def _verify_tree(path: Path, meta: dict) -> None:
+    from perfml.learned.persistence import verify_tree
+
+    verify_tree(path, meta["files"])
+    for name in meta["corpora"]:
+        if f"{name}/{_META}" not in meta["files"]:
+            raise ModelFormatError(f"{path / name} lacks its {_META}; {_RETRAIN}")
+
+
+def load_predictor(path, *, data_home=None) -> ModelBundle:
+    """Load a model directory: a version-3 bundle, or a version-2 single model as a one-model bundle.
+
+    Raises
+    ------
+    ModelFormatError
+        If the directory is missing, of another format or version, its manifest fails the
+        schema check, or any file of the tree is changed, missing or extra.
+    """
+    from perfml.learned.persistence import FORMAT, VERSION, _non_finite, load_model
+
+    path = Path(path)
+    meta_path = path / _META
+    if not meta_path.is_file():
+        raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); train one with `perfml train --out DIR`")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except UnicodeDecodeError:
+        raise _bad(meta_path, "is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ModelFormatError(f"{meta_path} is not valid JSON ({exc.msg}); re-create the model with `perfml train`") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ModelFormatError(f"{meta_path}: format {found!r} is not {FORMAT!r}; give a directory written by `perfml train`")
+    if meta.get("version") == VERSION:  # one joint model for every Amaris kernel
+        model = load_model(path, data_home=data_home)
+        return ModelBundle({"amaris": model}, {"format": FORMAT, "version": VERSION, "corpora": {"amaris": {}}})
+    if meta.get("version") != _bundle_version():
+        raise ModelFormatError(
+            f"{meta_path}: format {FORMAT!r} version {meta.get('version')!r} is not supported (this perfml reads "
+            f"versions {VERSION} and {_bundle_version()}); re-train with `perfml train --out DIR`"
+        )
+    where = _non_finite(meta)
+    if where is not None:
+        raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")
+    meta = _check_top_manifest(meta, meta_path)
+    _verify_tree(path, meta)
+    models = {}
+    for name, entry in meta["corpora"].items():
+        sub = path / entry["directory"]
+        if entry["kind"] == "runtime-regressor":
+            models[name] = load_model(sub, data_home=data_home)
+        else:
+            from perfml.learned.operator_persistence import load_operator_model
+
+            models[name] = load_operator_model(sub, data_home=data_home)
+    return ModelBundle(models, meta)
+
+
+# -- routing ---------------------------------------------------------------------------------
+def _filled(frame: pd.DataFrame, column: str) -> np.ndarray:
+    if column not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    text = frame[column].astype(str).str.strip()
+    return (~frame[column].isna() & (text != "")).to_numpy()
+
+
+def _routes(frame: pd.DataFrame, where, *, what: str = "query", error=QueryValidationError) -> np.ndarray:
+    """Per row: "dlops", "described" or "undescribed"; raise for a row naming both kinds of kernel or none."""
+    from perfml.apps import list_apps
+    from perfml.learned.queries import _at
+
+    if "op" not in frame.columns and "app_id" not in frame.columns:
+        raise DatasetSchemaError(
+            f"{where}: no app_id or op column; a {what} row names its kernel by app_id (the columns of runtimes.csv: "
+            "board, app_id, input_size) or by op (the columns of dlops_runtimes.csv: board, op and its dimensions)"
+        )
+    has_op, has_app = _filled(frame, "op"), _filled(frame, "app_id")
+    both = np.flatnonzero(has_op & has_app)
+    if both.size:
+        i = int(both[0])
+        raise error(f"{_at(where, i)}, column op: the row names both an operator ({frame['op'].iloc[i]!r}) and an "
+                    f"application kernel ({frame['app_id'].iloc[i]!r}); leave one of op / app_id empty")
+    neither = np.flatnonzero(~has_op & ~has_app)
+    if neither.size and len(frame):
+        i = int(neither[0])
+        col = "app_id" if "app_id" in frame.columns else "op"
+        raise error(f"{_at(where, i)}, column {col}: the row names no kernel, found ''; give app_id (an application "
+                    "kernel) or op (a deep-learning operator)")
+    described = set(list_apps())
+    app = frame["app_id"].astype(str).str.strip() if "app_id" in frame.columns else pd.Series([""] * len(frame))
+    return np.where(has_op, "dlops", np.where(app.isin(described).to_numpy(), "described", "undescribed")).astype(object)
+
+
+def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """Read a ``--reference`` CSV holding application rows, operator rows or both; check each part.
+
+    Returns ``(application_reference, operator_reference)`` (None for an absent part), as
+    :func:`perfml.learned.queries.check_reference` and
+    :func:`perfml.learned.operator_queries.check_operator_reference` return them; errors
+    name the row of the file.
+    """
+    from perfml.errors import ReferenceValidationError
+    from perfml.learned.operator_queries import check_operator_reference
+    from perfml.learned.queries import RowNames, check_reference, read_query_csv
+
+    frame = read_query_csv(path)
+    where = f"--reference {path}"
+    if len(frame) == 0:
+        raise ReferenceValidationError(f"{where}: no rows; add at least one measurement under the header")
+    try:
+        routes = _routes(frame, where, what="reference", error=ReferenceValidationError)
+    except DatasetSchemaError as exc:
+        if isinstance(exc, ReferenceValidationError):
+            raise
+        raise ReferenceValidationError(str(exc)) from None
+    ops = np.flatnonzero(routes == "dlops")
+    apps = np.flatnonzero(routes != "dlops")
+    app_ref = op_ref = None
+    if apps.size:
+        part = frame.iloc[apps].reset_index(drop=True)
+        app_ref = check_reference(part, where if not ops.size else RowNames(where, apps))
+        app_ref.attrs["file_rows"] = [int(i) for i in apps]  # to name the file's rows in later messages
+    if ops.size:
+        part = frame.iloc[ops].reset_index(drop=True)
+        op_ref = check_operator_reference(part, where if not apps.size else RowNames(where, ops))
+        op_ref.attrs["file_rows"] = [int(i) for i in ops]
+    return app_ref, op_ref
+
+
+def _reference_names(reference, reference_where):
+    """``reference_where`` naming the rows of a reference part by their rows in the whole file."""
+    from perfml.learned.queries import RowNames
+
+    rows = reference.attrs.get("file_rows") if reference is not None else None
+    return RowNames(str(reference_where), rows) if rows is not None else reference_where
+
+
+def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference=None,
+                reference_where: str = "--reference", level: float = 0.90) -> pd.DataFrame:
+    """The queries as given plus ``predicted_ms``, ``lower_ms``, ``upper_ms``, ``basis`` and flags, row for row.
+
+    Parameters
+    ----------
+    bundle : ModelBundle
+        From :func:`load_predictor`.
+    original : DataFrame
+        The query CSV as read (:func:`perfml.learned.queries.read_query_csv`).
+    where : str
+        The query file's name, for messages.
+    reference : tuple, optional
+        ``(application_reference, operator_reference)`` from :func:`read_reference_any`.
+    reference_where : str
+        The reference file's name, for messages.
+    level : float
+        Nominal level of the intervals.
+
+    Raises
+    ------
+    UnsupportedQueryError
+        A row's kernel kind has no sub-model in the bundle, or the kernel is unknown.
+    QueryValidationError, ReferenceValidationError, DatasetSchemaError
+        A bad row, naming file, row, column and fix (nothing is predicted).
+    """
+    from perfml.learned.intervals import check_level
+    from perfml.learned.operator_queries import predict_operator_queries
+    from perfml.learned.queries import OUTPUT_COLUMNS, RowNames, predict_queries
+
+    level = check_level(level)
+    if len(original) == 0:
+        raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
+    routes = _routes(original, where)
+    app_ref, op_ref = reference if reference is not None else (None, None)
+    parts = []
+    for route in ("described", "undescribed", "dlops"):
+        idx = np.flatnonzero(routes == route)
+        if not idx.size:
+            continue
+        model = bundle.model_for(route)
+        i = int(idx[0])
+        if model is None:
+            from perfml.learned.queries import _at
+
+            trained = ", ".join(sorted(bundle.models)) or "none"
+            raise UnsupportedQueryError(
+                f"{_at(where, i)}: the model has no sub-model for {CORPUS_TITLES[route]} (it holds: {trained}); "
+                "train one with `perfml train --out DIR` on every corpus (the default) or with the matching --source"
+            )
+        names = where if idx.size == len(original) else RowNames(where, idx)
+        frame = original.iloc[idx].reset_index(drop=True)
+        if route == "dlops":
+            out = predict_operator_queries(model, frame, names, reference=op_ref, level=level,
+                                           reference_where=_reference_names(op_ref, reference_where))
+        else:
+            out = predict_queries(model, frame, names, reference=app_ref, level=level,
+                                  reference_where=_reference_names(app_ref, reference_where))
+        parts.append((idx, out))
+    if len(parts) == 1:
+        return parts[0][1]
+    result = original.copy()
+    for column in OUTPUT_COLUMNS:
+        values = np.empty(len(original), dtype=object)
+        for idx, out in parts:
+            values[idx] = out[column].to_numpy(dtype=object)
+        series = pd.Series(values, index=original.index)
+        if column in ("predicted_ms", "lower_ms", "upper_ms"):
+            series = series.astype(float)
+        elif column in ("clamped_to_bound", "extrapolated"):
+            series = series.astype(bool)
+        result[column] = series
+    return result
+
+
+def replace_card(path, text: str, *, data_home=None) -> dict:
+    """Write ``text`` as the bundle's ``MODEL_CARD.md`` and re-hash the top manifest.
+
+    The card quotes the figures ``perfml train`` printed, so it is written after training.
+    The bundle is verified first (every file against the manifest); only the card and
+    the top manifest change, the sub-models are untouched. Returns the new manifest.
+
+    Raises
+    ------
+    ModelFormatError
+        If ``path`` is not a valid version-3 bundle.
+    """
+    path = Path(path)
+    bundle = load_predictor(path, data_home=data_home)
+    meta = bundle.metadata_
+    if meta.get("version") != _bundle_version():
+        raise ModelFormatError(f"{path}: not a multi-corpus bundle (version {meta.get('version')}); "
+                               "give a directory written by this perfml's `perfml train`")
+    (path / "MODEL_CARD.md").write_text(text)
+    body = {k: v for k, v in meta.items() if k not in ("files", "manifest_sha256")}
+    return _write_top_manifest(path, body)

@@ -1,0 +1,174 @@
+"""Saving and loading a fitted :class:`~perfml.learned.operators.OperatorRegressor` (a bundle's ``dlops`` sub-model).
+
+The directory has the layout of a version-2 model directory (:mod:`perfml.learned.persistence`):
+
+* ``perfml-model.json``: format ``perfml-model`` version 2, ``"estimator":
+  "OperatorRegressor"``, its JSON-able parameters, the feature names, the training boards,
+  the training ranges (:func:`perfml.learned.operator_queries.operator_training_ranges`),
+  the interval calibration, library versions, the sha256 of every file and of itself;
+* ``booster.json``: the xgboost booster in xgboost's own JSON format;
+* ``features/transfer.parquet``: the transfer table (mean residual per call and training
+  board), when the model has the transfer group.
+
+Nothing is pickled. A model fitted with explicit ``characterizations`` or a custom
+``registry`` cannot be saved (neither has a safe file form here): train it with the
+defaults (the committed characterizations, the shipped registry).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from perfml.errors import ModelFormatError, PerfmlError
+
+__all__ = ["load_operator_model", "write_operator_model_files"]
+
+ESTIMATOR = "OperatorRegressor"
+_META = "perfml-model.json"
+_BOOSTER = "booster.json"
+_TRANSFER = "features/transfer.parquet"
+_RETRAIN = "retrain it with `perfml train --out DIR` or restore the directory from a copy"
+_PARAMS = ("characterization", "transfer", "monotone", "random_state", "n_jobs", "learner_params")
+_REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
+             "feature_names": list, "train_boards": list, "training": dict, "versions": dict, "files": dict,
+             "manifest_sha256": str}
+
+
+def write_operator_model_files(model, directory, *, extra: dict | None = None, training_rows=None) -> dict:
+    """Write a fitted operator model into the existing, empty ``directory``; return its manifest.
+
+    Raises
+    ------
+    ModelFormatError
+        The model is not fitted, or was fitted with a registry or characterizations
+        that have no safe file form.
+    """
+    import sklearn
+    import xgboost
+
+    from perfml import __version__
+    from perfml.learned.operator_queries import operator_training_ranges
+    from perfml.learned.persistence import FORMAT, VERSION, write_manifest
+
+    if not hasattr(model, "model_"):
+        raise ModelFormatError("the operator model is not fitted; fit it before saving")
+    if model.registry is not None or model.characterizations is not None:
+        raise ModelFormatError("an operator model fitted with an explicit registry or characterizations cannot be saved "
+                               "safely; train it with registry=None and characterizations=None")
+    directory = Path(directory)
+    params = {k: getattr(model, k) for k in _PARAMS}
+    meta = {
+        "format": FORMAT, "version": VERSION, "estimator": ESTIMATOR,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "regressor_params": params, "feature_names": list(model.feature_names_),
+        "train_boards": list(model.train_boards_), "n_features_in": int(model.n_features_in_),
+        "training": operator_training_ranges(training_rows) if training_rows is not None else {},
+        "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
+        **(extra or {}),
+    }
+    booster = model.model_.get_booster().copy()
+    booster.feature_names = None  # the manifest holds the names; xgboost refuses some characters
+    booster.save_model(str(directory / _BOOSTER))
+    if model.transfer_ is not None:
+        (directory / "features").mkdir()
+        table = model.transfer_.table_
+        frame = table.reset_index()
+        frame.columns = ["key", *map(str, table.columns)]
+        frame.to_parquet(directory / _TRANSFER, index=False)
+    return write_manifest(directory, meta)
+
+
+def _bad(meta_path: Path, what: str) -> ModelFormatError:
+    return ModelFormatError(f"{meta_path}: {what}; {_RETRAIN}")
+
+
+def load_operator_model(path, *, data_home=None):
+    """Load an operator model directory written by :func:`write_operator_model_files`.
+
+    Raises
+    ------
+    ModelFormatError
+        Missing or changed files, a manifest that fails its schema or hash, or a booster
+        that does not match the feature names.
+    """
+    from xgboost import XGBRegressor
+
+    from perfml.learned.intervals import check_calibration
+    from perfml.learned.operator_model._transfer import TransferTable
+    from perfml.learned.operators import OperatorRegressor
+    from perfml.learned.persistence import FORMAT, VERSION, _manifest_digest, _non_finite, verify_tree
+
+    path = Path(path)
+    meta_path = path / _META
+    if not meta_path.is_file():
+        raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); {_RETRAIN}")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _bad(meta_path, f"is not valid JSON ({exc.__class__.__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION \
+            or meta.get("estimator") != ESTIMATOR:
+        raise _bad(meta_path, f"expected format {FORMAT!r} version {VERSION} of an {ESTIMATOR}")
+    where = _non_finite(meta)
+    if where is not None:
+        raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")
+    for key, kind in _REQUIRED.items():
+        if key not in meta:
+            raise _bad(meta_path, f"required key {key!r} is missing")
+        if not isinstance(meta[key], kind) or (kind is int and isinstance(meta[key], bool)):
+            raise _bad(meta_path, f"{key!r} must be a {kind.__name__}, found {type(meta[key]).__name__}")
+    if meta["manifest_sha256"] != _manifest_digest(meta):
+        raise _bad(meta_path, "the manifest was changed after saving (manifest_sha256 does not match its content)")
+    for rel in meta["files"]:
+        if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
+            raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
+    verify_tree(path, meta["files"])
+    if _BOOSTER not in meta["files"]:
+        raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")
+    names = meta["feature_names"]
+    if not names or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+        raise _bad(meta_path, "'feature_names' must be a non-empty list of distinct non-empty strings")
+    if meta.get("intervals") is not None:
+        check_calibration(meta["intervals"], str(meta_path))
+    params = meta["regressor_params"]
+    unknown = sorted(set(params) - set(_PARAMS))
+    if unknown:
+        raise _bad(meta_path, f"regressor_params holds unknown parameter {unknown[0]!r}")
+    try:
+        model = OperatorRegressor(**params, data_home=data_home)
+        model._check_params()
+    except PerfmlError as exc:
+        raise _bad(meta_path, f"its parameters cannot rebuild the model ({exc})") from None
+    except TypeError as exc:
+        raise _bad(meta_path, f"its parameters cannot rebuild the model ({exc})") from None
+    model.model_ = XGBRegressor()
+    try:
+        model.model_.load_model(str(path / _BOOSTER))
+    except Exception as exc:  # xgboost.core.XGBoostError and friends
+        raise ModelFormatError(f"{path / _BOOSTER} cannot be read by xgboost ({exc.__class__.__name__}); {_RETRAIN}") from None
+    if model.model_.get_booster().num_features() != len(names):
+        raise _bad(meta_path, f"lists {len(names)} features but the booster has {model.model_.get_booster().num_features()}")
+    model.feature_names_ = list(names)
+    model.train_boards_ = list(meta["train_boards"])
+    model.n_features_in_ = int(meta.get("n_features_in", 0)) or None
+    model.transfer_ = None
+    if params.get("transfer"):
+        if _TRANSFER not in meta["files"]:
+            raise ModelFormatError(f"{path / _TRANSFER} is missing from the model directory; {_RETRAIN}")
+        try:
+            frame = pd.read_parquet(path / _TRANSFER)
+        except Exception as exc:  # pyarrow raises several unrelated types on a bad file
+            raise ModelFormatError(f"{path / _TRANSFER} cannot be read as Parquet ({exc.__class__.__name__}); {_RETRAIN}") from None
+        if list(frame.columns[:1]) != ["key"]:
+            raise _bad(meta_path, f"{_TRANSFER} must start with a 'key' column")
+        table = frame.set_index("key")
+        table.columns.name = "board"
+        transfer = TransferTable()
+        transfer.table_ = table.astype(float)
+        model.transfer_ = transfer
+    model.metadata_ = meta
+    return model

@@ -1,0 +1,423 @@
+"""Prediction queries for deep-learning operators: rows of dlops_runtimes.csv minus the time.
+
+A query row names a ``board``, an ``op`` (one of :data:`perfml.datasets.DLOPS_OPS`) and the
+dimensions the op needs (:data:`perfml.datasets.DLOPS_OP_DIMS`; semantics: datasets
+README, NeuSight section, "Operator semantics"):
+
+* ``bmm``: ``B, M, N, K`` (x (B,M,N) times y (B,N,K));
+* ``linear``: ``B, M, N, K`` (input (B,M,N), weight (K,N), bias (K));
+* element-wise ops, ``softmax`` and ``ln``: ``B, H`` (a (B,H) tensor);
+* ``conv``: ``B, in_channels, out_channels, kernel_size, input_size, stride`` and
+  optionally ``padding`` (0 when empty).
+
+Launch columns (``grid_*``, ``block_*``), ``kernel_name`` and every other column are
+optional and carried to the output unchanged. Every row is checked before anything is
+predicted and nothing is written when a row fails; the error names the file, the row,
+the column, the value and the fix (unknown op, a dimension missing, not a whole number or
+not positive, an unknown board, a measured-time column in the queries, a reference that
+disagrees with a query on the launch).
+
+A row's prediction rests on, first that applies (``basis``): the user's ``--reference``
+measurement of the same op and dimensions on another board, scaled by the model's ratio
+between the two boards (``reference``); the operator measured on the training boards
+(``training-boards``); the operator work model of :mod:`perfml.operators` only
+(``description``). It gets the ``level`` split-conformal interval of its op class
+(:mod:`perfml.learned.intervals`) and is never faster than the board's roofline bound of
+its work (:func:`perfml.operators.roofline_lower_bound_ms`; raised and flagged
+``clamped_to_bound`` otherwise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
+from perfml.learned.queries import LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num
+
+__all__ = [
+    "OPERATOR_DIM_COLUMNS",
+    "OPERATOR_QUERY_REQUIRED",
+    "check_operator_queries",
+    "check_operator_reference",
+    "operator_training_ranges",
+    "predict_operator_queries",
+]
+
+OPERATOR_QUERY_REQUIRED = ("board", "op")
+#: every dimension column of dlops_runtimes (an op uses some of them)
+OPERATOR_DIM_COLUMNS = ("B", "M", "N", "K", "H", "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding")
+#: largest dimension accepted (PyTorch indexes tensors with 64-bit integers, but a single
+#: dimension beyond 2**31 - 1 is far outside any measured operator; a bound keeps the work finite)
+MAX_DIM = 2**31 - 1
+
+
+def _needs(op: str) -> tuple[str, ...]:
+    from perfml.datasets import DLOPS_OP_DIMS
+
+    return tuple(DLOPS_OP_DIMS[op])
+
+
+def _dims_text(op: str) -> str:
+    return ", ".join(_needs(op)) + (" (and padding, 0 if empty)" if op == "conv" else "")
+
+
+def _parse(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values as float with NaN where empty or not a number, empty mask) of a text column."""
+    raw = frame[column]
+    text = raw.astype(str).str.strip()
+    empty = raw.isna().to_numpy() | (text == "").to_numpy()
+    values = pd.to_numeric(text.where(~empty, None), errors="coerce").to_numpy(dtype=float)
+    return values, empty
+
+
+def _first(mask: np.ndarray) -> int | None:
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
+def _check_integers(frame, column, needed, where, *, low, high, problem_fix, required=True, error=QueryValidationError):
+    """Parse ``column``; raise naming the first needed row that is missing / not an integer in [low, high]."""
+    n = len(frame)
+    if column not in frame.columns:
+        if required and needed.any():
+            i = _first(needed)
+            op = str(frame["op"].iloc[i]).strip() if "op" in frame.columns else "?"
+            raise error(f"{_at(where, i)}, column {column}: the column is missing; op {op!r} needs {_dims_text(op)}; "
+                        f"add a column {column}")
+        return np.full(n, np.nan)
+    values, empty = _parse(frame, column)
+    if required:
+        i = _first(needed & empty)
+        if i is not None:
+            op = str(frame["op"].iloc[i]).strip() if "op" in frame.columns else "?"
+            raise error(f"{_at(where, i)}, column {column}: a value is required, found ''; op {op!r} needs "
+                        f"{_dims_text(op)}: {problem_fix}")
+    finite = np.isfinite(values)
+    ok = finite & (values == np.floor(np.where(finite, values, 0.0))) & (values >= low) & (values <= high)
+    i = _first(needed & ~empty & ~ok)
+    if i is not None:
+        raise error(f"{_at(where, i)}, column {column}: expected a whole number in [{low}, {high}], "
+                    f"found {_num(frame[column].iloc[i])!r}; {problem_fix}")
+    return np.where(needed & ~empty, values, np.nan)
+
+
+def _check_common(frame: pd.DataFrame, where, *, error, trained_ops=None) -> pd.DataFrame:
+    """Board, op, dimensions and launch of operator rows; the parsed frame (other columns passed through)."""
+    from perfml.boards import resolve_board_name
+    from perfml.datasets import DLOPS_OPS
+
+    missing = [c for c in OPERATOR_QUERY_REQUIRED if c not in frame.columns]
+    if missing:
+        raise DatasetSchemaError(f"{where}: missing column(s) {', '.join(missing)}; operator rows need board, op and "
+                                 "the op's dimensions (the columns of dlops_runtimes.csv without time_ms)")
+    if len(frame) == 0:
+        raise error(f"{where}: no operator rows; add at least one row under the header")
+    q = pd.DataFrame(index=frame.index)
+    resolved: dict[str, str] = {}
+    boards = []
+    for i, name in enumerate(frame["board"].astype(str).str.strip()):
+        if name not in resolved:
+            try:
+                resolved[name] = resolve_board_name(name)
+            except PerfmlError as exc:
+                raise error(f"{_at(where, i)}, column board: unknown board, found {name!r}; use a board of "
+                            f"`perfml boards list` or add yours to the registry ({exc})") from None
+        boards.append(resolved[name])
+    q["board"] = boards
+    ops = frame["op"].astype(str).str.strip().to_numpy(dtype=object)
+    known = np.isin(ops, list(DLOPS_OPS))
+    i = _first(~known)
+    if i is not None:
+        from perfml.errors import UnsupportedQueryError
+
+        raise UnsupportedQueryError(
+            f"{_at(where, i)}, column op: unknown operator, found {ops[i]!r}; use one of {', '.join(DLOPS_OPS)} "
+            "(perfml has a work model for these), or ask about your own kernel as an app_id row with its "
+            "measured time in a --reference CSV"
+        )
+    q["op"] = ops
+    for column in OPERATOR_DIM_COLUMNS:
+        uses = {op: column in _needs(op) or (column == "padding" and op == "conv") for op in DLOPS_OPS}
+        needed = pd.Series(ops).map(uses).to_numpy(dtype=bool)
+        q[column] = _check_integers(
+            frame, column, needed, where, low=0 if column == "padding" else 1, high=MAX_DIM, error=error,
+            required=column != "padding",
+            problem_fix="give the dimension as a positive whole number" if column != "padding" else
+            "give the padding as a whole number >= 0, or leave it empty for 0",
+        )
+    is_conv = ops == "conv"
+    if is_conv.any():
+        q.loc[is_conv, "padding"] = q.loc[is_conv, "padding"].fillna(0.0)
+        with np.errstate(invalid="ignore"):
+            out = np.floor((q["input_size"] + 2 * q["padding"] - q["kernel_size"]) / q["stride"]) + 1
+        i = _first(is_conv & ~(out.to_numpy() >= 1))
+        if i is not None:
+            raise error(f"{_at(where, i)}, column kernel_size: the convolution output is empty "
+                        f"(input_size + 2 padding < kernel_size), found {_num(frame['kernel_size'].iloc[i])!r}; "
+                        "give a kernel no larger than the padded input")
+    for column in LAUNCH_COLUMNS:
+        if column in frame.columns:
+            high = MAX_BLOCK.get(column) or MAX_GRID[column]
+            q[column] = _check_integers(frame, column, np.ones(len(frame), dtype=bool), where, low=1, high=high,
+                                        required=False, error=error,
+                                        problem_fix=f"CUDA allows 1 to {high}; leave the cell empty if unknown")
+    if {"block_x", "block_y", "block_z"} & set(q.columns):
+        threads = np.ones(len(q))
+        for c in ("block_x", "block_y", "block_z"):
+            if c in q.columns:
+                threads = threads * np.nan_to_num(q[c].to_numpy(dtype=float), nan=1.0)
+        i = _first(threads > 1024)
+        if i is not None:
+            raise error(f"{_at(where, i)}, column block_x*block_y*block_z: CUDA allows at most 1024 threads per "
+                        f"block, found {int(threads[i])}; give the launch the kernel ran with")
+    for column in frame.columns:  # the other columns pass through (numbers parsed as read_csv would)
+        if column not in q.columns:
+            q[column] = _infer(frame[column])
+    return q
+
+
+def check_operator_queries(frame: pd.DataFrame, where) -> pd.DataFrame:
+    """Check operator query rows (as read, text cells); return the frame the model takes.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The operator rows of the query file.
+    where : str or callable
+        The file name (rows are numbered) or a function naming a 0-based row
+        (:class:`perfml.learned.queries.RowNames` for a subset of a file).
+
+    Raises
+    ------
+    QueryValidationError
+        Naming the file, row, column, value and fix.
+    UnsupportedQueryError
+        For an op without a work model.
+    DatasetSchemaError
+        For a missing ``board`` / ``op`` column or a measured-time column.
+    """
+    collide = [c for c in frame.columns if str(c) in OUTPUT_COLUMNS]
+    if collide:
+        raise QueryValidationError(f"{where}: input column {collide[0]!r} has the name of a column perfml predict writes "
+                                   f"({', '.join(OUTPUT_COLUMNS)}); rename or drop it")
+    timing = [c for c in frame.columns if str(c).startswith("time_ms")]
+    if timing:
+        raise DatasetSchemaError(f"{where}: queries must not carry measured times ({', '.join(timing)}); drop those columns")
+    return _check_common(frame, where, error=QueryValidationError).reset_index(drop=True)
+
+
+def check_operator_reference(frame: pd.DataFrame, where) -> pd.DataFrame:
+    """Check the operator rows of a ``--reference`` file: query columns plus ``time_ms`` (ms, finite, > 0).
+
+    Raises
+    ------
+    ReferenceValidationError
+        Naming the file, row, column, value and fix.
+    """
+    from perfml.errors import ReferenceValidationError
+
+    if "time_ms" not in frame.columns:
+        raise ReferenceValidationError(f"{where}: missing column time_ms; a reference needs board, op, the op's "
+                                       "dimensions and time_ms (your measured call time in ms)")
+    try:
+        ref = _check_common(frame, where, error=ReferenceValidationError)
+    except QueryValidationError as exc:
+        if isinstance(exc, ReferenceValidationError):
+            raise
+        raise ReferenceValidationError(str(exc)) from None
+    times, empty = _parse(frame, "time_ms")
+    i = _first(~(np.isfinite(times) & (times > 0)))
+    if i is not None:
+        raise ReferenceValidationError(f"{_at(where, i)}, column time_ms: expected a measured time in ms, finite and > 0, "
+                                       f"found {_num(frame['time_ms'].iloc[i])!r}; give the call's measured time in milliseconds")
+    ref["time_ms"] = times
+    return ref.reset_index(drop=True)
+
+
+def _run_keys(frame: pd.DataFrame) -> pd.Series:
+    """A key per row naming the run: op and its dimensions (padding 0 when empty)."""
+    parts = [frame["op"].astype(str)]
+    for c in OPERATOR_DIM_COLUMNS:
+        v = frame[c].to_numpy(dtype=float) if c in frame.columns else np.full(len(frame), np.nan)
+        parts.append(pd.Series(np.where(np.isfinite(v), v, -1.0), index=frame.index).map("{:.0f}".format))
+    key = parts[0]
+    for p in parts[1:]:
+        key = key + "|" + p
+    return key
+
+
+def operator_training_ranges(X: pd.DataFrame) -> dict:
+    """Boards, ops and, per op, the [min, max] of each dimension it uses in the training rows."""
+    ranges = {}
+    for op, part in X.groupby(X["op"].astype(str)):
+        ranges[op] = {c: [float(part[c].min()), float(part[c].max())] for c in _needs(op) if c in part.columns}
+    return {"rows": int(len(X)), "boards": sorted(map(str, X["board"].unique())), "ops": sorted(ranges),
+            "dims": ranges}
+
+
+def _extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[str]]:
+    """Rows with a dimension outside its op's training range (or an op never trained on)."""
+    ranges = (training or {}).get("dims") or {}
+    flags = np.zeros(len(q), dtype=bool)
+    reasons = [""] * len(q)
+    for op, idx in q.groupby("op", sort=False).indices.items():
+        rng = ranges.get(str(op))
+        if rng is None:
+            flags[idx] = True
+            for i in idx:
+                reasons[i] = f"the model records no training range for op {op}"
+            continue
+        for c, (lo, hi) in rng.items():
+            v = q[c].to_numpy(dtype=float)[idx]
+            for j in idx[(v < lo) | (v > hi)]:
+                if not flags[j]:
+                    flags[j] = True
+                    side = "below" if q[c].iat[j] < lo else "above"
+                    reasons[j] = f"{c} {side} the training range [{_num(lo)}, {_num(hi)}] of op {op}"
+    return flags, reasons
+
+
+def _check_launch_agreement(q, reference, where, ref_where) -> None:
+    """A reference row and a query row of the same run that both give a launch column must agree."""
+    from perfml.errors import ReferenceValidationError
+
+    cols = [c for c in LAUNCH_COLUMNS if c in q.columns and c in reference.columns]
+    if not cols:
+        return
+    rkeys = _run_keys(reference)
+    first = {}
+    for k, key in enumerate(rkeys):
+        first.setdefault(key, []).append(k)
+    for i, key in enumerate(_run_keys(q)):
+        for k in first.get(key, ()):
+            for c in cols:
+                a, b = reference[c].iat[k], q[c].iat[i]
+                if np.isfinite(a) and np.isfinite(b) and a != b:
+                    raise ReferenceValidationError(
+                        f"{_at(ref_where, k)}, column {c}: the reference ran op {q['op'].iat[i]} with {c} = {_num(a)} "
+                        f"but {_at(where, i)} asks for {c} = {_num(b)}; a reference predicts only the launch it "
+                        "measured: make the launches agree, leave the query's launch empty, or measure the query's launch"
+                    )
+
+
+def _reference_predictions(model, q, pred, reference) -> np.ndarray:
+    """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
+
+    ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference rows
+    r of the same op and dimensions: the user's time scaled by the model's ratio between
+    the two boards (as for application kernels, :mod:`perfml.learned.queries`).
+    """
+    out = np.full(len(q), np.nan)
+    rkeys = _run_keys(reference).to_numpy()
+    qkeys = _run_keys(q).to_numpy()
+    owners, rows = [], []
+    by_key = {}
+    for k, key in enumerate(rkeys):
+        by_key.setdefault(key, []).append(k)
+    for i, key in enumerate(qkeys):
+        for k in by_key.get(key, ()):
+            owners.append(i)
+            rows.append(k)
+    if not owners:
+        return out
+    owners = np.asarray(owners)
+    moved = q.iloc[owners].reset_index(drop=True).copy()
+    moved["board"] = reference["board"].to_numpy()[rows]
+    with np.errstate(all="ignore"):
+        at_ref = np.asarray(model.predict(moved), dtype=float)
+    logs = np.log(reference["time_ms"].to_numpy()[rows]) + np.log(pred[owners]) - np.log(at_ref)
+    sums = np.bincount(owners, weights=logs, minlength=len(q))
+    counts = np.bincount(owners, minlength=len(q))
+    has = counts > 0
+    out[has] = np.exp(sums[has] / counts[has])
+    return out
+
+
+def _bounds(q: pd.DataFrame) -> np.ndarray:
+    """The roofline lower bound per row (ms); NaN on a board whose registry entry lacks the peaks."""
+    from perfml.operators import roofline_lower_bound_ms
+
+    out = np.full(len(q), np.nan)
+    for board, idx in q.groupby("board", sort=False).indices.items():
+        try:
+            out[idx] = roofline_lower_bound_ms(q.iloc[idx], board).to_numpy(dtype=float)
+        except PerfmlError:
+            continue  # no peaks in the registry: no floor (the registry names what is missing)
+    return out
+
+
+def predict_operator_queries(model, original: pd.DataFrame, where, *, reference: pd.DataFrame | None = None,
+                             reference_where="--reference", level: float = 0.90) -> pd.DataFrame:
+    """The operator queries as given plus ``predicted_ms``, its interval, ``basis`` and flags.
+
+    Parameters
+    ----------
+    model : estimator
+        Fitted operator model: ``predict(X) -> ms`` on the frame of
+        :func:`check_operator_queries`, with ``metadata_`` holding ``training``
+        (:func:`operator_training_ranges`) and ``intervals`` (op-class groups).
+    original : DataFrame
+        The operator rows as read (text cells).
+    where, reference_where : str or callable
+        Names of the query and reference files (or row-naming callables).
+    reference : DataFrame, optional
+        Checked reference rows (:func:`check_operator_reference`).
+    level : float
+        Nominal level of the interval (one of :data:`perfml.learned.intervals.LEVELS`).
+
+    Raises
+    ------
+    QueryValidationError, UnsupportedQueryError, ReferenceValidationError
+        Naming the row, column and fix; nothing is predicted.
+    """
+    from perfml.learned.intervals import check_calibration, check_level, interval_bounds
+    from perfml.operators import OP_CLASS
+
+    level = check_level(level)
+    q = check_operator_queries(original, where)
+    if reference is not None and len(reference):
+        _check_launch_agreement(q, reference, where, reference_where)
+    meta = getattr(model, "metadata_", {}) or {}
+    training = meta.get("training") or {}
+    with np.errstate(all="ignore"):
+        pred = np.asarray(model.predict(q), dtype=float)
+    trained = set(training.get("ops") or ())
+    basis = np.where(q["op"].isin(trained).to_numpy(), "training-boards", "description").astype(object)
+    if reference is not None and len(reference):
+        scaled = _reference_predictions(model, q, pred, reference)
+        has = np.isfinite(scaled)
+        pred = np.where(has, scaled, pred)
+        basis[has] = "reference"
+    bad = _first(~(np.isfinite(pred) & (pred > 0)))
+    if bad is not None:
+        raise QueryValidationError(
+            f"{_at(where, bad)}: the prediction is {pred[bad]!r} ms, not a finite positive time (board "
+            f"{q['board'].iat[bad]}, op {q['op'].iat[bad]}); the query is too far outside the training data: "
+            "choose dimensions nearer the training range"
+        )
+    flags, reasons = _extrapolation(q, training)
+    flags = np.where(basis == "reference", False, flags)  # the user measured this very run
+    reasons = [r if f else "" for r, f in zip(reasons, flags)]
+    calibration = meta.get("intervals")
+    if calibration is not None:
+        calibration = check_calibration(calibration, "model manifest")
+        groups = q["op"].map(dict(OP_CLASS)).to_numpy(dtype=object)
+        lower, upper = interval_bounds(pred, None, flags, calibration, level, groups=groups)
+    else:
+        lower = upper = np.full(len(q), np.nan)
+    bound = _bounds(q)
+    clamped = np.isfinite(bound) & (pred < bound)
+    pred = np.where(clamped, bound, pred)
+    if calibration is not None:
+        lower = np.where(np.isfinite(bound), np.fmax(lower, bound), lower)
+        upper = np.fmax(upper, pred)
+    out = original.copy()
+    out["predicted_ms"] = pred
+    out["lower_ms"] = lower
+    out["upper_ms"] = upper
+    out["basis"] = basis
+    out["clamped_to_bound"] = clamped
+    out["extrapolated"] = flags
+    out["extrapolation"] = reasons
+    return out
