@@ -86,19 +86,72 @@ def architecture(board: str, registry=None) -> str:
     return str(get_board(board, registry=registry).architecture)
 
 
+def _key_arrays(frame: pd.DataFrame, keys: list[str]) -> list[np.ndarray]:
+    """The key columns as arrays that compare by value (numbers as float, the rest as objects)."""
+    out = []
+    for k in keys:
+        col = frame[k]
+        out.append(col.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(col.dtype) else col.to_numpy(dtype=object))
+    return out
+
+
+class OtherBoardsMedian:
+    """:func:`other_boards_median` of one table, with each board's pool median computed once.
+
+    The median over the training boards other than a row's own depends only on the
+    row's board (and, for a board not in the table, is the median over the whole table),
+    so each is computed once and then looked up by key for any number of rows, instead
+    of a groupby and a merge per call.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Rows with ``board``, ``keys`` and ``value_cols``.
+    keys, value_cols : list of str
+    """
+
+    def __init__(self, table: pd.DataFrame, keys, value_cols):
+        self.table = table
+        self.keys = list(keys)
+        self.value_cols = list(value_cols)
+        self._boards = set(table["board"].unique()) if not table.empty else set()
+        self._medians: dict = {}
+
+    def _median(self, board: str):
+        """(index of keys, values) of the median over the table's boards other than ``board``."""
+        key = board if board in self._boards else None  # an unseen board: the whole table
+        if key not in self._medians:
+            pool = self.table[self.table["board"] != board] if key is not None else self.table
+            if pool.empty:
+                self._medians[key] = None
+            else:
+                med = pool.groupby(self.keys)[self.value_cols].median()
+                index = pd.MultiIndex.from_arrays(_key_arrays(med.index.to_frame(index=False), self.keys))
+                self._medians[key] = (index, med.to_numpy(dtype=float))
+        return self._medians[key]
+
+    def __call__(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """For each row, the median of ``value_cols`` over the boards other than the row's (NaN if none)."""
+        out = np.full((len(rows), len(self.value_cols)), np.nan)
+        if self.table.empty or not len(rows):
+            return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+        boards = rows["board"].to_numpy(dtype=object)
+        keys = _key_arrays(rows, self.keys)
+        for board in pd.unique(boards):
+            med = self._median(board)
+            if med is None:
+                continue
+            index, values = med
+            pick = np.flatnonzero(boards == board)
+            pos = index.get_indexer(pd.MultiIndex.from_arrays([k[pick] for k in keys]))
+            found = pos >= 0
+            out[pick[found]] = values[pos[found]]
+        return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+
+
 def other_boards_median(table: pd.DataFrame, keys: list[str], value_cols: list[str], rows: pd.DataFrame) -> pd.DataFrame:
     """For each row, the median of ``value_cols`` over training boards other than the row's."""
-    out = pd.DataFrame(np.nan, index=rows.index, columns=value_cols)
-    if table.empty:
-        return out
-    for board, part in rows.groupby("board", sort=False):
-        pool = table[table["board"] != board]
-        if pool.empty:
-            continue
-        med = pool.groupby(keys)[value_cols].median()
-        joined = part[keys].merge(med, left_on=keys, right_index=True, how="left")
-        out.loc[part.index, value_cols] = joined[value_cols].to_numpy()
-    return out
+    return OtherBoardsMedian(table, keys, value_cols)(rows)
 
 
 def board_peaks(boards: pd.Series, registry=None) -> pd.DataFrame:

@@ -147,25 +147,37 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         return lambda board: characterization_for(board, given) or board_characterization(board)
 
     # -- the groups, built from this builder's fitted state ---------------------------------
+    def _cache(self, group: str) -> dict:
+        """A group's lookups derived from the fitted state (medians per board, ...), kept between
+        transforms so that prediction does not recompute them; emptied by ``fit`` and ``from_state``."""
+        caches = self.__dict__.get("_group_caches")
+        if caches is None:
+            caches = self._group_caches = {}
+        return caches.setdefault(group, {})
+
     def _boards(self) -> BoardFeatures:
         group = BoardFeatures(mode=self.board_features, registry=self.registry)
         group.train_boards_ = self.train_boards_
+        group._lookup_cache = self._cache("boards")
         return group
 
     def _closed_form(self) -> ClosedFormFeatures:
         group = ClosedFormFeatures(registry=self.registry)
         group.train_boards_ = self.train_boards_
         group.offsets_, group.transfer_, group.baseline_choice_ = self.offsets_, self.transfer_, self.baseline_choice_
+        group._lookup_cache = self._cache("closed_form")
         return group
 
     def _occupancy(self) -> OccupancyFeatures:
         group = OccupancyFeatures(registry=self.registry)
         group.registers_ = self.registers_
+        group._lookup_cache = self._cache("occupancy")
         return group
 
     def _profiles(self) -> ProfileFeatures:
         group = ProfileFeatures(data_home=self.data_home, registry=self.registry)
         group.profile_values_ = self.profile_values_
+        group._lookup_cache = self._cache("profiles")
         return group
 
     def row_blocks(self, X: pd.DataFrame) -> RowBlocks:
@@ -181,6 +193,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         """
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         y = check_target(y, len(X), "FeatureBuilder")
+        self._group_caches = {}  # lookups of a previous fit are stale
         self.train_boards_ = sorted(X["board"].unique())
         self.apps_ = sorted(X["app_id"].unique())
         if self.analytical:
@@ -221,6 +234,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         builder.train_boards_ = list(meta["train_boards"])
         builder.apps_ = list(meta["apps"])
         builder.feature_names_ = list(meta["feature_names"])
+        builder._group_caches = {}
         if builder.analytical:
             builder.baseline_choice_ = dict(meta["baseline_choice"])
         for name in cls._STATE_TABLES:

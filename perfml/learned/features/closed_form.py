@@ -32,10 +32,10 @@ from perfml.apps import list_apps
 from perfml.learned.features._common import (
     BASELINES,
     RUN_KEY,
+    OtherBoardsMedian,
     architecture,
     board_peaks,
     log_or_nan,
-    other_boards_median,
     second_size,
 )
 
@@ -71,6 +71,15 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
         out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
         out.loc[part.index, "roof_compute"] = log_or_nan(threads / peaks["compute"])
         out.loc[part.index, "roof_memory"] = log_or_nan(threads / peaks["bandwidth"])
+    return out
+
+
+def _pick(columns: dict[str, np.ndarray], choice: np.ndarray) -> np.ndarray:
+    """Per row ``i``, ``columns[choice[i]][i]``."""
+    out = np.full(len(choice), np.nan)
+    for name, values in columns.items():
+        mask = choice == name
+        out[mask] = np.asarray(values, dtype=float)[mask]
     return out
 
 
@@ -132,26 +141,51 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         self.baseline_choice_ = baseline_choice(self.offsets_)
         return self
 
+    def _lookups(self) -> dict:
+        """Per-table, per-architecture median lookups (built once per fitted state; see :class:`OtherBoardsMedian`)."""
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = self._lookup_cache = {}
+        return cache
+
+    def _choice_tables(self) -> dict:
+        """Per training board, the baseline choice made without it; None for any other board."""
+        cache = self._lookups()
+        if "choice" not in cache:
+            tables = {board: baseline_choice(self.offsets_[self.offsets_["board"] != board]) for board in self.train_boards_}
+            cache["choice"] = tables
+        return cache["choice"]
+
     def _row_baseline_choice(self, rows: pd.DataFrame) -> np.ndarray:
         """Per row, the app's baseline chosen on the training boards other than the row's own."""
         choice = np.full(len(rows), "bsp", dtype=object)
-        for board, part in rows.groupby("board", sort=False):
-            pool = self.offsets_[self.offsets_["board"] != board]
-            table = baseline_choice(pool) if board in self.train_boards_ else self.baseline_choice_
-            pos = rows.index.get_indexer(part.index)
-            choice[pos] = [table.get(a, "bsp") for a in part["app_id"]]
+        tables = self._choice_tables()
+        boards = rows["board"].to_numpy(dtype=object)
+        apps = rows["app_id"].to_numpy(dtype=object)
+        for board in pd.unique(boards):
+            table = tables.get(board, self.baseline_choice_)
+            pick = np.flatnonzero(boards == board)
+            choice[pick] = pd.Series(apps[pick], dtype=object).map(table).fillna("bsp").to_numpy(dtype=object)
         return choice
 
     def _cross_fitted_offsets(self, rows: pd.DataFrame, table=None, keys=("app_id",)) -> pd.DataFrame:
         """Offsets of each row's app (or run, with ``keys``) from the *other* training boards, same architecture first."""
+        name = "offsets" if table is None else "transfer"
         table = self.offsets_ if table is None else table
         keys = list(keys)
         names = list(BASELINES)
-        all_boards = other_boards_median(table, keys, names, rows)
-        same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
-        for arch, part in rows.groupby(rows["board"].map(self._arch), sort=False):
-            pool = table[table["architecture"] == arch]
-            same_arch.loc[part.index, names] = other_boards_median(pool, keys, names, part)[names].to_numpy()
+        cache = self._lookups()
+        if (name, None) not in cache:
+            cache[(name, None)] = OtherBoardsMedian(table, keys, names)
+        all_boards = cache[(name, None)](rows)
+        same_arch = np.full((len(rows), len(names)), np.nan)
+        row_arch = rows["board"].map(self._arch).to_numpy(dtype=object)
+        for arch in pd.unique(row_arch):
+            if (name, arch) not in cache:
+                cache[(name, arch)] = OtherBoardsMedian(table[table["architecture"] == arch], keys, names)
+            pick = np.flatnonzero(row_arch == arch)
+            same_arch[pick] = cache[(name, arch)](rows.iloc[pick]).to_numpy()
+        same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
         return same_arch.fillna(all_boards)
 
     def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame) -> pd.DataFrame:
@@ -170,7 +204,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         out["roof_log_compute_eff"] = closed["roof_compute"] + offsets["roof_compute"]
         choice = self._row_baseline_choice(rows)
         stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in BASELINES}
-        out["base_log_t"] = np.array([stacked[c][i] for i, c in enumerate(choice)])
+        out["base_log_t"] = _pick(stacked, choice)
         # Transfer: the same (app, size, block) run on the other training boards, carried
         # to this board by each closed-form model's ratio; falls back to the per-app offset.
         runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
@@ -178,5 +212,5 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         for name in BASELINES:
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
         xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
-        out["xfer_log_t"] = np.array([xfer[c][i] for i, c in enumerate(choice)])
+        out["xfer_log_t"] = _pick(xfer, choice)
         return out
