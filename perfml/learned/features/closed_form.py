@@ -179,7 +179,8 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
             cache[(name, None)] = OtherBoardsMedian(table, keys, names)
         all_boards = cache[(name, None)](rows)
         same_arch = np.full((len(rows), len(names)), np.nan)
-        row_arch = rows["board"].map(self._arch).to_numpy(dtype=object)
+        board_codes, boards = pd.factorize(rows["board"])
+        row_arch = np.asarray([self._arch(b) for b in boards], dtype=object)[board_codes]
         for arch in pd.unique(row_arch):
             if (name, arch) not in cache:
                 cache[(name, arch)] = OtherBoardsMedian(table[table["architecture"] == arch], keys, names)

@@ -68,15 +68,22 @@ class OccupancyFeatures(TransformerMixin, BaseEstimator):
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
         regs = cache["registers"](rows)["registers"].to_numpy()
         block = (launch["block_x"] * launch["block_y"].fillna(1)).to_numpy()
-        boards = X["board"].to_numpy(dtype=object)
+        all_board_codes, board_names = pd.factorize(X["board"])
         # A row whose registers are unknown (NaN) gets no occupancy (NaN), as before.
         occ = np.full(len(X), np.nan)
         known = np.isfinite(regs)
         if known.any():
-            keys = pd.DataFrame({"board": boards[known], "threads": block[known], "regs": regs[known]})
-            codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
+            # one code per distinct (board, threads, registers); factorize codes shifted by one (NaN -> 0)
+            board_codes = all_board_codes[known]
+            threads_codes, threads_values = pd.factorize(block[known])
+            regs_codes, regs_values = pd.factorize(regs[known])
+            combined = ((board_codes.astype(np.int64) * (len(threads_values) + 1) + threads_codes + 1)
+                        * (len(regs_values) + 1) + regs_codes + 1)
+            _, first, codes = np.unique(combined, return_index=True, return_inverse=True)
             memo = cache["occupancy"]
-            values = np.empty(len(uniques))
+            values = np.empty(len(first))
+            uniques = [(board_names[board_codes[i]], threads_values[threads_codes[i]] if threads_codes[i] >= 0 else np.nan,
+                        regs_values[regs_codes[i]]) for i in first]
             for j, key in enumerate(uniques):
                 if key not in memo:
                     memo[key] = self._occupancy(*key)
