@@ -32,7 +32,7 @@ from perfml.closed_form._inputs import check_frame, check_target
 LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
 #: The closed-form baseline under a residual target (see ``baseline``).
-BASELINES = ("best", "bsp", "transfer")
+BASELINES = ("best", "bsp", "transfer", "blend")
 #: How board specifications enter the features.
 BOARD_FEATURES = ("both", "absolute", "relative")
 
@@ -129,10 +129,13 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     shrinkage : "auto" or float in [0, 1], default="auto"
         Residual target only: the prediction is ``baseline + shrinkage x learned
         residual``; "auto" chooses it by inner cross-validation grouped by board.
-    baseline : {"best", "bsp", "transfer"}, default="transfer"
+    baseline : {"best", "bsp", "transfer", "blend"}, default="transfer"
         The closed-form model under the residual: the app's best one (``base_log_t``),
-        always the BSP model (``bsp_log_tk``), or the transfer of the same run from the
-        other boards (``xfer_log_t``).
+        always the BSP model (``bsp_log_tk``), the transfer of the same run from the
+        other boards (``xfer_log_t``), or that transfer through a blend of the BSP and
+        memory-roofline scalings with a per-app weight chosen by inner
+        leave-one-board-out (``xfer_log_t_blend``, see
+        :mod:`perfml.learned.features.closed_form`; the feature is added only then).
     random_state : int, default=0
     n_jobs : int, default=2
         Threads of the learner.
@@ -238,7 +241,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     def _baseline(self, F: pd.DataFrame) -> np.ndarray:
         if self.target == "log":
             return np.zeros(len(F))
-        column = {"best": "base_log_t", "bsp": "bsp_log_tk", "transfer": "xfer_log_t"}[self.baseline]
+        column = {"best": "base_log_t", "bsp": "bsp_log_tk", "transfer": "xfer_log_t", "blend": "xfer_log_t_blend"}[self.baseline]
         base = F[column].to_numpy(dtype=float)
         # A row without a cross-fitted offset (an app seen on one board only) falls back to BSP T_1.
         return np.where(np.isfinite(base), base, F["bsp_log_t1"].to_numpy(dtype=float))
@@ -256,7 +259,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
             board_features=self.board_features, data_home=self.data_home, registry=self.registry,
             characterization=self.characterization, characterizations=self.characterizations,
-            closed_form_peaks=self.closed_form_peaks,
+            closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
         )
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.

@@ -15,10 +15,19 @@
   boards (same architecture first): their log(T_measured / T_model), carried to this
   board through each closed-form model (``xfer_log_t_<model>``), and through the app's
   chosen one (``xfer_log_t``).
+* ``xfer_log_t_blend`` (only with ``blend=True``): a geometric blend of the BSP and the
+  memory-roofline transfers, ``w * xfer_log_t_bsp + (1 - w) * xfer_log_t_roof_memory``: the
+  run's time scaled from the other boards by (cores x clock)^w x (bandwidth)^(1-w), a
+  kernel between compute- and bandwidth-bound (the same idea as Habitat's wave scaling,
+  Yu et al., USENIX ATC 2021, Sec. 4.1, which mixes the bandwidth and clock ratios by
+  the kernel's arithmetic intensity). The app's ``w`` (0, 0.1, ..., 1) is the one whose
+  cross-fitted transfers have the lowest mean absolute percentage error on the training
+  boards other than the row's own (an inner leave-one-board-out).
 
 References
 ----------
-Amaris et al., HiPC 2015 (seed 003), eq. 3 (BSP); Williams et al., CACM 2009 (roofline).
+Amaris et al., HiPC 2015 (seed 003), eq. 3 (BSP); Williams et al., CACM 2009 (roofline);
+Yu et al., "Habitat", USENIX ATC 2021 (wave scaling).
 """
 
 from __future__ import annotations
@@ -98,10 +107,15 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     registry : perfml.boards.Registry, optional
+    blend : bool, default=False
+        Add ``xfer_log_t_blend`` (the blended transfer, weights in ``blend_weights_``).
 
     Attributes
     ----------
     train_boards_ : list of str
+    blend_weights_ : pandas.DataFrame
+        With ``blend``: per (board left out, app) the BSP weight of the blend; board ""
+        is the weight for a board not in training, app "" the weight over all apps.
     offsets_ : pandas.DataFrame
         Per training (board, app): median log(T_measured / T_model) of each closed-form
         baseline (BSP: -log lambda; roofline: log of an efficiency).
@@ -111,8 +125,9 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         Per app, the baseline with the least spread of offsets across training boards.
     """
 
-    def __init__(self, *, registry=None):
+    def __init__(self, *, registry=None, blend: bool = False):
         self.registry = registry
+        self.blend = blend
 
     def _arch(self, board: str) -> str:
         return architecture(board, self.registry)
@@ -139,7 +154,52 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         self.transfer_["architecture"] = self.transfer_["board"].map(self._arch)
         self.offsets_["architecture"] = self.offsets_["board"].map(self._arch)
         self.baseline_choice_ = baseline_choice(self.offsets_)
+        if self.blend:
+            self.blend_weights_ = self._fit_blend_weights(X, y, launch, logs)
         return self
+
+    _BLEND_GRID = np.round(np.linspace(0.0, 1.0, 11), 10)
+
+    def _fit_blend_weights(self, X, y, launch, logs) -> pd.DataFrame:
+        """Per (board left out, app), the BSP weight of the blend with the lowest MAPE on the other boards."""
+        self._lookup_cache = {}
+        feats = self.transform(X, launch=launch, logs=logs, blend=False)
+        bsp = feats["xfer_log_t_bsp"].to_numpy()
+        memory = feats["xfer_log_t_roof_memory"].to_numpy()
+        log_y = np.log(np.asarray(y, dtype=float))
+        ok = np.isfinite(bsp) & np.isfinite(memory)
+        frame = pd.DataFrame({"board": X["board"].to_numpy()[ok], "app_id": X["app_id"].to_numpy()[ok]})
+        for j, w in enumerate(self._BLEND_GRID):
+            frame[j] = np.abs(np.exp(w * bsp[ok] + (1 - w) * memory[ok] - log_y[ok]) - 1.0)
+        grid = list(range(len(self._BLEND_GRID)))
+        sums = frame.groupby(["board", "app_id"])[grid].sum()
+        counts = frame.groupby(["board", "app_id"]).size()
+        rows = []
+        for left_out in [*self.train_boards_, ""]:
+            keep = sums.index.get_level_values("board") != left_out
+            s, n = sums[keep], counts[keep]
+            if not len(s):
+                continue
+            per_app = s.groupby(level="app_id").sum().div(n.groupby(level="app_id").sum(), axis=0)
+            overall = s.sum() / n.sum()
+            for app, errors in [*per_app.iterrows(), ("", overall)]:
+                rows.append((left_out, app, float(self._BLEND_GRID[int(np.argmin(errors.to_numpy()))])))
+        return pd.DataFrame(rows, columns=["board", "app_id", "weight"])
+
+    def _row_blend_weights(self, rows: pd.DataFrame) -> np.ndarray:
+        """Per row, the app's blend weight chosen without the row's board (the all-apps weight for an unseen app)."""
+        table = self.blend_weights_
+        weights = np.full(len(rows), np.nan)
+        boards = rows["board"].to_numpy(dtype=object)
+        apps = rows["app_id"].to_numpy(dtype=object)
+        for board in pd.unique(boards):
+            key = board if board in self.train_boards_ else ""
+            part = table[table["board"] == key]
+            by_app = dict(zip(part["app_id"], part["weight"]))
+            pick = np.flatnonzero(boards == board)
+            w = pd.Series(apps[pick], dtype=object).map(by_app).to_numpy(dtype=float)
+            weights[pick] = np.where(np.isfinite(w), w, by_app.get("", np.nan))
+        return weights
 
     def _lookups(self) -> dict:
         """Per-table, per-architecture median lookups (built once per fitted state; see :class:`OtherBoardsMedian`)."""
@@ -189,8 +249,10 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
         return same_arch.fillna(all_boards)
 
-    def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame) -> pd.DataFrame:
+    def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame, blend: bool | None = None) -> pd.DataFrame:
+        """The group's features of X (``blend``: add ``xfer_log_t_blend``; default: as fitted)."""
         check_is_fitted(self, "offsets_")
+        blend = self.blend if blend is None else blend
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
         out = pd.DataFrame(index=X.index, dtype=float)
         closed = logs
@@ -214,4 +276,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
         xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
         out["xfer_log_t"] = _pick(xfer, choice)
+        if blend:
+            w = self._row_blend_weights(rows)
+            out["xfer_log_t_blend"] = w * out["xfer_log_t_bsp"].to_numpy() + (1 - w) * out["xfer_log_t_roof_memory"].to_numpy()
         return out
