@@ -159,8 +159,11 @@ class BSPModel(RegressorMixin, BaseEstimator):
         """Threads, Comp, Comm_GM, Comm_SM (cycles per thread) and T_k with lambda=1 (ms) per row."""
         X = check_frame(X, _REQUIRED, "BSPModel")
         table = getattr(self, "constants_", None) or self._constants_table()
-        out = pd.DataFrame(index=X.index, columns=["threads", "comp", "comm_gm", "comm_sm", "t1_ms"], dtype=float)
-        for (board, app_id), part in X.groupby(["board", "app_id"], sort=False):
+        columns = ["threads", "comp", "comm_gm", "comm_sm", "t1_ms"]
+        values = np.full((len(X), len(columns)), np.nan)
+        # positional assignment per (board, app) group: no per-group .loc writes
+        for (board, app_id), pos in X.groupby(["board", "app_id"], sort=False).indices.items():
+            part = X.iloc[pos]
             app = get_app(app_id)
             constants = table.get(board, app_id)
             if self.latencies == "characterized":
@@ -170,11 +173,11 @@ class BSPModel(RegressorMixin, BaseEstimator):
             counts = app.bsp_counts(n, **launch)
             counts["uses_shared"] = bool(app.bsp["uses_shared"])
             cycles = bsp_cycles_per_thread(counts, constants, n)
-            out.loc[part.index, "threads"] = counts["threads"]
-            for key in ("comp", "comm_gm", "comm_sm"):
-                out.loc[part.index, key] = cycles[key]
-            out.loc[part.index, "t1_ms"] = bsp_time_ms(counts["threads"], cycles, constants)
-        return out
+            values[pos, 0] = counts["threads"]
+            for j, key in enumerate(("comp", "comm_gm", "comm_sm"), start=1):
+                values[pos, j] = cycles[key]
+            values[pos, 4] = bsp_time_ms(counts["threads"], cycles, constants)
+        return pd.DataFrame(values, index=X.index, columns=columns)
 
     def latency_tiers(self, board: str) -> dict[str, str]:
         """Per BSP latency (``lat_global``, ``lat_l2``, ``lat_l1``, ``lat_shared``) the tier it comes from on ``board``."""

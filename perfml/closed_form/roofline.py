@@ -94,10 +94,13 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         if self.traffic not in TRAFFIC:
             raise DatasetSchemaError(f"traffic must be one of {TRAFFIC}, got {self.traffic!r}")
         X = check_frame(X, _REQUIRED, "RooflineModel")
-        out = pd.DataFrame(index=X.index, columns=["ops", "bytes", "compute_ms", "memory_ms", "roofline_ms"], dtype=float)
-        out["bandwidth_tier"] = "spec"
-        out["compute_tier"] = "spec"
-        for (board_name, app_id), part in X.groupby(["board", "app_id"], sort=False):
+        columns = ["ops", "bytes", "compute_ms", "memory_ms", "roofline_ms"]
+        values = np.full((len(X), len(columns)), np.nan)
+        bandwidth_tier = np.full(len(X), "spec", dtype=object)
+        compute_tier = np.full(len(X), "spec", dtype=object)
+        # positional assignment per (board, app) group: no per-group .loc writes
+        for (board_name, app_id), pos in X.groupby(["board", "app_id"], sort=False).indices.items():
+            part = X.iloc[pos]
             board = get_board(board_name, registry=self.registry)
             app = get_app(app_id)
             n = part["input_size"].to_numpy(dtype=float)
@@ -112,12 +115,15 @@ class RooflineModel(RegressorMixin, BaseEstimator):
             peak_bw = peak_bandwidth(board)
             if self.peaks == "characterized":
                 peak_ops, peak_bw, tiers = self._achieved(board_name, peak_ops, peak_bw)
-                out.loc[part.index, "bandwidth_tier"], out.loc[part.index, "compute_tier"] = tiers
-            out.loc[part.index, "ops"] = ops
-            out.loc[part.index, "bytes"] = moved
-            out.loc[part.index, "compute_ms"] = 1e3 * ops / peak_ops
-            out.loc[part.index, "memory_ms"] = 1e3 * moved / peak_bw
-            out.loc[part.index, "roofline_ms"] = roofline_time_ms(ops, moved, peak_ops, peak_bw)
+                bandwidth_tier[pos], compute_tier[pos] = tiers
+            values[pos, 0] = ops
+            values[pos, 1] = moved
+            values[pos, 2] = 1e3 * ops / peak_ops
+            values[pos, 3] = 1e3 * moved / peak_bw
+            values[pos, 4] = roofline_time_ms(ops, moved, peak_ops, peak_bw)
+        out = pd.DataFrame(values, index=X.index, columns=columns)
+        out["bandwidth_tier"] = bandwidth_tier
+        out["compute_tier"] = compute_tier
         return out
 
     def _achieved(self, board_name: str, peak_ops: float, peak_bw: float) -> tuple[float, float, tuple[str, str]]:

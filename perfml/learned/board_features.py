@@ -74,8 +74,13 @@ def board_features(boards, registry=None) -> pd.DataFrame:
     Boards are looked up in ``registry`` (a :class:`perfml.boards.Registry`; the default
     registry when None).
     """
-    boards = list(boards)
+    if not isinstance(boards, (pd.Series, pd.Index, np.ndarray)):
+        boards = np.asarray(list(boards), dtype=object)
     row = board_feature_row if registry is None else (lambda b: _feature_row(b, registry))
-    unique = {b: dict(row(b)) for b in dict.fromkeys(boards)}
-    frame = pd.DataFrame([unique[b] for b in boards])
-    return frame.astype(float).replace([np.inf, -np.inf], np.nan)
+    codes, unique = pd.factorize(boards)
+    if not len(unique):
+        return pd.DataFrame()
+    table = pd.DataFrame([dict(row(b)) for b in unique])
+    # one row per board name, in order (a take of the per-board rows: same values as one dict per row)
+    frame = pd.DataFrame(table.to_numpy(dtype=float)[codes], columns=table.columns)
+    return frame.replace([np.inf, -np.inf], np.nan)

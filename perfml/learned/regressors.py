@@ -32,7 +32,7 @@ from perfml.closed_form._inputs import check_frame, check_target
 LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
 #: The closed-form baseline under a residual target (see ``baseline``).
-BASELINES = ("best", "bsp", "transfer")
+BASELINES = ("best", "bsp", "transfer", "blend")
 #: How board specifications enter the features.
 BOARD_FEATURES = ("both", "absolute", "relative")
 
@@ -81,6 +81,32 @@ def make_learner(learner: str, params: dict[str, Any], monotone: list[int], rand
     return make_pipeline(SimpleImputer(strategy="median"), RandomForestRegressor(**params, random_state=random_state, n_jobs=n_jobs))
 
 
+#: Below this many rows an xgboost prediction runs on one thread (waking a thread pool
+#: costs more than the trees, and on a loaded machine far more).
+SMALL_BATCH_ROWS = 1024
+
+
+def learner_predict(model, F: np.ndarray, booster=None) -> np.ndarray:
+    """``model.predict(F)``; for xgboost straight through the booster's ``inplace_predict``.
+
+    Same trees, same iteration range and missing value as :meth:`xgboost.XGBRegressor.predict`
+    (so the same numbers: the CPU predictor sums the trees of a row on one thread, whatever
+    the thread count), without the wrapper's per-call global configuration context, which
+    dominates the latency of a one-row prediction. ``booster``: the booster to use instead
+    of ``model.get_booster()`` (e.g. a single-threaded copy).
+    """
+    get_booster = getattr(model, "get_booster", None)
+    if get_booster is None:
+        return model.predict(F)
+    try:
+        best = model.best_iteration
+    except AttributeError:  # no early stopping: every tree
+        best = None
+    iteration_range = (0, best + 1) if best is not None else (0, 0)
+    booster = get_booster() if booster is None else booster
+    return booster.inplace_predict(F, iteration_range=iteration_range, missing=model.missing)
+
+
 class RuntimeRegressor(RegressorMixin, BaseEstimator):
     """Predict kernel runtime (ms) from leakage-free features with a learned model.
 
@@ -103,10 +129,13 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     shrinkage : "auto" or float in [0, 1], default="auto"
         Residual target only: the prediction is ``baseline + shrinkage x learned
         residual``; "auto" chooses it by inner cross-validation grouped by board.
-    baseline : {"best", "bsp", "transfer"}, default="transfer"
+    baseline : {"best", "bsp", "transfer", "blend"}, default="transfer"
         The closed-form model under the residual: the app's best one (``base_log_t``),
-        always the BSP model (``bsp_log_tk``), or the transfer of the same run from the
-        other boards (``xfer_log_t``).
+        always the BSP model (``bsp_log_tk``), the transfer of the same run from the
+        other boards (``xfer_log_t``), or that transfer through a blend of the BSP and
+        memory-roofline scalings with a per-app weight chosen by inner
+        leave-one-board-out (``xfer_log_t_blend``, see
+        :mod:`perfml.learned.features.closed_form`; the feature is added only then).
     random_state : int, default=0
     n_jobs : int, default=2
         Threads of the learner.
@@ -212,7 +241,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     def _baseline(self, F: pd.DataFrame) -> np.ndarray:
         if self.target == "log":
             return np.zeros(len(F))
-        column = {"best": "base_log_t", "bsp": "bsp_log_tk", "transfer": "xfer_log_t"}[self.baseline]
+        column = {"best": "base_log_t", "bsp": "bsp_log_tk", "transfer": "xfer_log_t", "blend": "xfer_log_t_blend"}[self.baseline]
         base = F[column].to_numpy(dtype=float)
         # A row without a cross-fitted offset (an app seen on one board only) falls back to BSP T_1.
         return np.where(np.isfinite(base), base, F["bsp_log_t1"].to_numpy(dtype=float))
@@ -230,7 +259,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
             board_features=self.board_features, data_home=self.data_home, registry=self.registry,
             characterization=self.characterization, characterizations=self.characterizations,
-            closed_form_peaks=self.closed_form_peaks,
+            closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
         )
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.
@@ -254,7 +283,19 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         F_all = self.features_.transform(X)
         F = F_all.reindex(columns=self.feature_names_)
         shrink = getattr(self, "shrinkage_", 1.0)
-        return np.exp(shrink * self.model_.predict(F.to_numpy(dtype=float)) + self._baseline(F_all))
+        return np.exp(shrink * learner_predict(self.model_, F.to_numpy(dtype=float), self._booster_for(len(F)))
+                      + self._baseline(F_all))
+
+    def _booster_for(self, n_rows: int):
+        """A single-threaded copy of the xgboost booster for small batches (None: the model's own)."""
+        if n_rows >= SMALL_BATCH_ROWS or not hasattr(self.model_, "get_booster"):
+            return None
+        cached = self.__dict__.get("_small_batch_booster")
+        if cached is None or cached[0] is not self.model_:
+            booster = self.model_.get_booster().copy()
+            booster.set_param({"nthread": 1})
+            cached = self._small_batch_booster = (self.model_, booster)
+        return cached[1]
 
     _SHRINK_GRID = np.linspace(0.0, 1.0, 11)
 
@@ -286,7 +327,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             learner = make_learner(self.learner, self.learner_params or {}, monotone, self.random_state, self.n_jobs)
             learner.fit(F_tr.to_numpy(dtype=float), np.log(y[train]) - self._baseline(F_tr_all))
             base_oof[test] = self._baseline(F_te_all)
-            resid_oof[test] = learner.predict(F_te.to_numpy(dtype=float))
+            resid_oof[test] = learner_predict(learner, F_te.to_numpy(dtype=float))
         errors = [np.mean(np.abs(np.exp(base_oof + a * resid_oof) / y - 1.0)) for a in self._SHRINK_GRID]
         return float(self._SHRINK_GRID[int(np.argmin(errors))])
 

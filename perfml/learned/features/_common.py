@@ -86,19 +86,99 @@ def architecture(board: str, registry=None) -> str:
     return str(get_board(board, registry=registry).architecture)
 
 
+def _key_column(values) -> pd.Index:
+    """A key column as an index that compares by value (numbers as float64)."""
+    index = pd.Index(values)
+    if pd.api.types.is_numeric_dtype(index.dtype):
+        return pd.Index(np.asarray(index, dtype=float))
+    return index
+
+
+class OtherBoardsMedian:
+    """:func:`other_boards_median` of one table, with each board's pool median computed once.
+
+    The median over the training boards other than a row's own depends only on the
+    row's board (and, for a board not in the table, is the median over the whole table),
+    so each is computed once and then looked up by key for any number of rows, instead
+    of a groupby and a merge per call. A key (several columns) is looked up as one
+    integer: each column's position among the table's values of that column, combined
+    in mixed radix (a value the table lacks, or a missing one, matches nothing, as in a
+    merge on the groupby medians, which drop missing keys).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Rows with ``board``, ``keys`` and ``value_cols``.
+    keys, value_cols : list of str
+    """
+
+    def __init__(self, table: pd.DataFrame, keys, value_cols):
+        self.table = table
+        self.keys = list(keys)
+        self.value_cols = list(value_cols)
+        self._boards = set(table["board"].unique()) if not table.empty else set()
+        self._uniques = [_key_column(table[k]).dropna().unique() for k in self.keys]
+        sizes = [max(len(u), 1) for u in self._uniques]
+        self._radix = np.cumprod([1, *sizes[:0:-1]])[::-1].astype(np.int64) if sizes else np.array([], dtype=np.int64)
+        self._encodable = float(np.prod(np.asarray(sizes, dtype=float))) < 2.0**62
+        self._medians: dict = {}
+
+    def _codes(self, frame: pd.DataFrame) -> np.ndarray:
+        """One int64 per row of ``frame`` for its key (-1 where a column's value is not in the table)."""
+        code = np.zeros(len(frame), dtype=np.int64)
+        missing = np.zeros(len(frame), dtype=bool)
+        for k, uniques, radix in zip(self.keys, self._uniques, self._radix):
+            pos = uniques.get_indexer(_key_column(frame[k]))
+            missing |= pos < 0
+            code += pos.astype(np.int64) * radix
+        code[missing] = -1
+        return code
+
+    def _median(self, board: str):
+        """(key lookup, values) of the median over the table's boards other than ``board``."""
+        key = board if board in self._boards else None  # an unseen board: the whole table
+        if key not in self._medians:
+            pool = self.table[self.table["board"] != board] if key is not None else self.table
+            if pool.empty:
+                self._medians[key] = None
+            else:
+                med = pool.groupby(self.keys)[self.value_cols].median()
+                index_frame = med.index.to_frame(index=False)
+                if self._encodable:
+                    lookup = pd.Index(self._codes(index_frame))
+                else:
+                    lookup = pd.MultiIndex.from_arrays([_key_column(index_frame[k]) for k in self.keys])
+                self._medians[key] = (lookup, med.to_numpy(dtype=float))
+        return self._medians[key]
+
+    def __call__(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """For each row, the median of ``value_cols`` over the boards other than the row's (NaN if none)."""
+        out = np.full((len(rows), len(self.value_cols)), np.nan)
+        if self.table.empty or not len(rows):
+            return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+        board_codes, boards = pd.factorize(rows["board"])
+        codes = self._codes(rows) if self._encodable else None
+        for j, board in enumerate(boards):
+            med = self._median(board)
+            if med is None:
+                continue
+            lookup, values = med
+            pick = np.flatnonzero(board_codes == j)
+            if codes is not None:
+                target = codes[pick]
+            else:
+                target = pd.MultiIndex.from_arrays([_key_column(rows[k].to_numpy()[pick]) for k in self.keys])
+            pos = lookup.get_indexer(target)
+            if codes is not None:
+                pos[target < 0] = -1
+            found = pos >= 0
+            out[pick[found]] = values[pos[found]]
+        return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+
+
 def other_boards_median(table: pd.DataFrame, keys: list[str], value_cols: list[str], rows: pd.DataFrame) -> pd.DataFrame:
     """For each row, the median of ``value_cols`` over training boards other than the row's."""
-    out = pd.DataFrame(np.nan, index=rows.index, columns=value_cols)
-    if table.empty:
-        return out
-    for board, part in rows.groupby("board", sort=False):
-        pool = table[table["board"] != board]
-        if pool.empty:
-            continue
-        med = pool.groupby(keys)[value_cols].median()
-        joined = part[keys].merge(med, left_on=keys, right_index=True, how="left")
-        out.loc[part.index, value_cols] = joined[value_cols].to_numpy()
-    return out
+    return OtherBoardsMedian(table, keys, value_cols)(rows)
 
 
 def board_peaks(boards: pd.Series, registry=None) -> pd.DataFrame:
@@ -106,8 +186,9 @@ def board_peaks(boards: pd.Series, registry=None) -> pd.DataFrame:
     from perfml.boards import get_board, peak_bandwidth, peak_flops
     from perfml.errors import MissingBoardParameterError
 
+    codes, names = pd.factorize(boards)
     table = {}
-    for name in boards.unique():
+    for name in names:
         board = get_board(name, registry=registry)
         try:
             compute = peak_flops(board, "fp32")
@@ -118,4 +199,5 @@ def board_peaks(boards: pd.Series, registry=None) -> pd.DataFrame:
         except MissingBoardParameterError:
             bandwidth = np.nan
         table[name] = (compute, bandwidth)
-    return pd.DataFrame([table[b] for b in boards], columns=["compute", "bandwidth"], index=boards.index)
+    values = np.array([table[name] for name in names], dtype=float).reshape(len(names), 2)
+    return pd.DataFrame(values[codes], columns=["compute", "bandwidth"], index=boards.index)

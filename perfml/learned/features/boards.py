@@ -48,19 +48,32 @@ class BoardFeatures(TransformerMixin, BaseEstimator):
     def relative(self, X: pd.DataFrame, absolute: pd.DataFrame) -> pd.DataFrame:
         """``rel_*`` of every row, from its ``board_*`` values and the training boards'."""
         check_is_fitted(self, "train_boards_")
-        train = board_features(self.train_boards_, registry=self.registry)
-        train.index = self.train_boards_
-        logs = np.log(train.where(train > 0))
-        out = pd.DataFrame(index=X.index, dtype=float)
-        own = np.log(absolute.where(absolute > 0))
-        for board, part in X.groupby("board", sort=False):
-            others = logs.drop(index=board, errors="ignore").mean()
-            delta = own.loc[part.index] - others
-            out.loc[part.index, [f"rel_{c[6:]}" for c in delta.columns]] = delta.to_numpy()
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = self._lookup_cache = {}
+        if "train_logs" not in cache:
+            train = board_features(self.train_boards_, registry=self.registry)
+            train.index = self.train_boards_
+            cache["train_logs"] = np.log(train.where(train > 0))
+            cache["others"] = {}
+        logs, others_by_board = cache["train_logs"], cache["others"]
         arch = lambda b: architecture(b, self.registry)  # noqa: E731
-        out["rel_same_architecture_boards"] = X["board"].map(
-            lambda b: sum(arch(t) == arch(b) for t in self.train_boards_ if t != b)
-        ).astype(float)
+        own = np.log(absolute.where(absolute > 0))
+        names = [f"rel_{c[6:]}" for c in own.columns]
+        values = np.full((len(X), len(names)), np.nan)
+        same = np.full(len(X), np.nan)
+        boards = X["board"].to_numpy(dtype=object)
+        for board in pd.unique(boards):
+            if board not in others_by_board:
+                others = logs.drop(index=board, errors="ignore").mean()
+                n_same = sum(arch(t) == arch(board) for t in self.train_boards_ if t != board)
+                others_by_board[board] = (others, float(n_same))
+            others, n_same = others_by_board[board]
+            pick = np.flatnonzero(boards == board)
+            values[pick] = own.iloc[pick].to_numpy(dtype=float) - others.reindex(own.columns).to_numpy(dtype=float)
+            same[pick] = n_same
+        out = pd.DataFrame(values, index=X.index, columns=names)
+        out["rel_same_architecture_boards"] = same
         return out
 
     def transform(self, X, absolute: pd.DataFrame | None = None) -> list[pd.DataFrame]:

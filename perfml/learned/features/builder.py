@@ -108,6 +108,10 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     closed_form_peaks : {"spec", "characterized"}, default="spec"
         Peaks of the roofline times of the closed-form group (``roof_*``): the datasheet's,
         or the boards' achieved ones from ``characterizations``.
+    transfer_blend : bool, default=False
+        Add ``xfer_log_t_blend`` to the closed-form group (after ``xfer_log_t``): the
+        blend of the BSP and memory-roofline transfers with a per-app weight chosen by
+        inner leave-one-board-out (:class:`ClosedFormFeatures` ``blend``).
 
     Attributes
     ----------
@@ -124,7 +128,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
 
     def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
                  board_features: str = "both", data_home=None, registry=None, characterization: bool = False,
-                 characterizations=None, closed_form_peaks: str = "spec"):
+                 characterizations=None, closed_form_peaks: str = "spec", transfer_blend: bool = False):
+        self.transfer_blend = transfer_blend
         self.closed_form_peaks = closed_form_peaks
         self.characterization = characterization
         self.characterizations = characterizations
@@ -147,25 +152,39 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         return lambda board: characterization_for(board, given) or board_characterization(board)
 
     # -- the groups, built from this builder's fitted state ---------------------------------
+    def _cache(self, group: str) -> dict:
+        """A group's lookups derived from the fitted state (medians per board, ...), kept between
+        transforms so that prediction does not recompute them; emptied by ``fit`` and ``from_state``."""
+        caches = self.__dict__.get("_group_caches")
+        if caches is None:
+            caches = self._group_caches = {}
+        return caches.setdefault(group, {})
+
     def _boards(self) -> BoardFeatures:
         group = BoardFeatures(mode=self.board_features, registry=self.registry)
         group.train_boards_ = self.train_boards_
+        group._lookup_cache = self._cache("boards")
         return group
 
     def _closed_form(self) -> ClosedFormFeatures:
-        group = ClosedFormFeatures(registry=self.registry)
+        group = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend)
         group.train_boards_ = self.train_boards_
         group.offsets_, group.transfer_, group.baseline_choice_ = self.offsets_, self.transfer_, self.baseline_choice_
+        if self.transfer_blend:
+            group.blend_weights_ = self.blend_weights_
+        group._lookup_cache = self._cache("closed_form")
         return group
 
     def _occupancy(self) -> OccupancyFeatures:
         group = OccupancyFeatures(registry=self.registry)
         group.registers_ = self.registers_
+        group._lookup_cache = self._cache("occupancy")
         return group
 
     def _profiles(self) -> ProfileFeatures:
         group = ProfileFeatures(data_home=self.data_home, registry=self.registry)
         group.profile_values_ = self.profile_values_
+        group._lookup_cache = self._cache("profiles")
         return group
 
     def row_blocks(self, X: pd.DataFrame) -> RowBlocks:
@@ -181,6 +200,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         """
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         y = check_target(y, len(X), "FeatureBuilder")
+        self._group_caches = {}  # lookups of a previous fit are stale
         self.train_boards_ = sorted(X["board"].unique())
         self.apps_ = sorted(X["app_id"].unique())
         if self.analytical:
@@ -188,8 +208,10 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
                 pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry,
                 peaks=self.closed_form_peaks, characterizations=self._characterizations())
-            closed = ClosedFormFeatures(registry=self.registry).fit(X, y, launch=launch, logs=logs)
+            closed = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend).fit(X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
+            if self.transfer_blend:
+                self.blend_weights_ = closed.blend_weights_
             self.registers_ = OccupancyFeatures(registry=self.registry).fit(X, launch=launch).registers_
         if self.profiles:
             self.profile_values_ = ProfileFeatures(data_home=self.data_home, registry=self.registry).fit(X).profile_values_
@@ -198,7 +220,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         return self
 
     # -- persistence (plain tables, never pickles) --------------------------------------
-    _STATE_TABLES = ("offsets_", "transfer_", "registers_", "profile_values_")
+    _STATE_TABLES = ("offsets_", "transfer_", "registers_", "profile_values_", "blend_weights_")
 
     def get_state(self) -> tuple[dict, dict[str, pd.DataFrame]]:
         """The fitted state as JSON-able metadata plus named tables (for Parquet)."""
@@ -221,6 +243,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         builder.train_boards_ = list(meta["train_boards"])
         builder.apps_ = list(meta["apps"])
         builder.feature_names_ = list(meta["feature_names"])
+        builder._group_caches = {}
         if builder.analytical:
             builder.baseline_choice_ = dict(meta["baseline_choice"])
         for name in cls._STATE_TABLES:

@@ -15,10 +15,19 @@
   boards (same architecture first): their log(T_measured / T_model), carried to this
   board through each closed-form model (``xfer_log_t_<model>``), and through the app's
   chosen one (``xfer_log_t``).
+* ``xfer_log_t_blend`` (only with ``blend=True``): a geometric blend of the BSP and the
+  memory-roofline transfers, ``w * xfer_log_t_bsp + (1 - w) * xfer_log_t_roof_memory``: the
+  run's time scaled from the other boards by (cores x clock)^w x (bandwidth)^(1-w), a
+  kernel between compute- and bandwidth-bound (the same idea as Habitat's wave scaling,
+  Yu et al., USENIX ATC 2021, Sec. 4.1, which mixes the bandwidth and clock ratios by
+  the kernel's arithmetic intensity). The app's ``w`` (0, 0.1, ..., 1) is the one whose
+  cross-fitted transfers have the lowest mean absolute percentage error on the training
+  boards other than the row's own (an inner leave-one-board-out).
 
 References
 ----------
-Amaris et al., HiPC 2015 (seed 003), eq. 3 (BSP); Williams et al., CACM 2009 (roofline).
+Amaris et al., HiPC 2015 (seed 003), eq. 3 (BSP); Williams et al., CACM 2009 (roofline);
+Yu et al., "Habitat", USENIX ATC 2021 (wave scaling).
 """
 
 from __future__ import annotations
@@ -32,10 +41,10 @@ from perfml.apps import list_apps
 from perfml.learned.features._common import (
     BASELINES,
     RUN_KEY,
+    OtherBoardsMedian,
     architecture,
     board_peaks,
     log_or_nan,
-    other_boards_median,
     second_size,
 )
 
@@ -74,6 +83,15 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
     return out
 
 
+def _pick(columns: dict[str, np.ndarray], choice: np.ndarray) -> np.ndarray:
+    """Per row ``i``, ``columns[choice[i]][i]``."""
+    out = np.full(len(choice), np.nan)
+    for name, values in columns.items():
+        mask = choice == name
+        out[mask] = np.asarray(values, dtype=float)[mask]
+    return out
+
+
 def baseline_choice(offsets: pd.DataFrame) -> dict[str, str]:
     """Per app, the baseline whose offset varies least across the boards of ``offsets``."""
     spread = offsets.groupby("app_id")[list(BASELINES)].std(ddof=0).fillna(0.0)
@@ -89,10 +107,15 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     registry : perfml.boards.Registry, optional
+    blend : bool, default=False
+        Add ``xfer_log_t_blend`` (the blended transfer, weights in ``blend_weights_``).
 
     Attributes
     ----------
     train_boards_ : list of str
+    blend_weights_ : pandas.DataFrame
+        With ``blend``: per (board left out, app) the BSP weight of the blend; board ""
+        is the weight for a board not in training, app "" the weight over all apps.
     offsets_ : pandas.DataFrame
         Per training (board, app): median log(T_measured / T_model) of each closed-form
         baseline (BSP: -log lambda; roofline: log of an efficiency).
@@ -102,8 +125,9 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         Per app, the baseline with the least spread of offsets across training boards.
     """
 
-    def __init__(self, *, registry=None):
+    def __init__(self, *, registry=None, blend: bool = False):
         self.registry = registry
+        self.blend = blend
 
     def _arch(self, board: str) -> str:
         return architecture(board, self.registry)
@@ -130,32 +154,105 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         self.transfer_["architecture"] = self.transfer_["board"].map(self._arch)
         self.offsets_["architecture"] = self.offsets_["board"].map(self._arch)
         self.baseline_choice_ = baseline_choice(self.offsets_)
+        if self.blend:
+            self.blend_weights_ = self._fit_blend_weights(X, y, launch, logs)
         return self
+
+    _BLEND_GRID = np.round(np.linspace(0.0, 1.0, 11), 10)
+
+    def _fit_blend_weights(self, X, y, launch, logs) -> pd.DataFrame:
+        """Per (board left out, app), the BSP weight of the blend with the lowest MAPE on the other boards."""
+        self._lookup_cache = {}
+        feats = self.transform(X, launch=launch, logs=logs, blend=False)
+        bsp = feats["xfer_log_t_bsp"].to_numpy()
+        memory = feats["xfer_log_t_roof_memory"].to_numpy()
+        log_y = np.log(np.asarray(y, dtype=float))
+        ok = np.isfinite(bsp) & np.isfinite(memory)
+        frame = pd.DataFrame({"board": X["board"].to_numpy()[ok], "app_id": X["app_id"].to_numpy()[ok]})
+        for j, w in enumerate(self._BLEND_GRID):
+            frame[j] = np.abs(np.exp(w * bsp[ok] + (1 - w) * memory[ok] - log_y[ok]) - 1.0)
+        grid = list(range(len(self._BLEND_GRID)))
+        sums = frame.groupby(["board", "app_id"])[grid].sum()
+        counts = frame.groupby(["board", "app_id"]).size()
+        rows = []
+        for left_out in [*self.train_boards_, ""]:
+            keep = sums.index.get_level_values("board") != left_out
+            s, n = sums[keep], counts[keep]
+            if not len(s):
+                continue
+            per_app = s.groupby(level="app_id").sum().div(n.groupby(level="app_id").sum(), axis=0)
+            overall = s.sum() / n.sum()
+            for app, errors in [*per_app.iterrows(), ("", overall)]:
+                rows.append((left_out, app, float(self._BLEND_GRID[int(np.argmin(errors.to_numpy()))])))
+        return pd.DataFrame(rows, columns=["board", "app_id", "weight"])
+
+    def _row_blend_weights(self, rows: pd.DataFrame) -> np.ndarray:
+        """Per row, the app's blend weight chosen without the row's board (the all-apps weight for an unseen app)."""
+        table = self.blend_weights_
+        weights = np.full(len(rows), np.nan)
+        boards = rows["board"].to_numpy(dtype=object)
+        apps = rows["app_id"].to_numpy(dtype=object)
+        for board in pd.unique(boards):
+            key = board if board in self.train_boards_ else ""
+            part = table[table["board"] == key]
+            by_app = dict(zip(part["app_id"], part["weight"]))
+            pick = np.flatnonzero(boards == board)
+            w = pd.Series(apps[pick], dtype=object).map(by_app).to_numpy(dtype=float)
+            weights[pick] = np.where(np.isfinite(w), w, by_app.get("", np.nan))
+        return weights
+
+    def _lookups(self) -> dict:
+        """Per-table, per-architecture median lookups (built once per fitted state; see :class:`OtherBoardsMedian`)."""
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = self._lookup_cache = {}
+        return cache
+
+    def _choice_tables(self) -> dict:
+        """Per training board, the baseline choice made without it; None for any other board."""
+        cache = self._lookups()
+        if "choice" not in cache:
+            tables = {board: baseline_choice(self.offsets_[self.offsets_["board"] != board]) for board in self.train_boards_}
+            cache["choice"] = tables
+        return cache["choice"]
 
     def _row_baseline_choice(self, rows: pd.DataFrame) -> np.ndarray:
         """Per row, the app's baseline chosen on the training boards other than the row's own."""
         choice = np.full(len(rows), "bsp", dtype=object)
-        for board, part in rows.groupby("board", sort=False):
-            pool = self.offsets_[self.offsets_["board"] != board]
-            table = baseline_choice(pool) if board in self.train_boards_ else self.baseline_choice_
-            pos = rows.index.get_indexer(part.index)
-            choice[pos] = [table.get(a, "bsp") for a in part["app_id"]]
+        tables = self._choice_tables()
+        boards = rows["board"].to_numpy(dtype=object)
+        apps = rows["app_id"].to_numpy(dtype=object)
+        for board in pd.unique(boards):
+            table = tables.get(board, self.baseline_choice_)
+            pick = np.flatnonzero(boards == board)
+            choice[pick] = pd.Series(apps[pick], dtype=object).map(table).fillna("bsp").to_numpy(dtype=object)
         return choice
 
     def _cross_fitted_offsets(self, rows: pd.DataFrame, table=None, keys=("app_id",)) -> pd.DataFrame:
         """Offsets of each row's app (or run, with ``keys``) from the *other* training boards, same architecture first."""
+        name = "offsets" if table is None else "transfer"
         table = self.offsets_ if table is None else table
         keys = list(keys)
         names = list(BASELINES)
-        all_boards = other_boards_median(table, keys, names, rows)
-        same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
-        for arch, part in rows.groupby(rows["board"].map(self._arch), sort=False):
-            pool = table[table["architecture"] == arch]
-            same_arch.loc[part.index, names] = other_boards_median(pool, keys, names, part)[names].to_numpy()
+        cache = self._lookups()
+        if (name, None) not in cache:
+            cache[(name, None)] = OtherBoardsMedian(table, keys, names)
+        all_boards = cache[(name, None)](rows)
+        same_arch = np.full((len(rows), len(names)), np.nan)
+        board_codes, boards = pd.factorize(rows["board"])
+        row_arch = np.asarray([self._arch(b) for b in boards], dtype=object)[board_codes]
+        for arch in pd.unique(row_arch):
+            if (name, arch) not in cache:
+                cache[(name, arch)] = OtherBoardsMedian(table[table["architecture"] == arch], keys, names)
+            pick = np.flatnonzero(row_arch == arch)
+            same_arch[pick] = cache[(name, arch)](rows.iloc[pick]).to_numpy()
+        same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
         return same_arch.fillna(all_boards)
 
-    def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame) -> pd.DataFrame:
+    def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame, blend: bool | None = None) -> pd.DataFrame:
+        """The group's features of X (``blend``: add ``xfer_log_t_blend``; default: as fitted)."""
         check_is_fitted(self, "offsets_")
+        blend = self.blend if blend is None else blend
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
         out = pd.DataFrame(index=X.index, dtype=float)
         closed = logs
@@ -170,7 +267,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         out["roof_log_compute_eff"] = closed["roof_compute"] + offsets["roof_compute"]
         choice = self._row_baseline_choice(rows)
         stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in BASELINES}
-        out["base_log_t"] = np.array([stacked[c][i] for i, c in enumerate(choice)])
+        out["base_log_t"] = _pick(stacked, choice)
         # Transfer: the same (app, size, block) run on the other training boards, carried
         # to this board by each closed-form model's ratio; falls back to the per-app offset.
         runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
@@ -178,5 +275,8 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         for name in BASELINES:
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
         xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
-        out["xfer_log_t"] = np.array([xfer[c][i] for i, c in enumerate(choice)])
+        out["xfer_log_t"] = _pick(xfer, choice)
+        if blend:
+            w = self._row_blend_weights(rows)
+            out["xfer_log_t_blend"] = w * out["xfer_log_t_bsp"].to_numpy() + (1 - w) * out["xfer_log_t_roof_memory"].to_numpy()
         return out

@@ -11,7 +11,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.learned.features._common import other_boards_median
+from perfml.learned.features._common import OtherBoardsMedian
 
 
 class OccupancyFeatures(TransformerMixin, BaseEstimator):
@@ -43,24 +43,53 @@ class OccupancyFeatures(TransformerMixin, BaseEstimator):
         ).dropna().groupby(["board", "app_id", "block_x", "block_y"], as_index=False)["registers"].median()
         return self
 
-    def transform(self, X, *, launch: pd.DataFrame) -> pd.DataFrame:
+    def _lookups(self) -> dict:
+        """The registers lookup and the occupancy per (board, threads, registers), built once per fitted state."""
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = self._lookup_cache = {}
+        if "registers" not in cache:
+            cache["registers"] = OtherBoardsMedian(self.registers_, ["app_id", "block_x", "block_y"], ["registers"])
+            cache["occupancy"] = {}
+        return cache
+
+    def _occupancy(self, board: str, threads: float, registers: float) -> float:
         from perfml.boards import get_board, occupancy
         from perfml.errors import MissingBoardParameterError
 
+        try:
+            return occupancy(get_board(board, registry=self.registry), int(threads), int(registers)).occupancy
+        except (MissingBoardParameterError, ValueError):
+            return np.nan
+
+    def transform(self, X, *, launch: pd.DataFrame) -> pd.DataFrame:
         check_is_fitted(self, "registers_")
+        cache = self._lookups()
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
-        regs = other_boards_median(self.registers_, ["app_id", "block_x", "block_y"], ["registers"], rows)["registers"]
+        regs = cache["registers"](rows)["registers"].to_numpy()
         block = (launch["block_x"] * launch["block_y"].fillna(1)).to_numpy()
-        keys = pd.DataFrame({"board": X["board"].to_numpy(), "threads": block, "regs": regs.to_numpy()})
-        cache: dict[tuple, float] = {}
-        for board, threads, r in keys.drop_duplicates().itertuples(index=False):
-            try:
-                value = occupancy(get_board(board, registry=self.registry), int(threads), int(r) if np.isfinite(r) else 0).occupancy
-            except (MissingBoardParameterError, ValueError):
-                value = np.nan
-            cache[(board, threads, r)] = value
-        occ = np.array([cache.get(k, np.nan) for k in keys.itertuples(index=False, name=None)])
+        all_board_codes, board_names = pd.factorize(X["board"])
+        # A row whose registers are unknown (NaN) gets no occupancy (NaN), as before.
+        occ = np.full(len(X), np.nan)
+        known = np.isfinite(regs)
+        if known.any():
+            # one code per distinct (board, threads, registers); factorize codes shifted by one (NaN -> 0)
+            board_codes = all_board_codes[known]
+            threads_codes, threads_values = pd.factorize(block[known])
+            regs_codes, regs_values = pd.factorize(regs[known])
+            combined = ((board_codes.astype(np.int64) * (len(threads_values) + 1) + threads_codes + 1)
+                        * (len(regs_values) + 1) + regs_codes + 1)
+            _, first, codes = np.unique(combined, return_index=True, return_inverse=True)
+            memo = cache["occupancy"]
+            values = np.empty(len(first))
+            uniques = [(board_names[board_codes[i]], threads_values[threads_codes[i]] if threads_codes[i] >= 0 else np.nan,
+                        regs_values[regs_codes[i]]) for i in first]
+            for j, key in enumerate(uniques):
+                if key not in memo:
+                    memo[key] = self._occupancy(*key)
+                values[j] = memo[key]
+            occ[known] = values[codes]
         out = pd.DataFrame(index=X.index, dtype=float)
         out["occ_fraction"] = occ
-        out["occ_registers"] = regs.to_numpy()
+        out["occ_registers"] = regs
         return out

@@ -13,7 +13,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.learned.features._common import PROFILE_KEY, PROFILE_METRICS, log_or_nan, other_boards_median
+from perfml.learned.features._common import PROFILE_KEY, PROFILE_METRICS, OtherBoardsMedian, log_or_nan
 
 
 def throughput_criteria(prof: pd.DataFrame, registry=None) -> tuple[np.ndarray, np.ndarray]:
@@ -92,6 +92,11 @@ class ProfileFeatures(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "profile_values_")
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch[["block_x", "block_y"]]], axis=1)
         rows = rows.astype({"input_size": float})
-        table = self.profile_values_.astype({"input_size": float})
-        names = [c for c in self.profile_values_.columns if c.startswith("prof_")]
-        return other_boards_median(table, PROFILE_KEY, names, rows)
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = self._lookup_cache = {}
+        if "profiles" not in cache:
+            table = self.profile_values_.astype({"input_size": float})
+            names = [c for c in self.profile_values_.columns if c.startswith("prof_")]
+            cache["profiles"] = OtherBoardsMedian(table, PROFILE_KEY, names)  # medians computed once per board
+        return cache["profiles"](rows)
