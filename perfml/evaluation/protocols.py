@@ -16,6 +16,12 @@ closed-form or learned, under every protocol:
   (board, app) fitted on its other sizes);
 * ``reference-board`` (:class:`ReferenceBoardSplit`): train on one board, predict
   every row (seed 003's "lambda from GTX-680" scenario);
+* ``leave-one-architecture-out`` (:class:`LeaveOneArchitectureOut`): one fold per
+  architecture of the board registry (Kepler, Maxwell, ...): a whole generation is
+  predicted by a model that never saw one of its boards (issue 11 §3);
+* ``newest-architecture`` (:class:`NewestArchitectureSplit`): one split, train on the
+  boards of the older architectures only and predict those of the newest one (ordered
+  by compute capability, from the registry);
 * ``in-sample`` (:class:`InSampleSplit`): train and predict the same rows (what seed
   003's Figure 7 reports; for models that learn nothing it is their plain prediction).
 """
@@ -33,7 +39,9 @@ __all__ = [
     "GroupedKFold",
     "InSampleSplit",
     "LeaveOneAppOut",
+    "LeaveOneArchitectureOut",
     "LeaveOneBoardOut",
+    "NewestArchitectureSplit",
     "ReferenceBoardSplit",
     "SizeCV",
     "SizeExtrapolationSplit",
@@ -49,6 +57,8 @@ PROTOCOLS = (
     "size-cv",
     "reference-board",
     "in-sample",
+    "leave-one-architecture-out",
+    "newest-architecture",
 )
 
 
@@ -187,6 +197,119 @@ class InSampleSplit(_RowSplitter):
         yield rows, rows
 
 
+def _board_architectures(boards, registry=None) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Per distinct board: (architecture, compute capability as a tuple), from the registry.
+
+    Raises
+    ------
+    PerfmlError
+        A board whose registry entry has no architecture or compute capability.
+    """
+    from perfml.boards import get_board
+
+    out = {}
+    for name in pd.unique(np.asarray(boards)):
+        board = get_board(str(name), registry=registry)
+        arch, cc = board.architecture, board.compute_capability
+        if not arch or not cc:
+            raise PerfmlError(
+                f"board {name!r} has no architecture or compute capability in the board registry "
+                f"(architecture={arch!r}, compute_capability={cc!r}); add them to boards.toml or drop its rows"
+            )
+        out[str(name)] = (str(arch), tuple(int(part) for part in str(cc).split(".")))
+    return out
+
+
+class LeaveOneArchitectureOut(_RowSplitter):
+    """One fold per GPU architecture: train on the boards of the other architectures.
+
+    The architecture of each row's board comes from the board registry
+    (:attr:`perfml.boards.Board.architecture`), so any corpus whose boards are in the
+    registry is split the same way (Kepler vs Maxwell on the nine apps and Rodinia;
+    Pascal, Volta, Turing, Ampere on the DL operators).
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
+    """
+
+    def __init__(self, registry=None):
+        self.registry = registry
+
+    def groups_of(self, X):
+        boards = _column(X, "board")
+        arch = {b: a for b, (a, _) in _board_architectures(boards, self.registry).items()}
+        return np.array([arch[str(b)] for b in boards], dtype=object)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        if X is None:
+            return LeaveOneGroupOut().get_n_splits(groups=groups)
+        return len(np.unique(self.groups_of(X)))
+
+    def split(self, X, y=None, groups=None):
+        groups = self.groups_of(X)
+        if len(np.unique(groups)) < 2:
+            raise PerfmlError(
+                f"leave-one-architecture-out needs boards of at least two architectures, found only {groups[0]!r}; "
+                "use leave-one-board-out"
+            )
+        yield from LeaveOneGroupOut().split(X, y, groups)
+
+
+class NewestArchitectureSplit(_RowSplitter):
+    """One split: train on the older architectures, predict every board of the newest one.
+
+    Architectures are ordered by the lowest compute capability of their boards in X
+    (from the board registry): the newest is the one with the highest; every row of
+    another architecture trains. It answers "a generation the model has never seen"
+    (issue 11 §3, newest board).
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
+
+    Raises
+    ------
+    PerfmlError
+        Fewer than two architectures, or two architectures with the same compute capability.
+    """
+
+    def __init__(self, registry=None):
+        self.registry = registry
+
+    def groups_of(self, X):
+        return LeaveOneArchitectureOut(self.registry).groups_of(X)
+
+    def newest(self, X) -> str:
+        """The newest architecture among the boards of X."""
+        info = _board_architectures(_column(X, "board"), self.registry)
+        first_cc: dict[str, tuple[int, ...]] = {}
+        for arch, cc in info.values():
+            first_cc[arch] = min(cc, first_cc.get(arch, cc))
+        if len(first_cc) < 2:
+            raise PerfmlError(
+                f"newest-architecture needs boards of at least two architectures, found {sorted(first_cc)}; "
+                "use leave-one-board-out"
+            )
+        ranked = sorted(first_cc.items(), key=lambda item: item[1])
+        if ranked[-1][1] == ranked[-2][1]:
+            raise PerfmlError(
+                f"architectures {ranked[-2][0]!r} and {ranked[-1][0]!r} start at the same compute capability "
+                f"{'.'.join(map(str, ranked[-1][1]))}; fix the registry or choose the boards with [data] boards"
+            )
+        return ranked[-1][0]
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def split(self, X, y=None, groups=None):
+        groups = self.groups_of(X)
+        test = groups == self.newest(X)
+        yield np.flatnonzero(~test), np.flatnonzero(test)
+
+
 _BY_NAME = {
     "leave-one-board-out": lambda n_splits, **_: LeaveOneBoardOut(),
     "leave-one-app-out": lambda n_splits, **_: LeaveOneAppOut(),
@@ -195,6 +318,8 @@ _BY_NAME = {
     "size-cv": lambda n_splits, **_: SizeCV(n_splits=n_splits),
     "reference-board": lambda n_splits, reference_board="GTX-680", **_: ReferenceBoardSplit(reference_board),
     "in-sample": lambda n_splits, **_: InSampleSplit(),
+    "leave-one-architecture-out": lambda n_splits, **_: LeaveOneArchitectureOut(),
+    "newest-architecture": lambda n_splits, **_: NewestArchitectureSplit(),
 }
 
 
