@@ -108,6 +108,9 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     closed_form_peaks : {"spec", "characterized"}, default="spec"
         Peaks of the roofline times of the closed-form group (``roof_*``): the datasheet's,
         or the boards' achieved ones from ``characterizations``.
+    baseline_selection : {"spread", "transfer-cv"}, default="spread"
+        How the closed-form group chooses each app's baseline
+        (:class:`~perfml.learned.features.closed_form.ClosedFormFeatures`).
 
     Attributes
     ----------
@@ -124,7 +127,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
 
     def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
                  board_features: str = "both", data_home=None, registry=None, characterization: bool = False,
-                 characterizations=None, closed_form_peaks: str = "spec"):
+                 characterizations=None, closed_form_peaks: str = "spec", baseline_selection: str = "spread"):
+        self.baseline_selection = baseline_selection
         self.closed_form_peaks = closed_form_peaks
         self.characterization = characterization
         self.characterizations = characterizations
@@ -153,9 +157,13 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         return group
 
     def _closed_form(self) -> ClosedFormFeatures:
-        group = ClosedFormFeatures(registry=self.registry)
+        group = self.__dict__.get("_closed_group")  # kept: its per-board baseline choices are cached
+        if group is not None and group.offsets_ is self.offsets_ and group.transfer_ is self.transfer_:
+            return group
+        group = ClosedFormFeatures(registry=self.registry, baseline_selection=self.baseline_selection)
         group.train_boards_ = self.train_boards_
         group.offsets_, group.transfer_, group.baseline_choice_ = self.offsets_, self.transfer_, self.baseline_choice_
+        self.__dict__["_closed_group"] = group
         return group
 
     def _occupancy(self) -> OccupancyFeatures:
@@ -188,7 +196,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
                 pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry,
                 peaks=self.closed_form_peaks, characterizations=self._characterizations())
-            closed = ClosedFormFeatures(registry=self.registry).fit(X, y, launch=launch, logs=logs)
+            closed = ClosedFormFeatures(registry=self.registry, baseline_selection=self.baseline_selection).fit(
+                X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
             self.registers_ = OccupancyFeatures(registry=self.registry).fit(X, launch=launch).registers_
         if self.profiles:
