@@ -59,6 +59,7 @@ __all__ = [
 
     # --- added by lab ---
     "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
+    "SyntheticSweepError",  # added by tiers
 ]
 
 
@@ -320,3 +321,8 @@ class ExperimentAbortedError(PerfmlError):
 class ClusterUnavailableError(PerfmlError):
     """The Dask scheduler given with ``--dask`` does not answer, or the ``dask[distributed]``
     package it needs is not installed."""
+
+# --- added by tiers ---
+class SyntheticSweepError(InvalidValueError):
+    """A sweep result set created as synthetic (made-up timings) was given where only
+    measurements may enter (training a model on a board's microbenchmark rows)."""

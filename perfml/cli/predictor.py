@@ -16,6 +16,7 @@ def train(
     source: Optional[str] = typer.Option(None, "--source", help="Train only on runtimes of this source (default: every source of runtimes.csv.gz, described and undescribed kernels)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
+    sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
 ) -> None:
     """Train the default predictor (transfer baseline + xgboost residual) on every kernel of runtimes.csv.gz.
 
@@ -36,7 +37,7 @@ def train(
             raise DatasetSchemaError(f"--card {card}: cannot be read as UTF-8 text ({exc.__class__.__name__}); give a Markdown file") from None
 
     from perfml.learned.persistence import replace_directory_check, save_model
-    from perfml.learned.training import fit_default, training_runtimes
+    from perfml.learned.training import fit_default, training_runtimes, with_sweep_rows
 
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
@@ -45,7 +46,7 @@ def train(
     from perfml.cli._home import entry_data_home
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
-    rt = training_runtimes(data_home, source=source)
+    rt = with_sweep_rows(training_runtimes(data_home, source=source), sweep or ())
     n_boards = rt["board"].nunique()
     with progress("training", total=2 + n_boards, quiet=quiet_requested()) as advance:
         t0 = time.perf_counter()

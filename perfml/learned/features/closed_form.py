@@ -58,7 +58,9 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
                      characterizations=None) -> pd.DataFrame:
     """log T of the closed-form models with unit efficiency: BSP T_1, roofline compute and memory.
 
-    ``rows`` has board, app_id, input_size and the launch columns. Nothing measured is used
+    ``rows`` has board, app_id, input_size and the launch columns, and optionally the work
+    per launch of kernels without a description (``work_flops``, ``work_dram_bytes``:
+    :data:`~perfml.learned.features._common.WORK_COLUMNS`). Nothing measured is used
     (with ``peaks="characterized"`` the roofline of described kernels takes the boards'
     achieved peaks from ``characterizations``: :class:`~perfml.closed_form.roofline.RooflineModel`).
     """
@@ -88,9 +90,19 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
             # calibrated tier: a memory-bound kernel is carried between boards by the
             # ratio of their achieved bandwidths, not of their datasheet ones)
             peaks = _achieved(peaks, part["board"], characterizations)
+        compute = threads / peaks["compute"].to_numpy()
+        memory = threads / peaks["bandwidth"].to_numpy()
+        # Rows that carry their work (microbenchmark rows of a sweep, whose sidecar gives
+        # it: perfml.measure.runtime_rows) get the roofline of that work instead.
+        if "work_flops" in part:
+            flops = part["work_flops"].to_numpy(dtype=float)
+            compute = np.where(np.isfinite(flops) & (flops > 0), flops / peaks["compute"].to_numpy(), compute)
+        if "work_dram_bytes" in part:
+            dram = part["work_dram_bytes"].to_numpy(dtype=float)
+            memory = np.where(np.isfinite(dram) & (dram > 0), dram / peaks["bandwidth"].to_numpy(), memory)
         out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
-        out.loc[part.index, "roof_compute"] = log_or_nan(threads / peaks["compute"])
-        out.loc[part.index, "roof_memory"] = log_or_nan(threads / peaks["bandwidth"])
+        out.loc[part.index, "roof_compute"] = log_or_nan(compute)
+        out.loc[part.index, "roof_memory"] = log_or_nan(memory)
     return out
 
 
