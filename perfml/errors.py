@@ -60,6 +60,7 @@ __all__ = [
     # --- added by lab ---
     "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
     "ProfileImportError",  # added by profile
+    "SyntheticSweepError",  # added by tiers
 ]
 
 
@@ -328,3 +329,9 @@ class ProfileImportError(QueryValidationError):
     """A ``--profile`` export (Nsight Compute or nvprof CSV) is unusable: not a profiler CSV,
     an unknown unit on a counter perfml uses, no counter perfml uses at all, duplicate
     rows, or profiled kernels that match no ``--reference`` row."""
+
+
+# --- added by tiers ---
+class SyntheticSweepError(InvalidValueError):
+    """A sweep result set created as synthetic (made-up timings) was given where only
+    measurements may enter (training a model on a board's microbenchmark rows)."""

@@ -30,7 +30,7 @@ def rows(data_home):
 def test_one_registry_names_every_protocol():
     assert set(PROTOCOLS) == {"leave-one-board-out", "leave-one-app-out", "size-extrapolation", "grouped-kfold",
                               "size-cv", "reference-board", "in-sample", "leave-one-architecture-out",
-                              "newest-board"}
+                              "newest-board", "newest-architecture"}
     import perfml.evaluation.closed_form as ecf
     import perfml.learned.protocols as lp
 
@@ -45,7 +45,7 @@ def test_every_protocol_is_a_splitter_with_disjoint_or_declared_folds(rows, prot
     for train, test in folds:
         assert len(train) and len(test)
         if protocol in ("leave-one-board-out", "leave-one-app-out", "grouped-kfold", "size-cv",
-                        "leave-one-architecture-out"):
+                        "leave-one-architecture-out", "newest-architecture"):
             groups = splitter.groups_of(rows)
             assert set(groups[train]).isdisjoint(groups[test])
     if protocol == "reference-board":

@@ -20,6 +20,7 @@ def train(
     n_jobs: Optional[int] = typer.Option(None, "--n-jobs", help="Threads of the operator learner (default: its own)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
+    sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
 ) -> None:
     """Train one sub-model per corpus of the data home, each with its interval calibration.
 
@@ -44,7 +45,7 @@ def train(
 
     from perfml.learned.bundle import save_bundle
     from perfml.learned.persistence import replace_directory_check
-    from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus
+    from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus, with_sweep_rows
 
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
@@ -54,6 +55,13 @@ def train(
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     rows = corpus_rows(data_home, sources=source, corpora=corpus, dlops_max_rows=dlops_rows, random_state=seed)
+    if sweep:  # microbenchmark kernels are known by their measurements: the undescribed sub-model's rows
+        if "undescribed" not in rows:
+            from perfml.errors import InvalidValueError
+
+            raise InvalidValueError("--sweep: sweep rows train the undescribed sub-model, which --corpus/--source left out; "
+                                    "add --corpus undescribed or drop --sweep")
+        rows["undescribed"] = with_sweep_rows(rows["undescribed"], sweep)
     parts, figures, seconds = {}, {}, {}
     total = sum(1 + r["board"].nunique() for r in rows.values()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:

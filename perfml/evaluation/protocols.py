@@ -16,11 +16,14 @@ closed-form or learned, under every protocol:
   (board, app) fitted on its other sizes);
 * ``reference-board`` (:class:`ReferenceBoardSplit`): train on one board, predict
   every row (seed 003's "lambda from GTX-680" scenario);
+* ``leave-one-architecture-out`` (:class:`LeaveOneArchitectureOut`): one fold per
+  architecture of the board registry (Kepler, Maxwell, ...): a whole generation is
+  predicted by a model that never saw one of its boards (issue 11 §3);
+* ``newest-architecture`` (:class:`NewestArchitectureSplit`): one split, train on the
+  boards of the older architectures only and predict every board of the newest one
+  (ordered by compute capability, from the registry);
 * ``in-sample`` (:class:`InSampleSplit`): train and predict the same rows (what seed
   003's Figure 7 reports; for models that learn nothing it is their plain prediction);
-* ``leave-one-architecture-out`` (:class:`LeaveOneArchitectureOut`): one fold per
-  architecture of the registry (Kepler, Maxwell, Pascal, ...), so a generation is never
-  seen in training (issue 11 §3);
 * ``newest-board`` (:class:`NewestBoardSplit`): train on the boards of older
   architectures only, predict the boards of the newest generation (issue 10 §3); the
   order is the registry's (:func:`perfml.boards.board_generation`), no list is written here;
@@ -48,6 +51,7 @@ __all__ = [
     "LeaveOneArchitectureOut",
     "LeaveOneBoardOut",
     "NewestBoardSplit",
+    "NewestArchitectureSplit",
     "ReferenceBoardSplit",
     "TrainOnBoardsSplit",
     "SizeCV",
@@ -66,6 +70,7 @@ PROTOCOLS = (
     "in-sample",
     "leave-one-architecture-out",
     "newest-board",
+    "newest-architecture",
 )
 
 
@@ -205,9 +210,12 @@ class InSampleSplit(_RowSplitter):
 
 
 class LeaveOneArchitectureOut(_RowSplitter):
-    """One fold per architecture: train on the boards of the other architectures, test on this one.
+    """One fold per GPU architecture: train on the boards of the other architectures.
 
-    The architecture of a board is the registry's (:func:`perfml.boards.board_architecture`).
+    The architecture of each row's board comes from the board registry
+    (:attr:`perfml.boards.Board.architecture`), so any corpus whose boards are in the
+    registry is split the same way (Kepler vs Maxwell on the nine apps and Rodinia;
+    Pascal, Volta, Turing, Ampere on the DL operators).
 
     Parameters
     ----------
@@ -229,7 +237,13 @@ class LeaveOneArchitectureOut(_RowSplitter):
         return len(np.unique(self.groups_of(X))) if X is not None else LeaveOneGroupOut().get_n_splits(groups=groups)
 
     def split(self, X, y=None, groups=None):
-        yield from LeaveOneGroupOut().split(X, y, self.groups_of(X))
+        groups = self.groups_of(X)
+        if len(np.unique(groups)) < 2:
+            raise PerfmlError(
+                f"leave-one-architecture-out needs boards of at least two architectures, found only {groups[0]!r}; "
+                "use leave-one-board-out"
+            )
+        yield from LeaveOneGroupOut().split(X, y, groups)
 
 
 class TrainOnBoardsSplit(_RowSplitter):
@@ -275,7 +289,8 @@ class NewestBoardSplit(TrainOnBoardsSplit):
     boards of X (compute capability, from the registry); its boards are predicted, and
     every board of an *older* architecture trains (a board of the same architecture as a
     predicted one, but an older revision, is left out of both: it would not be a
-    generation never seen).
+    generation never seen). :class:`NewestArchitectureSplit` asks the wider question
+    (every board of the newest architecture predicted).
 
     Parameters
     ----------
@@ -296,6 +311,61 @@ class NewestBoardSplit(TrainOnBoardsSplit):
         test_arch = {architecture[b] for b in test}
         train = tuple(b for b in boards if architecture[b] not in test_arch and generation[b] < newest)
         return train, test
+
+
+class NewestArchitectureSplit(_RowSplitter):
+    """One split: train on the older architectures, predict every board of the newest one.
+
+    Architectures are ordered by the lowest compute capability of their boards in X
+    (from the board registry): the newest is the one with the highest; every row of
+    another architecture trains. It answers "a generation the model has never seen"
+    (issue 11 §3, newest board).
+
+    Parameters
+    ----------
+    registry : perfml.boards.Registry, optional
+        Where boards are looked up (the default registry when None).
+
+    Raises
+    ------
+    PerfmlError
+        Fewer than two architectures, or two architectures with the same compute capability.
+    """
+
+    def __init__(self, registry=None):
+        self.registry = registry
+
+    def groups_of(self, X):
+        return LeaveOneArchitectureOut(self.registry).groups_of(X)
+
+    def newest(self, X) -> str:
+        """The newest architecture among the boards of X."""
+        from perfml.boards import board_architecture, board_generation
+
+        first_cc: dict[str, tuple[int, ...]] = {}
+        for board in pd.unique(_column(X, "board")):
+            arch, cc = board_architecture(str(board), registry=self.registry), board_generation(str(board), registry=self.registry)
+            first_cc[arch] = min(cc, first_cc.get(arch, cc))
+        if len(first_cc) < 2:
+            raise PerfmlError(
+                f"newest-architecture needs boards of at least two architectures, found {sorted(first_cc)}; "
+                "use leave-one-board-out"
+            )
+        ranked = sorted(first_cc.items(), key=lambda item: item[1])
+        if ranked[-1][1] == ranked[-2][1]:
+            raise PerfmlError(
+                f"architectures {ranked[-2][0]!r} and {ranked[-1][0]!r} start at the same compute capability "
+                f"{'.'.join(map(str, ranked[-1][1]))}; fix the registry or choose the boards with [data] boards"
+            )
+        return ranked[-1][0]
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def split(self, X, y=None, groups=None):
+        groups = self.groups_of(X)
+        test = groups == self.newest(X)
+        yield np.flatnonzero(~test), np.flatnonzero(test)
 
 
 class CappedTrainSplit(_RowSplitter):
@@ -366,6 +436,7 @@ _BY_NAME = {
     "in-sample": lambda n_splits, **_: InSampleSplit(),
     "leave-one-architecture-out": lambda n_splits, **_: LeaveOneArchitectureOut(),
     "newest-board": lambda n_splits, **_: NewestBoardSplit(),
+    "newest-architecture": lambda n_splits, **_: NewestArchitectureSplit(),
 }
 
 

@@ -113,24 +113,63 @@ def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
     return rt.reset_index(drop=True)
 
 
-def calibrated_characterizations(spec: ExperimentSpec, rt: pd.DataFrame) -> dict | None:
+def calibration_rows(spec: ExperimentSpec, rt: pd.DataFrame, data_home=None) -> pd.DataFrame:
+    """The runs that calibrate the boards of ``rt`` (empty for the spec-only tier).
+
+    The rows of the calibration kernels (:func:`calibration_kernels`: ``calibration_apps``,
+    default ``["vectorAdd"]``; dlops ``calibration_ops``, default ``["add"]``) on the boards of
+    ``rt``: from ``rt`` itself, or, with ``calibration_source``, from that source of
+    ``runtimes.csv`` (default GPU configuration), e.g. the Rodinia boards' vectorAdd runs
+    of the nine-app source.
+
+    Raises
+    ------
+    CalibrationDataError
+        A board of ``rt`` without any calibration run (the message names every such board).
+    """
+    column, apps = calibration_kernels(spec)
+    if not apps:
+        return rt.iloc[:0]
+    source = spec.characterization.get("calibration_source")
+    if source is None:
+        pool = rt
+    else:
+        from perfml.datasets import load_runtimes
+
+        pool = load_runtimes(data_home, source=source)
+        pool = pool[pool["gpu_config"].fillna("default") == "default"]
+    pool = pool[pool[column].isin(apps) & pool["board"].isin(rt["board"].unique())]
+    missing = sorted(set(rt["board"]) - set(pool["board"]))
+    if missing:
+        from perfml.errors import CalibrationDataError
+
+        where = f"source {source!r}" if source else "the experiment's rows"
+        raise CalibrationDataError(
+            f"experiment {spec.name}: no {', '.join(apps)} run of board(s) {', '.join(missing)} in {where}; "
+            "choose other calibration_apps / calibration_source or drop those boards with [data] boards"
+        )
+    return pool
+
+
+def calibrated_characterizations(spec: ExperimentSpec, rt: pd.DataFrame, data_home=None) -> dict | None:
     """Per board of ``rt``, the calibrated tier of issue 11 §3 (None for the spec-only tier).
 
     Each board's characterization is :func:`perfml.characterize.calibrate_from_rows` of
-    that board's rows of the calibration kernels only (``calibration_apps``, default
-    ``["vectorAdd"]``; for the dlops corpus ``calibration_ops``, default ``["add"]``):
-    under leave-one-board-out the held-out board contributes nothing but those runs, and
-    :func:`run_experiment` keeps them out of the score.
+    that board's calibration runs only (:func:`calibration_rows`): under a held-out-board
+    protocol the held-out board contributes nothing but those runs, and the runner keeps
+    them out of the score.
     """
     if spec.characterization.get("tier") != "calibrated":
         return None
     from perfml.characterize import calibrate_from_rows
 
     column, kernels = calibration_kernels(spec)
-    calibration = rt[rt[column].isin(kernels)]
+    calibration = calibration_rows(spec, rt, data_home)
     if column == "op":  # calibrate_from_rows reads the kernel from op (dlops) or app_id (runtimes)
         calibration = calibration.drop(columns=[c for c in ("app_id",) if c in calibration.columns])
-    command = f"experiment {spec.name}: calibrate_from_rows on the {', '.join(kernels)} rows of each board"
+    source = spec.characterization.get("calibration_source")
+    command = (f"experiment {spec.name}: calibrate_from_rows on the {', '.join(kernels)} rows of each board"
+               + (f" (source {source})" if source else ""))
     return {board: calibrate_from_rows(calibration, board, command=command) for board in sorted(rt["board"].unique())}
 
 
@@ -168,6 +207,19 @@ def experiment_splitter(spec: ExperimentSpec, random_state: int = 0):
         return CappedTrainSplit(splitter, int(cap), ("board", "op", "split"), random_state=random_state,
                                 same_rows_by=KEY_COLUMNS)
     return CappedTrainSplit(splitter, int(cap), ("board", "app_id"), random_state=random_state)
+
+
+def scored_mask(spec: ExperimentSpec, rt: pd.DataFrame) -> np.ndarray:
+    """Which rows of ``rt`` are scored: all but the calibration runs (they fed the characterization).
+
+    With a ``calibration_source`` other than the scored rows' own, the calibration runs are
+    not among ``rt`` and every row is scored.
+    """
+    source = spec.characterization.get("calibration_source")
+    if source is not None and source != spec.data.get("source"):
+        return np.ones(len(rt), dtype=bool)
+    column, kernels = calibration_kernels(spec)
+    return ~rt[column].isin(kernels).to_numpy()
 
 
 @dataclass
@@ -208,10 +260,9 @@ def run_experiment(
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     selected = [m for m in spec.models if models is None or m.name in models]
-    characterizations = calibrated_characterizations(spec, rt)
+    characterizations = calibrated_characterizations(spec, rt, data_home)
     # the calibrated tier: a board's calibration runs feed its characterization, so they are never scored
-    column, kernels = calibration_kernels(spec)
-    excluded = rt[column].isin(kernels).to_numpy()
+    excluded = ~scored_mask(spec, rt)
     with failed_runs_marked(spec.name, recovery_wait_s) as guard:  # on failure no run is left RUNNING
         return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
                            characterizations, excluded)
@@ -238,7 +289,7 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
         predicted = (np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)).to_numpy()
         counted = ~excluded[pred.index]
         scored = pred[predicted & counted]
-        summary = {"model": model.name, "kind": model.kind, **summarize(scored["predicted_ms"], scored["measured_ms"]),
+        summary = {"model": model.name, "kind": model.kind, "tier": model.tier, "family": model.family, **summarize(scored["predicted_ms"], scored["measured_ms"]),
                    "n_unpredicted": int((counted & ~predicted).sum()), "cv_seconds": seconds}
         rows.append(summary)
         pb = score_table(scored, by=["board"]).assign(model=model.name)
@@ -290,6 +341,7 @@ def _start_parent(spec: ExperimentSpec, rt: pd.DataFrame, track: bool, started: 
         "n_rows": len(rt),
         "boards": ",".join(sorted(rt["board"].unique())),
         "apps": ",".join(sorted(rt[kernel].astype(str).unique())),
+        "characterization": json.dumps(spec.characterization, sort_keys=True),
     })
     mlflow.log_text(Path(spec.path).read_text(), "experiment.toml")
     return mlflow, parent
@@ -303,8 +355,9 @@ def _log_model_run(mlflow, spec, model: ModelSpec, est, rt, y, summary, pb, pa, 
     from perfml.experiments import plots
 
     with mlflow.start_run(run_name=model.name, nested=True):
-        mlflow.set_tags({"perfml.experiment": spec.name, "perfml.model": model.name, "perfml.kind": model.kind})
-        params = {"kind": model.kind, "learner": model.learner or "", "target": model.target if model.kind == "learned" else "",
+        mlflow.set_tags({"perfml.experiment": spec.name, "perfml.model": model.name, "perfml.kind": model.kind,
+                         "perfml.tier": model.tier, "perfml.family": model.family})
+        params = {"kind": model.kind, "tier": model.tier, "learner": model.learner or "", "target": model.target if model.kind == "learned" else "",
                   "closed_form": model.model or "", "protocol": spec.protocol, "features": json.dumps(model.features),
                   "tune": json.dumps(model.tune)}
         params.update({f"param.{k}": v for k, v in (est.get_params(deep=False) if model.kind == "closed_form" else {}).items()

@@ -135,12 +135,17 @@ TOP = {
     "table2": None,
     "characterization": None,
 }
+#: name suffixes that mark the calibrated version of a model (see :attr:`ModelSpec.family`)
+TIER_SUFFIXES = ("_characterized", "_calibrated")
 #: ``[characterization]``: which tier of board knowledge the models may use (issue 11 §3)
 CHARACTERIZATION_TIERS = ("spec", "calibrated")
 CHARACTERIZATION = {
     "tier": one_of(*CHARACTERIZATION_TIERS),
     "calibration_apps": list_of(TEXT, max_len=20),
     "calibration_ops": list_of(TEXT, max_len=20),
+    # runtimes.csv `source` of the calibration runs when it is not the scored rows' own
+    # (Rodinia boards calibrated by their vectorAdd runs of the nine-app source)
+    "calibration_source": TEXT,
 }
 DATA = {
     "corpus": one_of(*CORPORA),
@@ -162,6 +167,7 @@ FEATURES = {
     "characterization": BOOL,
     "closed_form_peaks": one_of("spec", "characterized"),
     "transfer": BOOL,
+    "baseline_selection": one_of("spread", "transfer-cv"),
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
 DLOPS_FEATURES = ("characterization", "transfer")
@@ -268,6 +274,20 @@ class ModelSpec:
         """Whether the model reads board characterizations (closed form or learned)."""
         return bool(self.characterized or self.features.get("characterization")
                     or self.features.get("closed_form_peaks") == "characterized")
+
+    @property
+    def tier(self) -> str:
+        """The tier of board knowledge the model uses: ``"calibrated"`` or ``"spec"`` (issue 11 §3)."""
+        return "calibrated" if self.uses_characterization else "spec"
+
+    @property
+    def family(self) -> str:
+        """The model's name without a tier suffix (``_characterized``, ``_calibrated``): the
+        spec-only and calibrated versions of one model share it, so a report sets them side by side."""
+        for suffix in TIER_SUFFIXES:
+            if self.name.endswith(suffix) and len(self.name) > len(suffix):
+                return self.name[: -len(suffix)]
+        return self.name
 
 
 @dataclass(frozen=True)

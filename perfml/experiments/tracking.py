@@ -71,6 +71,23 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
     TrackingStoreError
         If the store does not exist (it is not created) or its server does not answer.
     """
+    client, runs = _latest_runs(experiment)
+    out = {}
+    for name, run in runs.items():
+        artifact = "summary.csv" if run.data.tags.get("perfml.kind") == "experiment" else "table2_script.csv"
+        out[name] = pd.read_csv(client.download_artifacts(run.info.run_id, artifact))
+    return out
+
+
+def latest_per_board(experiment: str | None = None) -> dict[str, pd.DataFrame]:
+    """The per-board table (``per_board.csv``) of the latest run of each comparison (see :func:`latest_summaries`)."""
+    client, runs = _latest_runs(experiment)
+    return {name: pd.read_csv(client.download_artifacts(run.info.run_id, "per_board.csv"))
+            for name, run in runs.items() if run.data.tags.get("perfml.kind") == "experiment"}
+
+
+def _latest_runs(experiment: str | None):
+    """(client, {experiment name: its latest finished perfml parent run})."""
     import mlflow
 
     client = tracking_client(read_only=True)
@@ -91,14 +108,11 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
             [exp.experiment_id], filter_string="attributes.status = 'FINISHED'", order_by=["attributes.start_time DESC"]
         )
         runs = [r for r in runs if r.data.tags.get("perfml.kind") in ("experiment", "bsp_table2")]
-        if not runs:
-            continue
-        run = runs[0]
-        artifact = "summary.csv" if run.data.tags.get("perfml.kind") == "experiment" else "table2_script.csv"
-        out[exp.name] = pd.read_csv(client.download_artifacts(run.info.run_id, artifact))
+        if runs:
+            out[exp.name] = runs[0]
     if not out:
         raise PerfmlError(f"no finished perfml experiment runs in MLflow ({mlflow.get_tracking_uri()}); run `perfml experiment run FILE` first")
-    return out
+    return client, out
 
 
 #: Seconds an experiment whose tracking server failed waits for it to answer again, to

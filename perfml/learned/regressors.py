@@ -155,6 +155,11 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         ``closed_form_peaks="characterized"``; None: the committed ones.
     closed_form_peaks : {"spec", "characterized"}, default="spec"
         The roofline under the closed-form features with datasheet or achieved peaks.
+    baseline_selection : {"spread", "transfer-cv"}, default="spread"
+        How each app's closed-form baseline is chosen: least spread of its offsets across
+        the training boards, or least error of its transfer in an inner
+        leave-one-board-out over the training boards
+        (:mod:`perfml.learned.features.closed_form`).
 
     Attributes
     ----------
@@ -186,7 +191,9 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         characterization: bool = False,
         characterizations=None,
         closed_form_peaks: str = "spec",
+        baseline_selection: str = "spread",
     ):
+        self.baseline_selection = baseline_selection
         self.characterization = characterization
         self.characterizations = characterizations
         self.closed_form_peaks = closed_form_peaks
@@ -216,6 +223,9 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_choice(who, "baseline", self.baseline, BASELINES)
         check_choice(who, "board_features", self.board_features, BOARD_FEATURES)
         check_choice(who, "closed_form_peaks", self.closed_form_peaks, ("spec", "characterized"))
+        from perfml.learned.features.closed_form import BASELINE_SELECTIONS
+
+        check_choice(who, "baseline_selection", self.baseline_selection, BASELINE_SELECTIONS)
         from perfml.closed_form._characterized import check_characterizations
 
         check_characterizations(who, self.characterizations)
@@ -260,6 +270,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             board_features=self.board_features, data_home=self.data_home, registry=self.registry,
             characterization=self.characterization, characterizations=self.characterizations,
             closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
+            baseline_selection=self.baseline_selection,
         )
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.

@@ -27,6 +27,34 @@ def training_runtimes(data_home=None, source: str | None = None) -> pd.DataFrame
     return rt
 
 
+def with_sweep_rows(rt: pd.DataFrame, sweeps=(), *, registry=None, allow_synthetic: bool = False) -> pd.DataFrame:
+    """``rt`` plus the microbenchmark rows of recorded sweep result sets (issue 11 §2).
+
+    Each set's rows (:func:`perfml.measure.runtime_rows.sweep_runtime_rows`: kernel name as
+    ``app_id``, threads as ``input_size``, the sidecar's work in ``work_flops`` /
+    ``work_dram_bytes``) are appended, so they enter training like any other kernel of
+    their board.
+
+    Raises
+    ------
+    SyntheticSweepError
+        A set created as synthetic, unless ``allow_synthetic`` (tests).
+    """
+    from perfml.errors import SyntheticSweepError
+    from perfml.measure.runtime_rows import sweep_runtime_rows
+
+    parts = [rt]
+    for path in sweeps:
+        rows = sweep_runtime_rows(path, registry=registry)
+        if not allow_synthetic and len(rows) and rows["synthetic"].any():
+            raise SyntheticSweepError(
+                f"sweep {path}: its timings are synthetic (made up by a test backend), not measurements; "
+                "train only on sweeps recorded by `perfml sweep run` on a GPU"
+            )
+        parts.append(rows)
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else rt
+
+
 def fit_default(rt: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None):
     """Fit the default regressor on ``rt``; with ``calibrate``, the interval calibration too.
 

@@ -34,6 +34,10 @@ PROFILE_KEY = ["app_id", "input_size", "block_x", "block_y"]
 #: A kernel run: the app, its size and its full launch configuration.
 RUN_KEY = ["app_id", "input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y"]
 
+#: Work per launch a row may carry when its kernel has no description (sweep rows of
+#: microbenchmarks, whose sidecar gives it: :mod:`perfml.measure.runtime_rows`).
+WORK_COLUMNS = ("work_flops", "work_dram_bytes")
+
 #: Closed-form baselines whose per-app offset is cross-fitted over training boards.
 BASELINES = ("bsp", "roof_memory", "roof_compute")
 

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.closed_form._inputs import check_frame, check_target
-from perfml.learned.features._common import REQUIRED
+from perfml.learned.features._common import REQUIRED, WORK_COLUMNS
 from perfml.learned.features.boards import BoardFeatures
 from perfml.learned.features.characterization import CharacterizationFeatures
 from perfml.learned.features.closed_form import ClosedFormFeatures, closed_form_logs
@@ -27,6 +27,12 @@ from perfml.learned.features.descriptors import descriptor_features
 from perfml.learned.features.launch import launch_frame
 from perfml.learned.features.occupancy import OccupancyFeatures
 from perfml.learned.features.profiles import ProfileFeatures
+
+
+def _closed_form_rows(X: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
+    """What the closed-form logs read of X: identity, launch, and the work columns X has."""
+    work = [c for c in WORK_COLUMNS if c in X.columns]
+    return pd.concat([X[["board", "app_id", "input_size", *work]], launch], axis=1)
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,7 @@ class RowBlocks:
         absolute = BoardFeatures(registry=registry).absolute(X)
         logs = None
         if analytical:
-            rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
-            logs = closed_form_logs(rows, data_home=data_home, registry=registry, peaks=peaks,
+            logs = closed_form_logs(_closed_form_rows(X, launch), data_home=data_home, registry=registry, peaks=peaks,
                                     characterizations=characterizations)
         return cls(launch, descriptor_features(X, launch), absolute, logs)
 
@@ -112,6 +117,9 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         Add ``xfer_log_t_blend`` to the closed-form group (after ``xfer_log_t``): the
         blend of the BSP and memory-roofline transfers with a per-app weight chosen by
         inner leave-one-board-out (:class:`ClosedFormFeatures` ``blend``).
+    baseline_selection : {"spread", "transfer-cv"}, default="spread"
+        How the closed-form group chooses each app's baseline
+        (:class:`~perfml.learned.features.closed_form.ClosedFormFeatures`).
 
     Attributes
     ----------
@@ -128,8 +136,10 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
 
     def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
                  board_features: str = "both", data_home=None, registry=None, characterization: bool = False,
-                 characterizations=None, closed_form_peaks: str = "spec", transfer_blend: bool = False):
+                 characterizations=None, closed_form_peaks: str = "spec", transfer_blend: bool = False,
+                 baseline_selection: str = "spread"):
         self.transfer_blend = transfer_blend
+        self.baseline_selection = baseline_selection
         self.closed_form_peaks = closed_form_peaks
         self.characterization = characterization
         self.characterizations = characterizations
@@ -167,7 +177,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         return group
 
     def _closed_form(self) -> ClosedFormFeatures:
-        group = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend)
+        group = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend,
+                                   baseline_selection=self.baseline_selection)
         group.train_boards_ = self.train_boards_
         group.offsets_, group.transfer_, group.baseline_choice_ = self.offsets_, self.transfer_, self.baseline_choice_
         if self.transfer_blend:
@@ -206,9 +217,10 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         if self.analytical:
             launch = launch_frame(X) if blocks is None else blocks.launch
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
-                pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1), data_home=self.data_home, registry=self.registry,
+                _closed_form_rows(X, launch), data_home=self.data_home, registry=self.registry,
                 peaks=self.closed_form_peaks, characterizations=self._characterizations())
-            closed = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend).fit(X, y, launch=launch, logs=logs)
+            closed = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend,
+                                        baseline_selection=self.baseline_selection).fit(X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
             if self.transfer_blend:
                 self.blend_weights_ = closed.blend_weights_
