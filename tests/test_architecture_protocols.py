@@ -86,9 +86,16 @@ def test_one_architecture_is_a_typed_error(splitter):
         list(splitter.split(_rows(["GTX-680", "Tesla-K20"])))
 
 
-def test_board_without_architecture_is_a_typed_error():
+def test_board_without_architecture_inherits_its_compute_capability_s():
+    # the registry's per-compute-capability tables carry the architecture (CC 3.0 -> Kepler)
     reg = _registry_with("GTX-680", architecture=None)
-    with pytest.raises(PerfmlError, match="no architecture or compute capability"):
+    groups = LeaveOneArchitectureOut(registry=reg).groups_of(_rows(["GTX-680", "GTX-980"]))
+    assert set(groups) == {"Kepler", "Maxwell"}
+
+
+def test_board_without_architecture_or_compute_capability_is_a_typed_error():
+    reg = _registry_with("GTX-680", architecture=None, compute_capability=None)
+    with pytest.raises(PerfmlError, match="no architecture and no compute capability"):
         LeaveOneArchitectureOut(registry=reg).groups_of(_rows())
 
 

@@ -56,12 +56,14 @@ def train(
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     rows = corpus_rows(data_home, sources=source, corpora=corpus, dlops_max_rows=dlops_rows, random_state=seed)
     if sweep:  # microbenchmark kernels are known by their measurements: the undescribed sub-model's rows
-        if "undescribed" not in rows:
+        if corpus and "undescribed" not in corpus:
             from perfml.errors import InvalidValueError
 
-            raise InvalidValueError("--sweep: sweep rows train the undescribed sub-model, which --corpus/--source left out; "
+            raise InvalidValueError("--sweep: sweep rows train the undescribed sub-model, which --corpus left out; "
                                     "add --corpus undescribed or drop --sweep")
-        rows["undescribed"] = with_sweep_rows(rows["undescribed"], sweep)
+        import pandas as pd
+
+        rows["undescribed"] = with_sweep_rows(rows.get("undescribed", pd.DataFrame()), sweep)
     parts, figures, seconds = {}, {}, {}
     total = sum(1 + r["board"].nunique() for r in rows.values()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:

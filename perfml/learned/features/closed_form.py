@@ -158,11 +158,11 @@ def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of) -> pd.
     """Per row, the median of ``table``'s baselines over the *other* boards, same architecture first."""
     keys = list(keys)
     names = list(BASELINES)
-    all_boards = other_boards_median(table, keys, names, rows)
+    all_boards = OtherBoardsMedian(table, keys, names)(rows)
     same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
     for arch, part in rows.groupby(rows["board"].map(arch_of), sort=False):
         pool = table[table["architecture"] == arch]
-        same_arch.loc[part.index, names] = other_boards_median(pool, keys, names, part)[names].to_numpy()
+        same_arch.loc[part.index, names] = OtherBoardsMedian(pool, keys, names)(part)[names].to_numpy()
     return same_arch.fillna(all_boards)
 
 
