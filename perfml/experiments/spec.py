@@ -161,10 +161,11 @@ FEATURES = {
     "subset": list_of(TEXT, max_len=100),
     "characterization": BOOL,
     "closed_form_peaks": one_of("spec", "characterized"),
-    "transfer": BOOL,
+    "transfer": either(BOOL, one_of("auto")),
+    "tiles": BOOL,
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
-DLOPS_FEATURES = ("characterization", "transfer")
+DLOPS_FEATURES = ("characterization", "transfer", "tiles")
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
     "n_splits": integer(*SPLITS),

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import DatasetSchemaError, EstimatorParameterError
@@ -50,6 +50,7 @@ from perfml.learned.operator_model._features import (
     characterization_block,
     operator_feature_frame,
 )
+from perfml.learned.operator_model._tiles import tile_block
 from perfml.learned.operator_model._transfer import TransferTable, call_keys
 
 __all__ = ["DEFAULT_LEARNER_PARAMS", "OperatorRegressor", "OperatorTransferBaseline", "check_operator_rows"]
@@ -68,6 +69,8 @@ DEFAULT_LEARNER_PARAMS = {
     "reg_lambda": 1.0,
 }
 _REQUIRED = ("board", "op")
+#: ``transfer="auto"``: at most this many operator calls (each on every training board) in the inner CV
+SELECTION_MAX_CALLS = 6000
 
 
 def check_operator_rows(X, who: str) -> pd.DataFrame:
@@ -154,7 +157,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         registry=None,
         characterization: bool = False,
         characterizations=None,
-        transfer: bool = True,
+        transfer: bool | str = True,
+        tiles: bool = True,
         monotone: bool = True,
         random_state: int = 0,
         n_jobs: int = 1,
@@ -165,6 +169,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         self.characterization = characterization
         self.characterizations = characterizations
         self.transfer = transfer
+        self.tiles = tiles
         self.monotone = monotone
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -176,8 +181,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         from perfml.closed_form._params import check_bool, check_positive_int
 
         who = "OperatorRegressor"
-        for name in ("characterization", "transfer", "monotone"):
+        for name in ("characterization", "tiles", "monotone"):
             check_bool(who, name, getattr(self, name))
+        if self.transfer != "auto":
+            check_bool(who, "transfer", self.transfer)
         check_characterizations(who, self.characterizations)
         check_positive_int(who, "n_jobs", self.n_jobs)
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)):
@@ -200,6 +207,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
         parts = [frame]
+        if self.tiles:
+            parts.append(tile_block(X, frame))
         base = bound
         if self.characterization:
             char = characterization_block(X, frame, bound, self.characterizations)
@@ -211,7 +220,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     def _features(self, X: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         """(features, spec roofline bound in ms, base time in ms) of every row."""
         parts, bound, base = self._own_features(X)
-        if self.transfer:
+        if self.use_transfer_:
             parts.append(self.transfer_.features(call_keys(X), X["board"]))
         return pd.concat(parts, axis=1), bound, base
 
@@ -221,8 +230,58 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         X = check_operator_rows(X, "OperatorRegressor")
         y = _check_target(y, len(X), "OperatorRegressor")
         self.train_boards_ = sorted(map(str, X["board"].unique()))
+        if self.transfer == "auto":
+            self.transfer_selection_ = self._select_transfer(X, y)
+            self.use_transfer_ = bool(self.transfer_selection_["use_transfer"])
+        else:
+            self.transfer_selection_ = None
+            self.use_transfer_ = bool(self.transfer)
+        return self._fit_fixed(X, y)
+
+    def _select_transfer(self, X: pd.DataFrame, y: np.ndarray) -> dict:
+        """Inner leave-one-board-out on the training boards: with or without the transfer group.
+
+        Each training board in turn is held out; both variants are fitted on the other
+        training boards (a fixed-seed sample of at most :data:`SELECTION_MAX_CALLS` operator
+        calls, the same calls on every board, so the transfer group sees what it sees under
+        the outer protocol) and scored by MAPE on the held-out training board. The variant
+        with the lower mean MAPE is kept. Only training rows are read: a held-out board of
+        an outer protocol never takes part. Needs at least 3 training boards (2 to fit on,
+        so that the transfer group exists, and 1 to score); with fewer the group is kept.
+        """
+        boards = np.asarray(sorted(map(str, X["board"].unique())))
+        if len(boards) < 3:
+            return {"use_transfer": True, "reason": "fewer than 3 training boards", "mape_with": np.nan, "mape_without": np.nan}
+        keys = call_keys(X)
+        unique = pd.Index(keys.unique())
+        rng = np.random.default_rng(int(self.random_state))
+        keep = unique[rng.permutation(len(unique))[:SELECTION_MAX_CALLS]]
+        mask = keys.isin(keep).to_numpy()
+        Xs, ys = X[mask], y[mask]
+        board_of = Xs["board"].astype(str).to_numpy()
+        scores = {True: [], False: []}
+        for held in boards:
+            train, test = board_of != held, board_of == held
+            if not test.any() or len(np.unique(board_of[train])) < 2:
+                continue
+            for variant in (True, False):
+                model = clone(self).set_params(transfer=variant)
+                model._fit_fixed_params(Xs[train], ys[train])
+                pred = model.predict(Xs[test])
+                scores[variant].append(float(np.mean(np.abs(pred / ys[test] - 1.0))) * 100.0)
+        with_t, without_t = float(np.mean(scores[True])), float(np.mean(scores[False]))
+        return {"use_transfer": bool(with_t <= without_t), "reason": "inner leave-one-board-out MAPE",
+                "mape_with": with_t, "mape_without": without_t}
+
+    def _fit_fixed_params(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
+        self.train_boards_ = sorted(map(str, X["board"].unique()))
+        self.use_transfer_ = bool(self.transfer)
+        self.transfer_selection_ = None
+        return self._fit_fixed(X, y)
+
+    def _fit_fixed(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
         _, _, base = self._own_features(X)
-        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.transfer else None
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.use_transfer_ else None
         F, _, base = self._features(X)
         residual = np.log(y / base)
         self.feature_names_ = list(F.columns)
