@@ -70,6 +70,7 @@ def build_operator_estimator(model, random_state: int = 0, registry=None, charac
         characterizations=characterizations if features.get("characterization") else None,
         transfer=features["transfer"] if features.get("transfer") == "auto" else bool(features.get("transfer", True)),
         tiles=bool(features.get("tiles", True)),
+        wave_base=bool(features.get("wave_base", False)),
         random_state=random_state,
         n_jobs=n_jobs,
         learner_params=dict(model.params) or None,

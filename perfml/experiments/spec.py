@@ -163,9 +163,10 @@ FEATURES = {
     "closed_form_peaks": one_of("spec", "characterized"),
     "transfer": either(BOOL, one_of("auto")),
     "tiles": BOOL,
+    "wave_base": BOOL,
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
-DLOPS_FEATURES = ("characterization", "transfer", "tiles")
+DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base")
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
     "n_splits": integer(*SPLITS),

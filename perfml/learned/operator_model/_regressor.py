@@ -50,7 +50,7 @@ from perfml.learned.operator_model._features import (
     characterization_block,
     operator_feature_frame,
 )
-from perfml.learned.operator_model._tiles import tile_block
+from perfml.learned.operator_model._tiles import tile_block, wave_quantized_base
 from perfml.learned.operator_model._transfer import TransferTable, call_keys
 
 __all__ = ["DEFAULT_LEARNER_PARAMS", "OperatorRegressor", "OperatorTransferBaseline", "check_operator_rows"]
@@ -159,6 +159,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         characterizations=None,
         transfer: bool | str = True,
         tiles: bool = True,
+        wave_base: bool = False,
         monotone: bool = True,
         random_state: int = 0,
         n_jobs: int = 1,
@@ -170,6 +171,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         self.characterizations = characterizations
         self.transfer = transfer
         self.tiles = tiles
+        self.wave_base = wave_base
         self.monotone = monotone
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -181,7 +183,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         from perfml.closed_form._params import check_bool, check_positive_int
 
         who = "OperatorRegressor"
-        for name in ("characterization", "tiles", "monotone"):
+        for name in ("characterization", "tiles", "wave_base", "monotone"):
             check_bool(who, name, getattr(self, name))
         if self.transfer != "auto":
             check_bool(who, "transfer", self.transfer)
@@ -207,9 +209,13 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
         parts = [frame]
-        if self.tiles:
-            parts.append(tile_block(X, frame))
         base = bound
+        if self.tiles or self.wave_base:
+            tiles = tile_block(X, frame)
+            if self.tiles:
+                parts.append(tiles)
+            if self.wave_base:
+                base = wave_quantized_base(frame, tiles, bound)
         if self.characterization:
             char = characterization_block(X, frame, bound, self.characterizations)
             # the roofline with the achieved peaks (never below the spec one)

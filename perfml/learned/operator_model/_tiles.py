@@ -61,13 +61,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["GEMM_TILES", "tile_block", "tile_feature_frame"]
+__all__ = ["GEMM_TILES", "WAVE_TILE", "tile_block", "tile_feature_frame", "wave_quantized_base"]
 
 #: nominal output tiles (rows x columns) of cuBLAS SGEMM kernels named in the corpus
 GEMM_TILES = ((128, 128), (128, 64), (64, 64), (32, 32))
 #: PyTorch 2.1 softmax: warp-per-row kernel up to this many elements per row (ATen SoftMax.cu)
 SOFTMAX_WARP_MAX = 1024
 WARP = 32
+#: the nominal tile of the wave-quantized base time (the most frequent SGEMM tile of the corpus' P4 / P100 bmm rows)
+WAVE_TILE = (128, 64)
 _FLOAT_BYTES = 4.0
 
 
@@ -143,3 +145,18 @@ def tile_block(X: pd.DataFrame, work_frame: pd.DataFrame) -> pd.DataFrame:
         sms=np.exp(work_frame["board_log_sms"].to_numpy()),
         l2_bytes=np.exp(work_frame["board_log_l2"].to_numpy()),
     )
+
+
+def wave_quantized_base(work_frame: pd.DataFrame, tiles: pd.DataFrame, bound: np.ndarray) -> np.ndarray:
+    """Base time (ms) with wave quantization for GEMM rows: ``max(T_bound, T_compute x Q)``.
+
+    ``T_compute = FLOPs / peak FP32`` and ``Q = waves SMs t u / outputs`` for the nominal
+    tile :data:`WAVE_TILE` (NeuSight [1]_ Section 4: a GEMM runs whole waves of whole
+    tiles, so its compute time is that of the padded, wave-rounded work). Other rows keep
+    the roofline bound.
+    """
+    t, u = WAVE_TILE
+    quant = np.exp(tiles[f"tile{t}x{u}_log_quantization"].to_numpy())
+    compute = np.exp(work_frame["fit_log_compute_ms"].to_numpy())
+    wave = compute * quant
+    return np.where(np.isfinite(wave), np.fmax(wave, bound), bound)
