@@ -24,7 +24,7 @@ from perfml.errors import (
     UnknownBoardError,
 )
 from perfml.learned.operators import OperatorRegressor, OperatorTransferBaseline
-from perfml.operators import roofline_lower_bound_ms
+from perfml.operators import OP_CLASS, roofline_lower_bound_ms
 
 from conftest import shared_data_home
 
@@ -287,10 +287,17 @@ def test_transfer_auto_is_chosen_by_inner_cross_validation_over_the_training_boa
     train, test = split
     est = OperatorRegressor(n_jobs=1, learner_params=FAST, transfer="auto").fit(train, train["time_ms"])
     sel = est.transfer_selection_
-    assert np.isfinite(sel["mape_with"]) and np.isfinite(sel["mape_without"])
-    assert est.use_transfer_ == (sel["mape_with"] <= sel["mape_without"])
-    assert (est.transfer_ is not None) == est.use_transfer_
-    assert any(c.startswith("xfer_") for c in est.feature_names_) == est.use_transfer_
+    assert set(sel["use_transfer"]) == set(train["op"].map(OP_CLASS))
+    for cls, use in sel["use_transfer"].items():
+        assert np.isfinite(sel["mape_with"][cls]) and np.isfinite(sel["mape_without"][cls])
+        assert use == (sel["mape_with"][cls] <= sel["mape_without"][cls])
+    assert est.transfer_classes_ == sorted(c for c, use in sel["use_transfer"].items() if use)
+    assert (est.transfer_ is not None) == bool(est.transfer_classes_)
+    mixed = 0 < len(est.transfer_classes_) < len(sel["use_transfer"])
+    assert (est.no_transfer_model_ is not None) == mixed
+    if mixed:  # the classes kept without the group are predicted by the model without it
+        other = ~test["op"].map(OP_CLASS).isin(est.transfer_classes_).to_numpy()
+        np.testing.assert_allclose(est.predict(test)[other], est.no_transfer_model_.predict(test[other]))
     assert TARGET not in est.train_boards_
     # the choice depends on the training rows only: the same whatever is predicted afterwards
     again = clone(est).fit(train, train["time_ms"])

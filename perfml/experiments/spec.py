@@ -164,9 +164,10 @@ FEATURES = {
     "transfer": either(BOOL, one_of("auto")),
     "tiles": BOOL,
     "wave_base": BOOL,
+    "board_identity": BOOL,
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
-DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base")
+DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "board_identity")
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
     "n_splits": integer(*SPLITS),

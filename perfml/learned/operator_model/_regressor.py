@@ -50,6 +50,7 @@ from perfml.learned.operator_model._features import (
     characterization_block,
     operator_feature_frame,
 )
+from perfml.operators import OP_CLASS
 from perfml.learned.operator_model._tiles import tile_block, wave_quantized_base
 from perfml.learned.operator_model._transfer import TransferTable, call_keys
 
@@ -160,6 +161,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         transfer: bool | str = True,
         tiles: bool = True,
         wave_base: bool = False,
+        board_identity: bool = True,
         monotone: bool = True,
         random_state: int = 0,
         n_jobs: int = 1,
@@ -172,6 +174,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         self.transfer = transfer
         self.tiles = tiles
         self.wave_base = wave_base
+        self.board_identity = board_identity
         self.monotone = monotone
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -183,7 +186,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         from perfml.closed_form._params import check_bool, check_positive_int
 
         who = "OperatorRegressor"
-        for name in ("characterization", "tiles", "wave_base", "monotone"):
+        for name in ("characterization", "tiles", "wave_base", "board_identity", "monotone"):
             check_bool(who, name, getattr(self, name))
         if self.transfer != "auto":
             check_bool(who, "transfer", self.transfer)
@@ -208,7 +211,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
         """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
-        parts = [frame]
+        parts = [frame if self.board_identity else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
         base = bound
         if self.tiles or self.wave_base:
             tiles = tile_block(X, frame)
@@ -236,28 +239,42 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         X = check_operator_rows(X, "OperatorRegressor")
         y = _check_target(y, len(X), "OperatorRegressor")
         self.train_boards_ = sorted(map(str, X["board"].unique()))
-        if self.transfer == "auto":
-            self.transfer_selection_ = self._select_transfer(X, y)
-            self.use_transfer_ = bool(self.transfer_selection_["use_transfer"])
-        else:
+        self.no_transfer_model_ = None
+        if self.transfer != "auto":
             self.transfer_selection_ = None
+            self.transfer_classes_ = None
             self.use_transfer_ = bool(self.transfer)
-        return self._fit_fixed(X, y)
+            return self._fit_fixed(X, y)
+        self.transfer_selection_ = self._select_transfer(X, y)
+        classes = set(X["op"].astype(str).map(OP_CLASS).dropna().unique())
+        self.transfer_classes_ = sorted(c for c in classes if self.transfer_selection_["use_transfer"].get(c, True))
+        self.use_transfer_ = bool(self.transfer_classes_)
+        self._fit_fixed(X, y)
+        if self.use_transfer_ and set(self.transfer_classes_) != classes:
+            self.no_transfer_model_ = clone(self).set_params(transfer=False)._fit_fixed_params(X, y)
+        return self
 
     def _select_transfer(self, X: pd.DataFrame, y: np.ndarray) -> dict:
-        """Inner leave-one-board-out on the training boards: with or without the transfer group.
+        """Inner leave-one-board-out on the training boards: with or without the transfer group, per op class.
 
         Each training board in turn is held out; both variants are fitted on the other
         training boards (a fixed-seed sample of at most :data:`SELECTION_MAX_CALLS` operator
         calls, the same calls on every board, so the transfer group sees what it sees under
-        the outer protocol) and scored by MAPE on the held-out training board. The variant
-        with the lower mean MAPE is kept. Only training rows are read: a held-out board of
-        an outer protocol never takes part. Needs at least 3 training boards (2 to fit on,
-        so that the transfer group exists, and 1 to score); with fewer the group is kept.
+        the outer protocol) and scored by MAPE per op class on the held-out training board.
+        An op class keeps the transfer group where its mean inner MAPE with it is not
+        larger than without. Only training rows are read: a held-out board of an outer
+        protocol never takes part. Needs at least 3 training boards (2 to fit on, so that
+        the transfer group exists, and 1 to score); with fewer the group is kept.
+
+        Returns
+        -------
+        dict
+            ``use_transfer`` (op class -> bool), ``mape_with`` / ``mape_without`` (op class ->
+            mean inner MAPE in %), ``reason``.
         """
         boards = np.asarray(sorted(map(str, X["board"].unique())))
         if len(boards) < 3:
-            return {"use_transfer": True, "reason": "fewer than 3 training boards", "mape_with": np.nan, "mape_without": np.nan}
+            return {"use_transfer": {}, "reason": "fewer than 3 training boards", "mape_with": {}, "mape_without": {}}
         keys = call_keys(X)
         unique = pd.Index(keys.unique())
         rng = np.random.default_rng(int(self.random_state))
@@ -265,7 +282,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         mask = keys.isin(keep).to_numpy()
         Xs, ys = X[mask], y[mask]
         board_of = Xs["board"].astype(str).to_numpy()
-        scores = {True: [], False: []}
+        class_of = Xs["op"].astype(str).map(OP_CLASS).to_numpy()
+        scores: dict[bool, list[pd.Series]] = {True: [], False: []}
         for held in boards:
             train, test = board_of != held, board_of == held
             if not test.any() or len(np.unique(board_of[train])) < 2:
@@ -273,16 +291,21 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
             for variant in (True, False):
                 model = clone(self).set_params(transfer=variant)
                 model._fit_fixed_params(Xs[train], ys[train])
-                pred = model.predict(Xs[test])
-                scores[variant].append(float(np.mean(np.abs(pred / ys[test] - 1.0))) * 100.0)
-        with_t, without_t = float(np.mean(scores[True])), float(np.mean(scores[False]))
-        return {"use_transfer": bool(with_t <= without_t), "reason": "inner leave-one-board-out MAPE",
-                "mape_with": with_t, "mape_without": without_t}
+                ape = 100.0 * np.abs(model.predict(Xs[test]) / ys[test] - 1.0)
+                scores[variant].append(pd.Series(ape).groupby(class_of[test]).mean())
+        with_t = pd.concat(scores[True], axis=1).mean(axis=1)
+        without_t = pd.concat(scores[False], axis=1).mean(axis=1)
+        return {"use_transfer": {c: bool(with_t[c] <= without_t[c]) for c in with_t.index},
+                "reason": "inner leave-one-board-out MAPE per op class",
+                "mape_with": {c: float(v) for c, v in with_t.items()},
+                "mape_without": {c: float(v) for c, v in without_t.items()}}
 
     def _fit_fixed_params(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
         self.train_boards_ = sorted(map(str, X["board"].unique()))
         self.use_transfer_ = bool(self.transfer)
         self.transfer_selection_ = None
+        self.transfer_classes_ = None
+        self.no_transfer_model_ = None
         return self._fit_fixed(X, y)
 
     def _fit_fixed(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
@@ -317,7 +340,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         F, bound, base = self._features(X)
         F = F.reindex(columns=self.feature_names_)
         residual = self.model_.predict(F.to_numpy(dtype=float))
-        return np.maximum(base * np.exp(residual), bound)
+        pred = np.maximum(base * np.exp(residual), bound)
+        if self.no_transfer_model_ is not None:  # transfer="auto": classes the inner CV kept without it
+            other = ~X["op"].astype(str).map(OP_CLASS).isin(self.transfer_classes_).to_numpy()
+            if other.any():
+                pred[other] = self.no_transfer_model_.predict(X[other])
+        return pred
 
     def feature_importances(self) -> pd.Series:
         """Gain importance per feature, largest first."""
