@@ -198,6 +198,7 @@ LEARNER_PARAMS: dict[str, dict[str, Rule]] = {
         "gamma": _PENALTY,
         "max_bin": integer(2, 1024),
         "max_leaves": integer(0, 2**16),
+        "objective": one_of("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror"),
     },
     "hgb": {
         "max_iter": integer(1, MAX_ESTIMATORS),

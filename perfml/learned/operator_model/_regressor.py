@@ -13,10 +13,23 @@ board's *achieved* peaks, never below the spec one). ``exp(-r)`` is the share of
 NeuSight [1]_ predicts exactly such a utilization (per tile and wave, Section 4, latency =
 work / (peak x utilization)) rather than the time itself, so that what is learned is
 bounded and carries across GPUs while the peaks carry the scale. Here the learner sees
-the call's work and shape, the board's figures, where the two meet (footprint against
-L2, intensity against the ridge point, outputs per SM), optionally the board's
-characterization (achieved bandwidth, FP32 and launch floor; issue 11) and the same call's
-residual on the other training boards (Habitat-style transfer [2]_).
+the call's work and shape, where the work and the board meet (footprint against L2,
+intensity against the ridge point, outputs per SM, the roofline times), the tiles and
+waves of the call on the board (NeuSight Section 4, :mod:`~perfml.learned.operator_model._tiles`),
+optionally the board's characterization (achieved bandwidth, FP32 and launch floor;
+issue 11) and the same call's residual on the other training boards (Habitat-style
+transfer [2]_).
+
+Why no board-identity features by default (``board_identity=False``): the raw board
+figures (log peak FP32, bandwidth, ridge point, SMs, L2, clock) take five distinct
+values in the corpus, so a tree splitting on them learns each training board apart and
+sends a board never seen down the branch of whichever training board lies on the same
+side of a threshold: a nearest-board lookup on one figure. Without them the residual is
+a function of relative quantities (work against the board's roofline, L2 and SM count),
+which is what carries across GPUs (NeuSight's per-tile utilization argument). Measured
+under leave-one-board-out (experiments/dlops_unseen_boards.toml, no transfer group):
+MAPE 27.4% with the board figures, 23.4% without (the figures of
+experiments/results/dlops_unseen_boards.txt come from the default).
 
 Why the residual and not log T: on a board never seen, a tree cannot extrapolate a time
 (its leaves hold the training boards' values), but a residual is a fraction of peak,
@@ -115,9 +128,22 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         Board -> :class:`~perfml.characterize.Characterization`; None: the committed
         ones (:func:`perfml.characterize.board_characterization`). Under a held-out-board
         protocol the target's must come from its calibration rows only.
-    transfer : bool, default=True
+    transfer : bool or "auto", default=True
         Add the ``xfer_*`` group: the residual of the same call on the other training
-        boards (:mod:`perfml.learned.operator_model._transfer`).
+        boards (:mod:`perfml.learned.operator_model._transfer`). ``"auto"``: decided per
+        op class by an inner leave-one-board-out over the training boards
+        (``_select_transfer``); where the classes disagree two models are fitted (with
+        and without the group) and each row is predicted by its class's.
+    tiles : bool, default=True
+        Add the tile / wave group (:mod:`perfml.learned.operator_model._tiles`): nominal
+        GEMM tiles and waves on the board's SMs, rows per SM and the softmax kernel
+        switch for row reductions. Needs only the dims and the registry.
+    wave_base : bool, default=False
+        Base time of GEMM rows = the wave-quantized compute time of a nominal 128 x 64
+        tile (:func:`~perfml.learned.operator_model._tiles.wave_quantized_base`) instead
+        of the roofline bound.
+    board_identity : bool, default=False
+        Add the raw board figures (``board_*``); see the module docstring for why not.
     monotone : bool, default=True
         Monotone constraints on the characterization features.
     random_state : int, default=0
@@ -132,6 +158,14 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     feature_names_ : list of str
     transfer_ : TransferTable or None
     train_boards_ : list of str
+    use_transfer_ : bool
+        Whether the main model has the transfer group.
+    transfer_selection_ : dict or None
+        ``transfer="auto"``: the inner cross-validation's per-class MAPEs and choice.
+    transfer_classes_ : list of str or None
+        ``transfer="auto"``: op classes predicted with the transfer group.
+    no_transfer_model_ : OperatorRegressor or None
+        ``transfer="auto"`` with mixed classes: the model without the group.
 
     Raises
     ------
@@ -161,7 +195,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         transfer: bool | str = True,
         tiles: bool = True,
         wave_base: bool = False,
-        board_identity: bool = True,
+        board_identity: bool = False,
         monotone: bool = True,
         random_state: int = 0,
         n_jobs: int = 1,
