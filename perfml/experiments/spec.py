@@ -375,6 +375,12 @@ def _check_corpus(path: Path, corpus: str, data: dict, models, entries, publishe
             raise ExperimentSpecError(f"{path}: [characterization] calibration_ops is for corpus = \"dlops\"; use calibration_apps")
         if published.get("suite") == "NeuSight":
             raise ExperimentSpecError(f"{path}: [published] suite 'NeuSight' needs [data] corpus = \"dlops\"")
+        for i, model in enumerate(models):
+            dlops_only = sorted(k for k in ("tiles", "wave_base", "board_identity") if k in model.features)
+            if model.features.get("transfer") == "auto":
+                dlops_only.insert(0, "transfer = 'auto'")
+            if dlops_only:
+                raise ExperimentSpecError(f"{path}: [models[{i}].features] {dlops_only[0]} is for corpus = \"dlops\" (OperatorRegressor); remove it")
         return
     from perfml.datasets import DLOPS_OPS
 
