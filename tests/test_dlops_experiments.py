@@ -239,3 +239,17 @@ def test_a_dlops_model_entry_passes_the_operator_options_to_the_estimator(tmp_pa
     defaults = OperatorRegressor().get_params()
     est = build_operator_estimator(plain)
     assert all(est.get_params()[k] == defaults[k] for k in ("transfer", "tiles", "board_identity", "wave_base"))
+
+
+def test_an_xgboost_objective_reaches_the_operator_model_and_a_bad_one_is_refused(tmp_path):
+    from perfml.experiments.dlops import build_operator_estimator
+    from perfml.experiments.spec import load_experiment
+
+    path = write(tmp_path, extra='[[models]]\nname = "x"\nkind = "learned"\nlearner = "xgboost"\n'
+                 'params = { objective = "reg:absoluteerror" }\n')
+    model = [m for m in load_experiment(path).models if m.name == "x"][0]
+    assert build_operator_estimator(model).learner_params["objective"] == "reg:absoluteerror"
+    path = write(tmp_path, extra='[[models]]\nname = "x"\nkind = "learned"\nlearner = "xgboost"\n'
+                 'params = { objective = "reg:gamma" }\n')
+    with pytest.raises(ExperimentSpecError, match="objective"):
+        load_experiment(path)
