@@ -206,3 +206,50 @@ def test_shipped_dlops_experiment_files_parse():
     for path in files:
         spec = load_experiment(path)
         assert spec.corpus == "dlops"
+
+
+@pytest.mark.parametrize("features", ["{ tiles = true }", "{ transfer = \"auto\" }", "{ board_identity = true }"])
+def test_operator_model_features_are_refused_on_the_runtimes_corpus(tmp_path, features):
+    from pathlib import Path
+
+    from perfml.experiments.spec import load_experiment
+
+    text = (Path(__file__).resolve().parents[1] / "experiments" / "unseen_boards.toml").read_text()
+    text += f'\n[[models]]\nname = "x_dlops_only"\nkind = "learned"\nlearner = "xgboost"\nfeatures = {features}\n'
+    path = tmp_path / "runtimes.toml"
+    path.write_text(text)
+    with pytest.raises(ExperimentSpecError, match="dlops"):
+        load_experiment(path)
+
+
+def test_a_dlops_model_entry_passes_the_operator_options_to_the_estimator(tmp_path):
+    from perfml.experiments.dlops import build_operator_estimator
+    from perfml.experiments.spec import load_experiment
+
+    path = write(tmp_path, extra='[[models]]\nname = "x"\nkind = "learned"\nlearner = "xgboost"\n'
+                 'features = { transfer = "auto", tiles = false, board_identity = true }\n'
+                 '[[models]]\nname = "y"\nkind = "learned"\nlearner = "xgboost"\n')
+    model = [m for m in load_experiment(path).models if m.name == "x"][0]
+    est = build_operator_estimator(model)
+    assert (est.transfer, est.tiles, est.board_identity, est.wave_base) == ("auto", False, True, False)
+    # an entry without them gets the estimator's defaults
+    plain = [m for m in load_experiment(path).models if m.name == "y"][0]
+    from perfml.learned.operators import OperatorRegressor
+
+    defaults = OperatorRegressor().get_params()
+    est = build_operator_estimator(plain)
+    assert all(est.get_params()[k] == defaults[k] for k in ("transfer", "tiles", "board_identity", "wave_base"))
+
+
+def test_an_xgboost_objective_reaches_the_operator_model_and_a_bad_one_is_refused(tmp_path):
+    from perfml.experiments.dlops import build_operator_estimator
+    from perfml.experiments.spec import load_experiment
+
+    path = write(tmp_path, extra='[[models]]\nname = "x"\nkind = "learned"\nlearner = "xgboost"\n'
+                 'params = { objective = "reg:absoluteerror" }\n')
+    model = [m for m in load_experiment(path).models if m.name == "x"][0]
+    assert build_operator_estimator(model).learner_params["objective"] == "reg:absoluteerror"
+    path = write(tmp_path, extra='[[models]]\nname = "x"\nkind = "learned"\nlearner = "xgboost"\n'
+                 'params = { objective = "reg:gamma" }\n')
+    with pytest.raises(ExperimentSpecError, match="objective"):
+        load_experiment(path)

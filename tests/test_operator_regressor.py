@@ -24,7 +24,7 @@ from perfml.errors import (
     UnknownBoardError,
 )
 from perfml.learned.operators import OperatorRegressor, OperatorTransferBaseline
-from perfml.operators import roofline_lower_bound_ms
+from perfml.operators import OP_CLASS, roofline_lower_bound_ms
 
 from conftest import shared_data_home
 
@@ -204,7 +204,7 @@ def test_missing_columns_and_bad_targets_are_typed_errors(split):
 
 @pytest.mark.parametrize(
     "params",
-    [{"n_jobs": 0}, {"transfer": "yes"}, {"characterization": 1}, {"learner_params": [1]},
+    [{"n_jobs": 0}, {"transfer": "yes"}, {"characterization": 1}, {"tiles": "no"}, {"learner_params": [1]},
      {"learner_params": {"monotone_constraints": ()}}, {"characterizations": 3}, {"random_state": "a"}],
 )
 def test_bad_parameters_are_refused_in_fit_not_init(split, params):
@@ -226,6 +226,7 @@ def _operator_estimators():
     return {
         "OperatorRegressor": OperatorRegressor(n_jobs=1, learner_params=FAST),
         "OperatorRegressor-characterized": OperatorRegressor(n_jobs=1, learner_params=FAST, characterization=True),
+        "OperatorRegressor-auto-transfer": OperatorRegressor(n_jobs=1, learner_params=FAST, transfer="auto"),
         "OperatorTransferBaseline": OperatorTransferBaseline(),
         "OperatorRooflineModel": OperatorRooflineModel(),
     }
@@ -238,3 +239,67 @@ def test_operator_estimators_conform(rows, name):
     small = rows[rows["op"].isin(["bmm", "add", "ln"])].groupby(["board", "op"]).head(8).reset_index(drop=True)
     for check in CHECKS:
         check(_operator_estimators()[name], small, small["time_ms"].to_numpy())
+
+
+# -- the tile / wave group (NeuSight Section 4) ----------------------------------------------------
+def test_tiles_and_waves_are_counted_from_the_dims_and_the_boards_sm_count():
+    from perfml.learned.operator_model import operator_feature_frame
+    from perfml.learned.operator_model._tiles import tile_block
+
+    board = "Tesla-T4"
+    sms = get_board(board).sms
+    # bmm: 2 batches of a 130 x 64 output -> 2 * 2 * 1 tiles of 128 x 128 (one edge tile row)
+    # linear: (B*M = 3 * 100) x 200 output -> ceil(300/64) * ceil(200/64) = 5 * 4 tiles of 64 x 64
+    # softmax: B = 5 rows of H = 1500 (> 1024: the block-per-row kernel)
+    X = pd.DataFrame([
+        {"board": board, "op": "bmm", "B": 2, "M": 130, "N": 7, "K": 64},
+        {"board": board, "op": "linear", "B": 3, "M": 100, "N": 9, "K": 200},
+        {"board": board, "op": "softmax", "B": 5 * sms, "H": 1500},
+    ])
+    frame, _ = operator_feature_frame(X)
+    T = tile_block(X, frame)
+    assert np.exp(T.loc[0, "tile128x128_log_tiles"]) == pytest.approx(4)
+    assert np.exp(T.loc[0, "tile128x128_log_waves"]) == pytest.approx(np.ceil(4 / sms))
+    assert T.loc[0, "tile128x128_last_wave_fill"] == pytest.approx(4 / sms)
+    # paid work over useful work: one wave of every SM's 128 x 128 tile over 2 * 130 * 64 outputs
+    assert np.exp(T.loc[0, "tile128x128_log_quantization"]) == pytest.approx(sms * 128 * 128 / (2 * 130 * 64))
+    assert np.exp(T.loc[1, "tile64x64_log_tiles"]) == pytest.approx(20)
+    assert np.exp(T.loc[0, "gemm_log_tile_depth"]) == pytest.approx(7)
+    assert np.isnan(T.loc[2, "tile64x64_log_tiles"]) and np.isnan(T.loc[0, "vec_block_kernel"])
+    assert T.loc[2, "vec_block_kernel"] == 1.0
+    assert np.exp(T.loc[2, "vec_log_rows_per_sm"]) == pytest.approx(5)
+    assert T.loc[2, "vec_row_wave_fill"] == pytest.approx(1.0)
+    assert T.loc[2, "vec_h_pow2_fill"] == pytest.approx(1500 / 2048)
+
+
+def test_the_tile_group_needs_no_launch_configuration_and_can_be_switched_off(split):
+    train, test = split
+    with_tiles = OperatorRegressor(n_jobs=1, learner_params=FAST).fit(train, train["time_ms"])
+    assert any(c.startswith("tile128x128_") for c in with_tiles.feature_names_)
+    slim = test[["board", "op", "B", "M", "N", "K", "H", "in_channels", "out_channels", "kernel_size",
+                 "input_size", "stride", "padding"]]
+    assert np.isfinite(with_tiles.predict(slim)).all()
+    without = OperatorRegressor(n_jobs=1, learner_params=FAST, tiles=False).fit(train, train["time_ms"])
+    assert not any(c.startswith(("tile", "gemm_", "vec_")) for c in without.feature_names_)
+
+
+def test_transfer_auto_is_chosen_by_inner_cross_validation_over_the_training_boards(split):
+    train, test = split
+    est = OperatorRegressor(n_jobs=1, learner_params=FAST, transfer="auto").fit(train, train["time_ms"])
+    sel = est.transfer_selection_
+    assert set(sel["use_transfer"]) == set(train["op"].map(OP_CLASS))
+    for cls, use in sel["use_transfer"].items():
+        assert np.isfinite(sel["mape_with"][cls]) and np.isfinite(sel["mape_without"][cls])
+        assert use == (sel["mape_with"][cls] <= sel["mape_without"][cls])
+    assert est.transfer_classes_ == sorted(c for c, use in sel["use_transfer"].items() if use)
+    assert (est.transfer_ is not None) == bool(est.transfer_classes_)
+    mixed = 0 < len(est.transfer_classes_) < len(sel["use_transfer"])
+    assert (est.no_transfer_model_ is not None) == mixed
+    if mixed:  # the classes kept without the group are predicted by the model without it
+        other = ~test["op"].map(OP_CLASS).isin(est.transfer_classes_).to_numpy()
+        np.testing.assert_allclose(est.predict(test)[other], est.no_transfer_model_.predict(test[other]))
+    assert TARGET not in est.train_boards_
+    # the choice depends on the training rows only: the same whatever is predicted afterwards
+    again = clone(est).fit(train, train["time_ms"])
+    assert again.transfer_selection_ == sel
+    np.testing.assert_allclose(again.predict(test), est.predict(test))

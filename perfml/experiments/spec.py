@@ -166,11 +166,14 @@ FEATURES = {
     "subset": list_of(TEXT, max_len=100),
     "characterization": BOOL,
     "closed_form_peaks": one_of("spec", "characterized"),
-    "transfer": BOOL,
+    "transfer": either(BOOL, one_of("auto")),
+    "tiles": BOOL,
+    "wave_base": BOOL,
+    "board_identity": BOOL,
     "baseline_selection": one_of("spread", "transfer-cv"),
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
-DLOPS_FEATURES = ("characterization", "transfer")
+DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "board_identity")
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
     "n_splits": integer(*SPLITS),
@@ -201,6 +204,7 @@ LEARNER_PARAMS: dict[str, dict[str, Rule]] = {
         "gamma": _PENALTY,
         "max_bin": integer(2, 1024),
         "max_leaves": integer(0, 2**16),
+        "objective": one_of("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror"),
     },
     "hgb": {
         "max_iter": integer(1, MAX_ESTIMATORS),
@@ -391,6 +395,12 @@ def _check_corpus(path: Path, corpus: str, data: dict, models, entries, publishe
             raise ExperimentSpecError(f"{path}: [characterization] calibration_ops is for corpus = \"dlops\"; use calibration_apps")
         if published.get("suite") == "NeuSight":
             raise ExperimentSpecError(f"{path}: [published] suite 'NeuSight' needs [data] corpus = \"dlops\"")
+        for i, model in enumerate(models):
+            dlops_only = sorted(k for k in ("tiles", "wave_base", "board_identity") if k in model.features)
+            if model.features.get("transfer") == "auto":
+                dlops_only.insert(0, "transfer = 'auto'")
+            if dlops_only:
+                raise ExperimentSpecError(f"{path}: [models[{i}].features] {dlops_only[0]} is for corpus = \"dlops\" (OperatorRegressor); remove it")
         return
     from perfml.datasets import DLOPS_OPS
 

@@ -22,6 +22,9 @@ Groups (natural logs throughout; NaN where an operator does not use a dimension)
 ``board_*``
     log peak FP32 FLOP/s, log peak DRAM bandwidth, log ridge point (FLOP/byte at which
     the roofline turns), log SMs, log L2 bytes, log boost clock.
+    (Computed here; :class:`~perfml.learned.operator_model._regressor.OperatorRegressor`
+    drops them unless ``board_identity=True``: five boards give five values, which a tree
+    learns as board identities.)
 ``fit_*``
     where work and board meet: log(bytes / L2) (does the footprint fit in L2, where the
     DRAM roofline does not bind), log(intensity / ridge point) (which roof binds), log

@@ -13,10 +13,23 @@ board's *achieved* peaks, never below the spec one). ``exp(-r)`` is the share of
 NeuSight [1]_ predicts exactly such a utilization (per tile and wave, Section 4, latency =
 work / (peak x utilization)) rather than the time itself, so that what is learned is
 bounded and carries across GPUs while the peaks carry the scale. Here the learner sees
-the call's work and shape, the board's figures, where the two meet (footprint against
-L2, intensity against the ridge point, outputs per SM), optionally the board's
-characterization (achieved bandwidth, FP32 and launch floor; issue 11) and the same call's
-residual on the other training boards (Habitat-style transfer [2]_).
+the call's work and shape, where the work and the board meet (footprint against L2,
+intensity against the ridge point, outputs per SM, the roofline times), the tiles and
+waves of the call on the board (NeuSight Section 4, :mod:`~perfml.learned.operator_model._tiles`),
+optionally the board's characterization (achieved bandwidth, FP32 and launch floor;
+issue 11) and the same call's residual on the other training boards (Habitat-style
+transfer [2]_).
+
+Why no board-identity features by default (``board_identity=False``): the raw board
+figures (log peak FP32, bandwidth, ridge point, SMs, L2, clock) take five distinct
+values in the corpus, so a tree splitting on them learns each training board apart and
+sends a board never seen down the branch of whichever training board lies on the same
+side of a threshold: a nearest-board lookup on one figure. Without them the residual is
+a function of relative quantities (work against the board's roofline, L2 and SM count),
+which is what carries across GPUs (NeuSight's per-tile utilization argument). Measured
+under leave-one-board-out (experiments/dlops_unseen_boards.toml, no transfer group):
+MAPE 27.4% with the board figures, 23.4% without (the figures of
+experiments/results/dlops_unseen_boards.txt come from the default).
 
 Why the residual and not log T: on a board never seen, a tree cannot extrapolate a time
 (its leaves hold the training boards' values), but a residual is a fraction of peak,
@@ -41,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import DatasetSchemaError, EstimatorParameterError
@@ -50,6 +63,8 @@ from perfml.learned.operator_model._features import (
     characterization_block,
     operator_feature_frame,
 )
+from perfml.operators import OP_CLASS
+from perfml.learned.operator_model._tiles import tile_block, wave_quantized_base
 from perfml.learned.operator_model._transfer import TransferTable, call_keys
 
 __all__ = ["DEFAULT_LEARNER_PARAMS", "OperatorRegressor", "OperatorTransferBaseline", "check_operator_rows"]
@@ -68,6 +83,8 @@ DEFAULT_LEARNER_PARAMS = {
     "reg_lambda": 1.0,
 }
 _REQUIRED = ("board", "op")
+#: ``transfer="auto"``: at most this many operator calls (each on every training board) in the inner CV
+SELECTION_MAX_CALLS = 6000
 
 
 def check_operator_rows(X, who: str) -> pd.DataFrame:
@@ -111,9 +128,22 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         Board -> :class:`~perfml.characterize.Characterization`; None: the committed
         ones (:func:`perfml.characterize.board_characterization`). Under a held-out-board
         protocol the target's must come from its calibration rows only.
-    transfer : bool, default=True
+    transfer : bool or "auto", default=True
         Add the ``xfer_*`` group: the residual of the same call on the other training
-        boards (:mod:`perfml.learned.operator_model._transfer`).
+        boards (:mod:`perfml.learned.operator_model._transfer`). ``"auto"``: decided per
+        op class by an inner leave-one-board-out over the training boards
+        (``_select_transfer``); where the classes disagree two models are fitted (with
+        and without the group) and each row is predicted by its class's.
+    tiles : bool, default=True
+        Add the tile / wave group (:mod:`perfml.learned.operator_model._tiles`): nominal
+        GEMM tiles and waves on the board's SMs, rows per SM and the softmax kernel
+        switch for row reductions. Needs only the dims and the registry.
+    wave_base : bool, default=False
+        Base time of GEMM rows = the wave-quantized compute time of a nominal 128 x 64
+        tile (:func:`~perfml.learned.operator_model._tiles.wave_quantized_base`) instead
+        of the roofline bound.
+    board_identity : bool, default=False
+        Add the raw board figures (``board_*``); see the module docstring for why not.
     monotone : bool, default=True
         Monotone constraints on the characterization features.
     random_state : int, default=0
@@ -128,6 +158,14 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     feature_names_ : list of str
     transfer_ : TransferTable or None
     train_boards_ : list of str
+    use_transfer_ : bool
+        Whether the main model has the transfer group.
+    transfer_selection_ : dict or None
+        ``transfer="auto"``: the inner cross-validation's per-class MAPEs and choice.
+    transfer_classes_ : list of str or None
+        ``transfer="auto"``: op classes predicted with the transfer group.
+    no_transfer_model_ : OperatorRegressor or None
+        ``transfer="auto"`` with mixed classes: the model without the group.
 
     Raises
     ------
@@ -154,7 +192,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         registry=None,
         characterization: bool = False,
         characterizations=None,
-        transfer: bool = True,
+        transfer: bool | str = True,
+        tiles: bool = True,
+        wave_base: bool = False,
+        board_identity: bool = False,
         monotone: bool = True,
         random_state: int = 0,
         n_jobs: int = 1,
@@ -165,6 +206,9 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         self.characterization = characterization
         self.characterizations = characterizations
         self.transfer = transfer
+        self.tiles = tiles
+        self.wave_base = wave_base
+        self.board_identity = board_identity
         self.monotone = monotone
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -176,8 +220,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         from perfml.closed_form._params import check_bool, check_positive_int
 
         who = "OperatorRegressor"
-        for name in ("characterization", "transfer", "monotone"):
+        for name in ("characterization", "tiles", "wave_base", "board_identity", "monotone"):
             check_bool(who, name, getattr(self, name))
+        if self.transfer != "auto":
+            check_bool(who, "transfer", self.transfer)
         check_characterizations(who, self.characterizations)
         check_positive_int(who, "n_jobs", self.n_jobs)
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)):
@@ -199,8 +245,14 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
         """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
-        parts = [frame]
+        parts = [frame if self.board_identity else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
         base = bound
+        if self.tiles or self.wave_base:
+            tiles = tile_block(X, frame)
+            if self.tiles:
+                parts.append(tiles)
+            if self.wave_base:
+                base = wave_quantized_base(frame, tiles, bound)
         if self.characterization:
             char = characterization_block(X, frame, bound, self.characterizations)
             # the roofline with the achieved peaks (never below the spec one)
@@ -211,7 +263,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     def _features(self, X: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         """(features, spec roofline bound in ms, base time in ms) of every row."""
         parts, bound, base = self._own_features(X)
-        if self.transfer:
+        if self.use_transfer_:
             parts.append(self.transfer_.features(call_keys(X), X["board"]))
         return pd.concat(parts, axis=1), bound, base
 
@@ -221,8 +273,78 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         X = check_operator_rows(X, "OperatorRegressor")
         y = _check_target(y, len(X), "OperatorRegressor")
         self.train_boards_ = sorted(map(str, X["board"].unique()))
+        self.no_transfer_model_ = None
+        if self.transfer != "auto":
+            self.transfer_selection_ = None
+            self.transfer_classes_ = None
+            self.use_transfer_ = bool(self.transfer)
+            return self._fit_fixed(X, y)
+        self.transfer_selection_ = self._select_transfer(X, y)
+        classes = set(X["op"].astype(str).map(OP_CLASS).dropna().unique())
+        self.transfer_classes_ = sorted(c for c in classes if self.transfer_selection_["use_transfer"].get(c, True))
+        self.use_transfer_ = bool(self.transfer_classes_)
+        self._fit_fixed(X, y)
+        if self.use_transfer_ and set(self.transfer_classes_) != classes:
+            self.no_transfer_model_ = clone(self).set_params(transfer=False)._fit_fixed_params(X, y)
+        return self
+
+    def _select_transfer(self, X: pd.DataFrame, y: np.ndarray) -> dict:
+        """Inner leave-one-board-out on the training boards: with or without the transfer group, per op class.
+
+        Each training board in turn is held out; both variants are fitted on the other
+        training boards (a fixed-seed sample of at most :data:`SELECTION_MAX_CALLS` operator
+        calls, the same calls on every board, so the transfer group sees what it sees under
+        the outer protocol) and scored by MAPE per op class on the held-out training board.
+        An op class keeps the transfer group where its mean inner MAPE with it is not
+        larger than without. Only training rows are read: a held-out board of an outer
+        protocol never takes part. Needs at least 3 training boards (2 to fit on, so that
+        the transfer group exists, and 1 to score); with fewer the group is kept.
+
+        Returns
+        -------
+        dict
+            ``use_transfer`` (op class -> bool), ``mape_with`` / ``mape_without`` (op class ->
+            mean inner MAPE in %), ``reason``.
+        """
+        boards = np.asarray(sorted(map(str, X["board"].unique())))
+        if len(boards) < 3:
+            return {"use_transfer": {}, "reason": "fewer than 3 training boards", "mape_with": {}, "mape_without": {}}
+        keys = call_keys(X)
+        unique = pd.Index(keys.unique())
+        rng = np.random.default_rng(int(self.random_state))
+        keep = unique[rng.permutation(len(unique))[:SELECTION_MAX_CALLS]]
+        mask = keys.isin(keep).to_numpy()
+        Xs, ys = X[mask], y[mask]
+        board_of = Xs["board"].astype(str).to_numpy()
+        class_of = Xs["op"].astype(str).map(OP_CLASS).to_numpy()
+        scores: dict[bool, list[pd.Series]] = {True: [], False: []}
+        for held in boards:
+            train, test = board_of != held, board_of == held
+            if not test.any() or len(np.unique(board_of[train])) < 2:
+                continue
+            for variant in (True, False):
+                model = clone(self).set_params(transfer=variant)
+                model._fit_fixed_params(Xs[train], ys[train])
+                ape = 100.0 * np.abs(model.predict(Xs[test]) / ys[test] - 1.0)
+                scores[variant].append(pd.Series(ape).groupby(class_of[test]).mean())
+        with_t = pd.concat(scores[True], axis=1).mean(axis=1)
+        without_t = pd.concat(scores[False], axis=1).mean(axis=1)
+        return {"use_transfer": {c: bool(with_t[c] <= without_t[c]) for c in with_t.index},
+                "reason": "inner leave-one-board-out MAPE per op class",
+                "mape_with": {c: float(v) for c, v in with_t.items()},
+                "mape_without": {c: float(v) for c, v in without_t.items()}}
+
+    def _fit_fixed_params(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
+        self.train_boards_ = sorted(map(str, X["board"].unique()))
+        self.use_transfer_ = bool(self.transfer)
+        self.transfer_selection_ = None
+        self.transfer_classes_ = None
+        self.no_transfer_model_ = None
+        return self._fit_fixed(X, y)
+
+    def _fit_fixed(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
         _, _, base = self._own_features(X)
-        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.transfer else None
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.use_transfer_ else None
         F, _, base = self._features(X)
         residual = np.log(y / base)
         self.feature_names_ = list(F.columns)
@@ -252,7 +374,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         F, bound, base = self._features(X)
         F = F.reindex(columns=self.feature_names_)
         residual = self.model_.predict(F.to_numpy(dtype=float))
-        return np.maximum(base * np.exp(residual), bound)
+        pred = np.maximum(base * np.exp(residual), bound)
+        if self.no_transfer_model_ is not None:  # transfer="auto": classes the inner CV kept without it
+            other = ~X["op"].astype(str).map(OP_CLASS).isin(self.transfer_classes_).to_numpy()
+            if other.any():
+                pred[other] = self.no_transfer_model_.predict(X[other])
+        return pred
 
     def feature_importances(self) -> pd.Series:
         """Gain importance per feature, largest first."""
