@@ -32,7 +32,8 @@ _META = "perfml-model.json"
 _BOOSTER = "booster.json"
 _TRANSFER = "features/transfer.parquet"
 _RETRAIN = "retrain it with `perfml train --out DIR` or restore the directory from a copy"
-_PARAMS = ("characterization", "transfer", "monotone", "random_state", "n_jobs", "learner_params")
+_PARAMS = ("characterization", "transfer", "tiles", "wave_base", "board_identity", "monotone", "random_state", "n_jobs",
+           "learner_params")
 _REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
              "feature_names": list, "train_boards": list, "training": dict, "versions": dict, "files": dict,
              "manifest_sha256": str}
@@ -59,6 +60,9 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
     if model.registry is not None or model.characterizations is not None:
         raise ModelFormatError("an operator model fitted with an explicit registry or characterizations cannot be saved "
                                "safely; train it with registry=None and characterizations=None")
+    if getattr(model, "no_transfer_model_", None) is not None:
+        raise ModelFormatError("an operator model fitted with transfer='auto' that kept two boosters (the op classes "
+                               "disagreed) has no file form yet; train it with transfer=True or transfer=False")
     directory = Path(directory)
     params = {k: getattr(model, k) for k in _PARAMS}
     meta = {
@@ -138,6 +142,9 @@ def load_operator_model(path, *, data_home=None):
     unknown = sorted(set(params) - set(_PARAMS))
     if unknown:
         raise _bad(meta_path, f"regressor_params holds unknown parameter {unknown[0]!r}")
+    missing = [k for k in _PARAMS if k not in params]
+    if missing:  # a default changed since: rebuilding from today's defaults would build other features
+        raise _bad(meta_path, f"regressor_params lacks {', '.join(missing)} (saved by an older perfml)")
     try:
         model = OperatorRegressor(**params, data_home=data_home)
         model._check_params()
