@@ -2,7 +2,7 @@
 
 Prints figures; asserts nothing. Run:
 
-    python experiments/bench_predictor.py [--data-home DIR] [--repeats 3]
+    python experiments/bench_predictor.py [--data-home DIR] [--repeats 3] [--model models/default]
 
 Training uses the rows `perfml train` uses by default (every runtime of runtimes.csv.gz in
 the default GPU configuration: described apps and Rodinia kernels; one fit, without the
@@ -11,6 +11,12 @@ throughput is measured on those same rows (features + booster), in rows per seco
 the first call after fit (which builds the per-board lookups of the fitted feature state)
 and the best of ``--repeats`` later calls; the single-query latency is measured both for the regressor and for the whole query path
 (`perfml.learned.queries.predict_queries`: checks, basis, roofline floor, interval).
+
+The operator corpus (dlops_runtimes.csv.gz) is timed the same way: one fit of the default
+:class:`perfml.learned.operators.OperatorRegressor` on every operator row (``--dlops-rows N``
+for a seeded subsample), batch throughput on those rows, and one operator query. Last, the
+shipped bundle (``--model``): one application row and one operator row through
+``perfml predict``'s whole path (:func:`perfml.learned.bundle.predict_any`, with intervals).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dlops-rows", type=int, default=None, help="subsample the operator rows (default: all)")
+    parser.add_argument("--model", default="models/default", help="a saved bundle for the end-to-end query latency")
     args = parser.parse_args()
 
     import xgboost
@@ -70,6 +78,50 @@ def main() -> None:
     t0 = time.perf_counter()
     predict_queries(model, query, "bench")
     print(f"single-query latency, first query after loading (query path): {(time.perf_counter() - t0) * 1e3:.1f} ms")
+    _operators(home, args)
+    _bundle(home, args)
+
+
+def _operators(home, args) -> None:
+    """Training time, batch throughput and single-row latency of the operator model."""
+    from perfml.learned.operators import OperatorRegressor
+    from perfml.learned.training import operator_training_rows
+
+    ops = operator_training_rows(home, max_rows=args.dlops_rows)
+    print(f"operators: {len(ops)} rows, {ops['board'].nunique()} boards, {ops['op'].nunique()} ops")
+    t0 = time.perf_counter()
+    model = OperatorRegressor(data_home=home, n_jobs=2).fit(ops, ops["measured_ms"].to_numpy())
+    print(f"operators: training time (features + xgboost, n_jobs=2): {time.perf_counter() - t0:.1f} s")
+    times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        pred = model.predict(ops)
+        times.append(time.perf_counter() - t0)
+    assert np.all(np.isfinite(pred))
+    best = min(times)
+    print(f"operators: batch prediction {len(ops)} rows in {best:.2f} s (best of {args.repeats}) = {len(ops) / best:,.0f} rows/s")
+    one = ops.head(1)
+    print(f"operators: single-row latency (regressor): {_latency_ms(lambda: model.predict(one)):.1f} ms")
+
+
+def _bundle(home, args) -> None:
+    """One application row and one operator row through the whole `perfml predict` path of a saved bundle."""
+    import pandas as pd
+
+    from perfml.learned.bundle import load_predictor, predict_any
+
+    t0 = time.perf_counter()
+    bundle = load_predictor(args.model, data_home=home)
+    print(f"bundle {args.model}: loaded in {(time.perf_counter() - t0) * 1e3:.0f} ms")
+    app = pd.DataFrame({"board": ["GTX-980"], "app_id": ["vectorAdd"], "input_size": ["1048576"]})
+    op = pd.DataFrame({"board": ["A100-PCIe-40GB"], "op": ["bmm"], "B": ["8"], "M": ["512"], "N": ["64"], "K": ["512"]})
+    for name, query in (("application row", app), ("operator row", op)):
+        first = time.perf_counter()
+        predict_any(bundle, query, "bench")
+        first = (time.perf_counter() - first) * 1e3
+        warm = _latency_ms(lambda: predict_any(bundle, query, "bench"))
+        print(f"bundle: single-query latency, {name} (perfml predict path, with interval): first {first:.1f} ms, "
+              f"then {warm:.1f} ms (target < 50)")
 
 
 def _latency_ms(call, repeats: int = 20) -> float:

@@ -70,6 +70,7 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "regressor_params": params, "feature_names": list(model.feature_names_),
         "train_boards": list(model.train_boards_), "n_features_in": int(model.n_features_in_),
+        "use_transfer": bool(model.use_transfer_),  # transfer="auto" decides it at fit time
         "training": operator_training_ranges(training_rows) if training_rows is not None else {},
         "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
         **(extra or {}),
@@ -162,8 +163,13 @@ def load_operator_model(path, *, data_home=None):
     model.feature_names_ = list(names)
     model.train_boards_ = list(meta["train_boards"])
     model.n_features_in_ = int(meta.get("n_features_in", 0)) or None
+    use_transfer = meta.get("use_transfer", params.get("transfer"))
+    if not isinstance(use_transfer, bool):
+        raise _bad(meta_path, f"'use_transfer' must be true or false, found {use_transfer!r}")
+    model.use_transfer_ = use_transfer
+    model.transfer_selection_ = model.transfer_classes_ = model.no_transfer_model_ = None
     model.transfer_ = None
-    if params.get("transfer"):
+    if use_transfer:
         if _TRANSFER not in meta["files"]:
             raise ModelFormatError(f"{path / _TRANSFER} is missing from the model directory; {_RETRAIN}")
         try:

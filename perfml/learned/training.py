@@ -183,13 +183,14 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     plus xgboost residual, its defaults, as :func:`fit_default`). Operators:
     :class:`perfml.learned.operators.OperatorRegressor` with its defaults.
 
-    The ``described`` sub-model (the nine applications) is the transfer baseline alone
-    (``shrinkage=0``): under leave-one-board-out the learned residual adds nothing there
-    (transfer_only 11.50 % vs hybrid_xgboost 11.53 % MAPE on the NCA runs,
-    ``experiments/results/learned_vs_transfer.txt``), so the default is the simpler model
-    (issue 10 §3). On the undescribed kernels it does earn its place (Rodinia: 32.69 % vs
-    24.53 %, ``experiments/results/rodinia_unseen_boards_calibrated_{transfer,hybrid}.txt``), so that
-    sub-model keeps the residual, trusted as much as inner cross-validation says.
+    Both Amaris sub-models keep the learned residual with ``shrinkage="auto"`` (inner
+    board-grouped cross-validation decides how much of it to trust). On the NCA runs of the
+    nine apps it adds nothing under leave-one-board-out (transfer_only 11.50 % vs
+    hybrid_xgboost 11.53 %, ``experiments/results/learned_vs_transfer.txt``); on the
+    described sub-model's training rows (NCA and BSPGPU) the inner choice (0.2) gives
+    12.75 % against 13.15 % for the transfer alone (``perfml train`` output); on the Rodinia
+    kernels it earns its place (32.69 % vs 24.53 %,
+    ``experiments/results/rodinia_unseen_boards_calibrated_{transfer,hybrid}.txt``).
     """
     if corpus == "dlops":
         from perfml.learned.operators import OperatorRegressor
@@ -198,8 +199,6 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
                                  **({"n_jobs": int(n_jobs)} if n_jobs is not None else {}))
     from perfml.learned.regressors import RuntimeRegressor
 
-    if corpus == "described":
-        return RuntimeRegressor(learner="xgboost", target="residual", shrinkage=0.0, data_home=data_home)
     return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home)
 
 
