@@ -385,3 +385,11 @@ def shared_data_home():
 def data_home():
     """The shared datasets as a :class:`perfml.datasets.DataHome` (found like the CLI finds it)."""
     return shared_data_home()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    """A monkeypatch for module-scoped fixtures (e.g. faster learner defaults for one test module)."""
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()

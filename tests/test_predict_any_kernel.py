@@ -59,13 +59,6 @@ def trained(rows, tmp_path_factory, monkeypatch_module):
 
 
 @pytest.fixture(scope="module")
-def monkeypatch_module():
-    mp = pytest.MonkeyPatch()
-    yield mp
-    mp.undo()
-
-
-@pytest.fixture(scope="module")
 def model_dir(trained):
     return trained[0]
 

@@ -43,13 +43,6 @@ DIMS = list(OPERATOR_DIM_COLUMNS)
 
 
 @pytest.fixture(scope="module")
-def monkeypatch_module():
-    mp = pytest.MonkeyPatch()
-    yield mp
-    mp.undo()
-
-
-@pytest.fixture(scope="module")
 def amaris_parts(monkeypatch_module):
     from perfml.learned import regressors
 

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
+from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad
 
 __all__ = [
     "CORPORA",
@@ -63,8 +64,6 @@ CORPUS_TITLES = {
     "amaris": "every Amaris kernel (one joint model, version-2 directory)",
 }
 _KINDS = ("runtime-regressor", "operator-regressor")
-_META = "perfml-model.json"
-_RETRAIN = "retrain it with `perfml train --out DIR` or restore the directory from a copy"
 _REQUIRED = {"format": str, "version": int, "created": str, "corpora": dict, "versions": dict, "files": dict,
              "manifest_sha256": str}
 #: routing preference per kind of row: the first sub-model the bundle has answers
@@ -168,7 +167,7 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
             (staging / name).write_text(text)
         import xgboost
 
-        top = {"format": "perfml-model", "version": _bundle_version(),
+        top = {"format": "perfml-model", "version": BUNDLE_VERSION,
                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "corpora": corpora,
                "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
                **(extra or {})}
@@ -187,12 +186,6 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
     return replace_directory(staging, path, overwrite=overwrite, is_own=why_not_model_directory, what="perfml model directory")
 
 
-def _bundle_version() -> int:
-    from perfml.learned.persistence import BUNDLE_VERSION
-
-    return BUNDLE_VERSION
-
-
 def _write_top_manifest(directory: Path, meta: dict) -> dict:
     from perfml.learned.persistence import _directory_files, _manifest_digest, _sha256_file
 
@@ -207,31 +200,16 @@ def _write_top_manifest(directory: Path, meta: dict) -> dict:
 
 
 # -- loading ---------------------------------------------------------------------------------
-def _bad(meta_path: Path, what: str) -> ModelFormatError:
-    return ModelFormatError(f"{meta_path}: {what}; {_RETRAIN}")
-
-
 def _check_top_manifest(meta: dict, meta_path: Path) -> dict:
-    from perfml.learned.persistence import _manifest_digest
+    from perfml.learned.persistence import check_required
 
-    for key, kind in _REQUIRED.items():
-        if key not in meta:
-            raise _bad(meta_path, f"required key {key!r} is missing")
-        if not isinstance(meta[key], kind) or (kind is int and isinstance(meta[key], bool)):
-            raise _bad(meta_path, f"{key!r} must be a {kind.__name__}, found {type(meta[key]).__name__}")
-    if meta["manifest_sha256"] != _manifest_digest(meta):
-        raise _bad(meta_path, "the manifest was changed after saving (manifest_sha256 does not match its content)")
+    check_required(meta, meta_path, _REQUIRED)
     corpora = meta["corpora"]
     if not corpora or any(c not in CORPORA for c in corpora):
         raise _bad(meta_path, f"'corpora' must name sub-models among {', '.join(CORPORA)}, found {sorted(corpora)}")
     for name, entry in corpora.items():
         if not isinstance(entry, dict) or entry.get("directory") != name or entry.get("kind") not in _KINDS:
             raise _bad(meta_path, f"corpora[{name!r}] must give directory {name!r} and a kind among {_KINDS}")
-    for rel, digest in meta["files"].items():
-        if not (isinstance(rel, str) and isinstance(digest, str) and len(digest) == 64):
-            raise _bad(meta_path, f"files[{rel!r}] must map a relative path to a sha256 hex digest")
-        if rel.startswith("/") or ".." in Path(rel).parts:
-            raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
     return meta
 
 
@@ -253,32 +231,20 @@ def load_predictor(path, *, data_home=None) -> ModelBundle:
         If the directory is missing, of another format or version, its manifest fails the
         schema check, or any file of the tree is changed, missing or extra.
     """
-    from perfml.learned.persistence import FORMAT, VERSION, _non_finite, load_model
+    from perfml.learned.persistence import FORMAT, VERSION, load_model, read_manifest_json
 
     path = Path(path)
-    meta_path = path / _META
-    if not meta_path.is_file():
-        raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); train one with `perfml train --out DIR`")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except UnicodeDecodeError:
-        raise _bad(meta_path, "is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"{meta_path} is not valid JSON ({exc.msg}); re-create the model with `perfml train`") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise ModelFormatError(f"{meta_path}: format {found!r} is not {FORMAT!r}; give a directory written by `perfml train`")
+    meta_path, meta = read_manifest_json(path)
+    if meta.get("format") != FORMAT:
+        raise ModelFormatError(f"{meta_path}: format {meta.get('format')!r} is not {FORMAT!r}; give a directory written by `perfml train`")
     if meta.get("version") == VERSION:  # one joint model for every Amaris kernel
         model = load_model(path, data_home=data_home)
         return ModelBundle({"amaris": model}, {"format": FORMAT, "version": VERSION, "corpora": {"amaris": {}}})
-    if meta.get("version") != _bundle_version():
+    if meta.get("version") != BUNDLE_VERSION:
         raise ModelFormatError(
             f"{meta_path}: format {FORMAT!r} version {meta.get('version')!r} is not supported (this perfml reads "
-            f"versions {VERSION} and {_bundle_version()}); re-train with `perfml train --out DIR`"
+            f"versions {VERSION} and {BUNDLE_VERSION}); re-train with `perfml train --out DIR`"
         )
-    where = _non_finite(meta)
-    if where is not None:
-        raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")
     meta = _check_top_manifest(meta, meta_path)
     _verify_tree(path, meta)
     models = {}
@@ -462,7 +428,7 @@ def replace_card(path, text: str, *, data_home=None) -> dict:
     path = Path(path)
     bundle = load_predictor(path, data_home=data_home)
     meta = bundle.metadata_
-    if meta.get("version") != _bundle_version():
+    if meta.get("version") != BUNDLE_VERSION:
         raise ModelFormatError(f"{path}: not a multi-corpus bundle (version {meta.get('version')}); "
                                "give a directory written by this perfml's `perfml train`")
     (path / "MODEL_CARD.md").write_text(text)

@@ -17,21 +17,19 @@ defaults (the committed characterizations, the shipped registry).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from perfml.errors import ModelFormatError, PerfmlError
+from perfml.learned.persistence import _RETRAIN, _bad
 
 __all__ = ["load_operator_model", "write_operator_model_files"]
 
 ESTIMATOR = "OperatorRegressor"
-_META = "perfml-model.json"
 _BOOSTER = "booster.json"
 _TRANSFER = "features/transfer.parquet"
-_RETRAIN = "retrain it with `perfml train --out DIR` or restore the directory from a copy"
 _PARAMS = ("characterization", "transfer", "tiles", "wave_base", "board_identity", "monotone", "random_state", "n_jobs",
            "learner_params")
 _REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
@@ -87,10 +85,6 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
     return write_manifest(directory, meta)
 
 
-def _bad(meta_path: Path, what: str) -> ModelFormatError:
-    return ModelFormatError(f"{meta_path}: {what}; {_RETRAIN}")
-
-
 def load_operator_model(path, *, data_home=None):
     """Load an operator model directory written by :func:`write_operator_model_files`.
 
@@ -105,32 +99,13 @@ def load_operator_model(path, *, data_home=None):
     from perfml.learned.intervals import check_calibration
     from perfml.learned.operator_model._transfer import TransferTable
     from perfml.learned.operators import OperatorRegressor
-    from perfml.learned.persistence import FORMAT, VERSION, _manifest_digest, _non_finite, verify_tree
+    from perfml.learned.persistence import FORMAT, VERSION, check_required, read_manifest_json, verify_tree
 
     path = Path(path)
-    meta_path = path / _META
-    if not meta_path.is_file():
-        raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); {_RETRAIN}")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _bad(meta_path, f"is not valid JSON ({exc.__class__.__name__})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION \
-            or meta.get("estimator") != ESTIMATOR:
+    meta_path, meta = read_manifest_json(path)
+    if meta.get("format") != FORMAT or meta.get("version") != VERSION or meta.get("estimator") != ESTIMATOR:
         raise _bad(meta_path, f"expected format {FORMAT!r} version {VERSION} of an {ESTIMATOR}")
-    where = _non_finite(meta)
-    if where is not None:
-        raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")
-    for key, kind in _REQUIRED.items():
-        if key not in meta:
-            raise _bad(meta_path, f"required key {key!r} is missing")
-        if not isinstance(meta[key], kind) or (kind is int and isinstance(meta[key], bool)):
-            raise _bad(meta_path, f"{key!r} must be a {kind.__name__}, found {type(meta[key]).__name__}")
-    if meta["manifest_sha256"] != _manifest_digest(meta):
-        raise _bad(meta_path, "the manifest was changed after saving (manifest_sha256 does not match its content)")
-    for rel in meta["files"]:
-        if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
-            raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
+    check_required(meta, meta_path, _REQUIRED)
     verify_tree(path, meta["files"])
     if _BOOSTER not in meta["files"]:
         raise ModelFormatError(f"{path} lacks {_BOOSTER}; {_RETRAIN}")

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
-from perfml.learned.queries import LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num
+from perfml.learned.queries import LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num, answered
 
 __all__ = [
     "OPERATOR_DIM_COLUMNS",
@@ -371,7 +371,7 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     QueryValidationError, UnsupportedQueryError, ReferenceValidationError
         Naming the row, column and fix; nothing is predicted.
     """
-    from perfml.learned.intervals import check_calibration, check_level, interval_bounds
+    from perfml.learned.intervals import check_level
     from perfml.operators import OP_CLASS
 
     level = check_level(level)
@@ -397,27 +397,5 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
             "choose dimensions nearer the training range"
         )
     flags, reasons = _extrapolation(q, training)
-    flags = np.where(basis == "reference", False, flags)  # the user measured this very run
-    reasons = [r if f else "" for r, f in zip(reasons, flags)]
-    calibration = meta.get("intervals")
-    if calibration is not None:
-        calibration = check_calibration(calibration, "model manifest")
-        groups = q["op"].map(dict(OP_CLASS)).to_numpy(dtype=object)
-        lower, upper = interval_bounds(pred, None, flags, calibration, level, groups=groups)
-    else:
-        lower = upper = np.full(len(q), np.nan)
-    bound = _bounds(q)
-    clamped = np.isfinite(bound) & (pred < bound)
-    pred = np.where(clamped, bound, pred)
-    if calibration is not None:
-        lower = np.where(np.isfinite(bound), np.fmax(lower, bound), lower)
-        upper = np.fmax(upper, pred)
-    out = original.copy()
-    out["predicted_ms"] = pred
-    out["lower_ms"] = lower
-    out["upper_ms"] = upper
-    out["basis"] = basis
-    out["clamped_to_bound"] = clamped
-    out["extrapolated"] = flags
-    out["extrapolation"] = reasons
-    return out
+    groups = q["op"].map(dict(OP_CLASS)).to_numpy(dtype=object)
+    return answered(original, pred, basis, flags, reasons, _bounds(q), meta.get("intervals"), level, groups=groups)

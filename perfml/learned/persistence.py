@@ -287,6 +287,60 @@ def _bad(meta_path: Path, what: str) -> ModelFormatError:
     return ModelFormatError(f"{meta_path}: {what}; {_RETRAIN}")
 
 
+def read_manifest_json(path) -> tuple[Path, dict]:
+    """``(manifest path, parsed manifest)`` of the model directory ``path``, unchecked but for its form.
+
+    Used by every kind of model directory (one model, operator model, bundle).
+
+    Raises
+    ------
+    ModelFormatError
+        No manifest, not UTF-8, not JSON, not a JSON object, or a NaN / infinity in it.
+    """
+    path = Path(path)
+    meta_path = path / _META
+    if not meta_path.is_file():
+        raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); train one with `perfml train --out DIR`")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except UnicodeDecodeError:
+        raise _bad(meta_path, "is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ModelFormatError(f"{meta_path} is not valid JSON ({exc.msg}); re-create the model with `perfml train`") from None
+    if not isinstance(meta, dict):
+        raise _bad(meta_path, f"expected a JSON object, found {type(meta).__name__}")
+    where = _non_finite(meta)
+    if where is not None:
+        raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")
+    return meta_path, meta
+
+
+def check_required(meta: dict, meta_path: Path, required: dict) -> None:
+    """The keys and types of ``required`` (``{key: type}``), the manifest's own digest, and paths inside the directory.
+
+    Raises
+    ------
+    ModelFormatError
+        Naming the key and what is expected.
+    """
+    for key, kind in required.items():
+        if key not in meta:
+            raise _bad(meta_path, f"required key {key!r} is missing")
+        value = meta[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            raise _bad(meta_path, f"{key!r} must be a {kind.__name__}, found {type(value).__name__} {value!r:.60}")
+    if meta["manifest_sha256"] != _manifest_digest(meta):
+        raise _bad(meta_path, "the manifest was changed after saving (manifest_sha256 does not match its content)")
+    for rel, digest in meta["files"].items():
+        if not (isinstance(rel, str) and isinstance(digest, str) and len(digest) == 64):
+            raise _bad(meta_path, f"files[{rel!r}] must map a relative path to a sha256 hex digest")
+        if rel.startswith("/") or ".." in Path(rel).parts:
+            raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
+
+
 def check_manifest(meta, meta_path: Path) -> dict:
     """Check the manifest's schema and values; return it.
 
@@ -309,17 +363,7 @@ def check_manifest(meta, meta_path: Path) -> dict:
             f"{meta_path}: format {meta.get('format')!r} version {meta.get('version')!r} is not supported "
             f"(this perfml reads {FORMAT!r} version {VERSION}); re-train with this version"
         )
-    for key, kind in _REQUIRED.items():
-        if key not in meta:
-            raise _bad(meta_path, f"required key {key!r} is missing")
-        value = meta[key]
-        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-        if kind is float:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok:
-            raise _bad(meta_path, f"{key!r} must be a {kind.__name__}, found {type(value).__name__} {value!r:.60}")
-    if meta["manifest_sha256"] != _manifest_digest(meta):
-        raise _bad(meta_path, "the manifest was changed after saving (manifest_sha256 does not match its content)")
+    check_required(meta, meta_path, _REQUIRED)
     shrink = meta["shrinkage"]
     if not (math.isfinite(shrink) and 0.0 <= shrink <= 1.0):
         raise _bad(meta_path, f"'shrinkage' must be a finite number in [0, 1], found {shrink!r}")
@@ -334,11 +378,6 @@ def check_manifest(meta, meta_path: Path) -> dict:
     built = meta["features"].get("feature_names")  # the feature builder's own list, when its state records one
     if isinstance(built, list) and [n for n in built if n in set(names)] != names:
         raise _bad(meta_path, "'feature_names' are not the features' own names in their order (shuffled or edited)")
-    for rel, digest in meta["files"].items():
-        if not (isinstance(rel, str) and isinstance(digest, str) and len(digest) == 64):
-            raise _bad(meta_path, f"files[{rel!r}] must map a relative path to a sha256 hex digest")
-        if rel.startswith("/") or ".." in Path(rel).parts:
-            raise _bad(meta_path, f"files[{rel!r}] is not a path inside the model directory")
     ranges = meta["training"].get("input_size", {})
     if not isinstance(ranges, dict) or not all(
         isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)
@@ -379,18 +418,7 @@ def verify_tree(path: Path, listed: dict) -> None:
 def read_manifest(path) -> dict:
     """The checked manifest of the model directory ``path`` (files verified against their hashes)."""
     path = Path(path)
-    meta_path = path / _META
-    if not meta_path.is_file():
-        raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); train one with `perfml train --out DIR`")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except UnicodeDecodeError:
-        raise _bad(meta_path, "is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"{meta_path} is not valid JSON ({exc.msg}); re-create the model with `perfml train`") from None
-    where = _non_finite(meta)
-    if where is not None:
-        raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")
+    meta_path, meta = read_manifest_json(path)
     meta = check_manifest(meta, meta_path)
     verify_files(path, meta)
     return meta

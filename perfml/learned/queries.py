@@ -333,9 +333,6 @@ def read_reference(path) -> pd.DataFrame:
     ReferenceValidationError
         Naming the file, row, column, value and fix.
     """
-    from perfml.boards import resolve_board_name
-    from perfml.errors import ReferenceValidationError
-
     return check_reference(read_query_csv(path), f"--reference {path}")
 
 
@@ -539,7 +536,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         A reference row disagrees with a query on the launch.
     """
     from perfml.apps import list_apps
-    from perfml.learned.intervals import check_calibration, check_level, interval_bounds
+    from perfml.learned.intervals import check_level
 
     level = check_level(level)
     meta = getattr(model, "metadata_", {}) or {}
@@ -577,15 +574,30 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
             "the query is too far outside the training data: choose a size nearer the training range"
         )
     flags, reasons = extrapolation(q, meta.get("training"))
+    bound = roofline_bound_ms(q, getattr(model, "registry", None))
+    return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"])
+
+
+def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
+             app_ids=None, groups=None) -> pd.DataFrame:
+    """The queries as given plus the output columns, for either corpus.
+
+    ``flags``/``reasons``: the rows beyond the training range (never a row answered from
+    the user's own measurement of that run, ``basis == "reference"``). ``bound``: the
+    row's roofline lower bound (NaN where the work is unknown); a faster prediction is
+    raised to it and flagged ``clamped_to_bound``, and ``lower_ms`` never goes below it.
+    ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
+    group of ``app_ids`` or by the given ``groups`` (op classes).
+    """
+    from perfml.learned.intervals import check_calibration, interval_bounds
+
     flags = np.where(basis == "reference", False, flags)  # the user measured this very run
     reasons = [r if f else "" for r, f in zip(reasons, flags)]
-    calibration = meta.get("intervals")
     if calibration is not None:
         calibration = check_calibration(calibration, "model manifest")
-        lower, upper = interval_bounds(pred, q["app_id"], flags, calibration, level)
+        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
     else:
-        lower = upper = np.full(len(q), np.nan)
-    bound = roofline_bound_ms(q, getattr(model, "registry", None))
+        lower = upper = np.full(len(pred), np.nan)
     clamped = np.isfinite(bound) & (pred < bound)
     pred = np.where(clamped, bound, pred)
     if calibration is not None:

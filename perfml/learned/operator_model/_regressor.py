@@ -58,6 +58,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import DatasetSchemaError, EstimatorParameterError
+from perfml.closed_form._inputs import check_target
 from perfml.learned.operator_model._features import (
     MONOTONE,
     characterization_block,
@@ -89,6 +90,7 @@ SELECTION_MAX_CALLS = 6000
 
 def check_operator_rows(X, who: str) -> pd.DataFrame:
     """X must be a DataFrame of operator rows with ``board`` and ``op`` columns (dims are checked by the work model)."""
+    # not closed_form._inputs.check_frame: operator rows' input_size is conv's image size, empty on other ops
     if not isinstance(X, pd.DataFrame):
         raise DatasetSchemaError(
             f"{who} takes a pandas DataFrame of operator rows (columns board, op and the dims B, M, N, K, H "
@@ -103,12 +105,6 @@ def check_operator_rows(X, who: str) -> pd.DataFrame:
         position = int(np.flatnonzero(X["board"].isna().to_numpy())[0])
         raise DatasetSchemaError(f"{who}: row {X.index[position]!r}: column 'board' is empty; name the board")
     return X
-
-
-def _check_target(y, n_rows: int, who: str) -> np.ndarray:
-    from perfml.closed_form._inputs import check_target
-
-    return check_target(y, n_rows, who)
 
 
 class OperatorRegressor(RegressorMixin, BaseEstimator):
@@ -271,7 +267,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         """Fit the residual ``log(y / T_base)`` of operator rows X (times y in ms)."""
         self._check_params()
         X = check_operator_rows(X, "OperatorRegressor")
-        y = _check_target(y, len(X), "OperatorRegressor")
+        y = check_target(y, len(X), "OperatorRegressor")
         self.train_boards_ = sorted(map(str, X["board"].unique()))
         self.no_transfer_model_ = None
         if self.transfer != "auto":
@@ -407,7 +403,7 @@ class OperatorTransferBaseline(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X = check_operator_rows(X, "OperatorTransferBaseline")
-        y = _check_target(y, len(X), "OperatorTransferBaseline")
+        y = check_target(y, len(X), "OperatorTransferBaseline")
         _, bound = operator_feature_frame(X, self.registry)
         residual = np.log(y / bound)
         self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(bound))
