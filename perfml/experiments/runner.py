@@ -190,7 +190,9 @@ def calibration_apps(spec: ExperimentSpec) -> list[str]:
 
 def group_column(spec: ExperimentSpec) -> str:
     """The column per-kernel scores are grouped by: ``app_id``, or ``op_class`` for the dlops corpus."""
-    return "op_class" if spec.corpus == "dlops" else "app_id"
+    from perfml.experiments.dlops import GROUP_COLUMN
+
+    return GROUP_COLUMN if spec.corpus == "dlops" else "app_id"
 
 
 def experiment_splitter(spec: ExperimentSpec, random_state: int = 0):
@@ -202,9 +204,10 @@ def experiment_splitter(spec: ExperimentSpec, random_state: int = 0):
     if cap is None:
         return splitter
     if spec.corpus == "dlops":  # the same calls are kept on every board (the transfer features need them)
+        from perfml.experiments.dlops import CAP_COLUMNS
         from perfml.learned.operator_model._transfer import KEY_COLUMNS
 
-        return CappedTrainSplit(splitter, int(cap), ("board", "op", "split"), random_state=random_state,
+        return CappedTrainSplit(splitter, int(cap), CAP_COLUMNS, random_state=random_state,
                                 same_rows_by=KEY_COLUMNS)
     return CappedTrainSplit(splitter, int(cap), ("board", "app_id"), random_state=random_state)
 

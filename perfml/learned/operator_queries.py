@@ -102,7 +102,7 @@ def _check_integers(frame, column, needed, where, *, low, high, problem_fix, req
     return np.where(needed & ~empty, values, np.nan)
 
 
-def _check_common(frame: pd.DataFrame, where, *, error, trained_ops=None) -> pd.DataFrame:
+def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
     """Board, op, dimensions and launch of operator rows; the parsed frame (other columns passed through)."""
     from perfml.boards import resolve_board_name
     from perfml.datasets import DLOPS_OPS
