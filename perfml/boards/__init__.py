@@ -17,6 +17,7 @@ Examples
 from perfml.boards._board import FIELD_UNITS, SPEC_FIELDS, Alternative, Board
 from perfml.boards._derived import (
     Occupancy,
+    issue_limited_flops,
     max_resident_warps,
     occupancy,
     peak_bandwidth,
@@ -44,6 +45,7 @@ __all__ = [
     "board_from_device",
     "board_generation",
     "get_board",
+    "issue_limited_flops",
     "list_boards",
     "load_registry",
     "max_resident_warps",

@@ -79,6 +79,7 @@ FIELD_UNITS: Mapping[str, str] = MappingProxyType(
         "shared_mem_alloc_unit_bytes": "bytes",
         "reserved_shared_mem_per_block_bytes": "bytes",
         "tdp_w": "W",
+        "warp_issue_per_clock": "warp instructions/clock/SM (single issue)",
     }
 )
 
@@ -144,6 +145,11 @@ class Board:
         Shared-memory allocation unit and the per-block system reservation.
     tdp_w : int or None
         Thermal design power / maximum board power (W).
+    warp_issue_per_clock : float or None
+        Warp instructions the SM issues per clock when every warp offers one instruction
+        at a time (no instruction-level parallelism: Kepler's and GF104's pairs need two
+        independent instructions of one warp). Sets the issue-limited FP32 rate
+        (:func:`perfml.boards.issue_limited_flops`).
     memory_type : str or None
         e.g. ``"GDDR5"``, ``"HBM3"``.
     global_mem_bytes : int or None
@@ -201,6 +207,7 @@ class Board:
     shared_mem_alloc_unit_bytes: int | None = None
     reserved_shared_mem_per_block_bytes: int | None = None
     tdp_w: int | None = None
+    warp_issue_per_clock: float | None = None
     aliases: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
     alternatives: Mapping[str, tuple[Alternative, ...]] = field(

@@ -8,6 +8,9 @@ References
 ----------
 .. [1] NVIDIA, CUDA C Programming Guide, "Arithmetic Instructions" (throughput per
    clock per multiprocessor; an FMA counts as two floating-point operations).
+.. [3] NVIDIA, CUDA C Programming Guide, "Maximize Utilization", "Multiprocessor Level"
+   (warp instructions an SM issues per clock) and appendix "Compute Capabilities",
+   sections "Architecture" (warp schedulers per SM, dual issue on 2.1 and 3.x).
 .. [2] NVIDIA, CUDA Occupancy Calculator (CUDA_Occupancy_Calculator.xls), sheet
    "Calculator": warps, registers and shared memory per block rounded to the
    allocation units of the compute capability; active blocks per SM are the minimum
@@ -29,6 +32,7 @@ __all__ = [
     "Occupancy",
     "peak_flops",
     "peak_bandwidth",
+    "issue_limited_flops",
     "max_resident_warps",
     "occupancy",
 ]
@@ -73,6 +77,36 @@ def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boos
     units = board.require(_UNITS_FIELD[precision], needed_for=purpose)
     mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
     return float(sms * units * mhz * 1e6 * 2)
+
+
+def issue_limited_flops(board: Board, clock: Clock = "boost") -> float:
+    """FP32 rate the SM can issue without instruction-level parallelism, in FLOP/s.
+
+    ``2 * sms * min(fp32_cores_per_sm, warp_size * warp_issue_per_clock) * clock``: a
+    warp instruction drives 32 lanes, and without two independent instructions per warp
+    an SM issues ``warp_issue_per_clock`` of them per clock [3]_. It equals
+    :func:`peak_flops` where the schedulers can feed every core (Maxwell and later), and
+    is below it where they cannot: a Kepler SMX issues 4 x 32 lanes per clock to its 192
+    cores (2/3 of the datasheet rate without dual issue), a compute capability 2.1 SM
+    2 x 16 lanes to its 48. So simple kernels (one dependent chain per thread, like the
+    nine applications of the BSP paper) scale across generations with this rate, not
+    with the core count.
+
+    Raises
+    ------
+    MissingBoardParameterError
+        If the SM count, cores per SM, warp size, issue rate or clock is unknown (the
+        issue rate comes from the board's compute capability table).
+    """
+    if clock not in _CLOCK_FIELD:
+        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
+    purpose = "issue-limited FP32 FLOP/s"
+    sms = board.require("sms", needed_for=purpose)
+    cores = board.require("fp32_cores_per_sm", needed_for=purpose)
+    warp = board.require("warp_size", needed_for=purpose)
+    issue = board.require("warp_issue_per_clock", needed_for=purpose)
+    mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
+    return 2.0 * sms * min(float(cores), float(warp) * float(issue)) * mhz * 1e6
 
 
 def peak_bandwidth(board: Board) -> float:

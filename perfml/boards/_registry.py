@@ -46,7 +46,7 @@ _STR_FIELDS = frozenset(
         "register_alloc_granularity",
     }
 )
-_FLOAT_FIELDS = frozenset({"memory_bandwidth_gbs"})
+_FLOAT_FIELDS = frozenset({"memory_bandwidth_gbs", "warp_issue_per_clock"})
 _BOARD_META_KEYS = frozenset({"name", "full_name", "aliases", "source", "alternatives"})
 _CC_META_KEYS = frozenset({"source"})
 

@@ -171,6 +171,7 @@ FEATURES = {
     "wave_base": BOOL,
     "board_identity": BOOL,
     "baseline_selection": one_of("spread", "transfer-cv"),
+    "compute_rate": one_of("cores", "issue"),
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
 DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "board_identity")

@@ -33,6 +33,8 @@ LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
 #: The closed-form baseline under a residual target (see ``baseline``).
 BASELINES = ("best", "bsp", "transfer", "blend")
+#: compute rate under the closed-form times (see RuntimeRegressor)
+COMPUTE_RATES = ("cores", "issue")
 #: How board specifications enter the features.
 BOARD_FEATURES = ("both", "absolute", "relative")
 
@@ -155,6 +157,11 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         ``closed_form_peaks="characterized"``; None: the committed ones.
     closed_form_peaks : {"spec", "characterized"}, default="spec"
         The roofline under the closed-form features with datasheet or achieved peaks.
+    compute_rate : {"cores", "issue"}, default="cores"
+        The compute rate under the BSP and compute-roofline times, and so under their
+        transfer between boards: cores x clock, or the issue-limited rate (what an SM can
+        issue without instruction-level parallelism, :func:`perfml.boards.issue_limited_flops`),
+        which carries simple kernels across architectures (Kepler -> Maxwell).
     baseline_selection : {"spread", "transfer-cv"}, default="spread"
         How each app's closed-form baseline is chosen: least spread of its offsets across
         the training boards, or least error of its transfer in an inner
@@ -192,7 +199,9 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         characterizations=None,
         closed_form_peaks: str = "spec",
         baseline_selection: str = "spread",
+        compute_rate: str = "cores",
     ):
+        self.compute_rate = compute_rate
         self.baseline_selection = baseline_selection
         self.characterization = characterization
         self.characterizations = characterizations
@@ -223,6 +232,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_choice(who, "baseline", self.baseline, BASELINES)
         check_choice(who, "board_features", self.board_features, BOARD_FEATURES)
         check_choice(who, "closed_form_peaks", self.closed_form_peaks, ("spec", "characterized"))
+        check_choice(who, "compute_rate", self.compute_rate, COMPUTE_RATES)
         from perfml.learned.features.closed_form import BASELINE_SELECTIONS
 
         check_choice(who, "baseline_selection", self.baseline_selection, BASELINE_SELECTIONS)
@@ -270,7 +280,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             board_features=self.board_features, data_home=self.data_home, registry=self.registry,
             characterization=self.characterization, characterizations=self.characterizations,
             closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
-            baseline_selection=self.baseline_selection,
+            baseline_selection=self.baseline_selection, compute_rate=self.compute_rate,
         )
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.

@@ -58,14 +58,14 @@ class RowBlocks:
 
     @classmethod
     def build(cls, X: pd.DataFrame, *, analytical: bool = True, data_home=None, registry=None,
-              peaks: str = "spec", characterizations=None) -> "RowBlocks":
+              peaks: str = "spec", characterizations=None, compute_rate: str = "cores") -> "RowBlocks":
         """Compute every row-wise block of ``X`` once (``peaks``: of the roofline, see :func:`closed_form_logs`)."""
         launch = launch_frame(X)
         absolute = BoardFeatures(registry=registry).absolute(X)
         logs = None
         if analytical:
             logs = closed_form_logs(_closed_form_rows(X, launch), data_home=data_home, registry=registry, peaks=peaks,
-                                    characterizations=characterizations)
+                                    characterizations=characterizations, compute_rate=compute_rate)
         return cls(launch, descriptor_features(X, launch), absolute, logs)
 
     def take(self, positions) -> "RowBlocks":
@@ -117,6 +117,10 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         Add ``xfer_log_t_blend`` to the closed-form group (after ``xfer_log_t``): the
         blend of the BSP and memory-roofline transfers with a per-app weight chosen by
         inner leave-one-board-out (:class:`ClosedFormFeatures` ``blend``).
+    compute_rate : {"cores", "issue"}, default="cores"
+        The compute rate under the BSP and compute-roofline times (and so under their
+        transfers between boards): cores x clock, or the issue-limited rate
+        (:func:`perfml.boards.issue_limited_flops`, :func:`closed_form_logs`).
     baseline_selection : {"spread", "transfer-cv"}, default="spread"
         How the closed-form group chooses each app's baseline
         (:class:`~perfml.learned.features.closed_form.ClosedFormFeatures`).
@@ -137,7 +141,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
                  board_features: str = "both", data_home=None, registry=None, characterization: bool = False,
                  characterizations=None, closed_form_peaks: str = "spec", transfer_blend: bool = False,
-                 baseline_selection: str = "spread"):
+                 baseline_selection: str = "spread", compute_rate: str = "cores"):
+        self.compute_rate = compute_rate
         self.transfer_blend = transfer_blend
         self.baseline_selection = baseline_selection
         self.closed_form_peaks = closed_form_peaks
@@ -202,7 +207,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         """The row-wise blocks of X (compute once, then pass to ``fit`` / ``transform``)."""
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         return RowBlocks.build(X, analytical=self.analytical, data_home=self.data_home, registry=self.registry,
-                               peaks=self.closed_form_peaks, characterizations=self._characterizations())
+                               peaks=self.closed_form_peaks, characterizations=self._characterizations(),
+                               compute_rate=self.compute_rate)
 
     def fit(self, X, y, *, blocks: RowBlocks | None = None):
         """Learn, from the training rows only, what the features of any row need.
@@ -218,7 +224,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             launch = launch_frame(X) if blocks is None else blocks.launch
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
                 _closed_form_rows(X, launch), data_home=self.data_home, registry=self.registry,
-                peaks=self.closed_form_peaks, characterizations=self._characterizations())
+                peaks=self.closed_form_peaks, characterizations=self._characterizations(),
+                compute_rate=self.compute_rate)
             closed = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend,
                                         baseline_selection=self.baseline_selection).fit(X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_

@@ -64,7 +64,7 @@ from perfml.learned.features._common import (
 
 
 def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks: str = "spec",
-                     characterizations=None) -> pd.DataFrame:
+                     characterizations=None, compute_rate: str = "cores") -> pd.DataFrame:
     """log T of the closed-form models with unit efficiency: BSP T_1, roofline compute and memory.
 
     ``rows`` has board, app_id, input_size and the launch columns, and optionally the work
@@ -72,6 +72,14 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
     :data:`~perfml.learned.features._common.WORK_COLUMNS`). Nothing measured is used
     (with ``peaks="characterized"`` the roofline of described kernels takes the boards'
     achieved peaks from ``characterizations``: :class:`~perfml.closed_form.roofline.RooflineModel`).
+
+    ``compute_rate="issue"`` divides the BSP and compute-roofline times by the issue-limited
+    rate instead of cores x clock (seed 003 eq. 3 with the lanes an SM can issue to
+    without instruction-level parallelism, :func:`perfml.boards.issue_limited_flops`):
+    the times of a Kepler board grow by 3/2, those of boards whose schedulers feed every
+    core stay. The spec-only transfer between architectures then scales a simple kernel
+    by the rate it can reach; within one architecture nothing changes (same factor on
+    every board of it). A board whose issue rate is unknown keeps cores x clock.
     """
     from perfml.closed_form.bsp import BSPModel
     from perfml.closed_form.roofline import RooflineModel
@@ -112,7 +120,41 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
         out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
         out.loc[part.index, "roof_compute"] = log_or_nan(compute)
         out.loc[part.index, "roof_memory"] = log_or_nan(memory)
+    if compute_rate == "issue":
+        # T x (cores rate / issue-limited rate): log factor >= 0 per board
+        factor = issue_rate_log_factor(rows["board"], registry)
+        out["bsp"] = out["bsp"] + factor
+        if peak_choice == "characterized":
+            # an achieved FP32 rate (measured, calibrated, published) already is what the board reaches
+            factor = np.where(_has_achieved_fp32(rows["board"], characterizations), 0.0, factor)
+        out["roof_compute"] = out["roof_compute"] + factor
     return out
+
+
+def _has_achieved_fp32(boards: pd.Series, characterizations) -> np.ndarray:
+    """Per row, whether its board's characterization gives an achieved FP32 rate (not the spec)."""
+    from perfml.closed_form._characterized import achieved_or_spec, characterization_for
+
+    codes, names = pd.factorize(boards.astype(str))
+    has = np.array([achieved_or_spec(characterization_for(name, characterizations), "fp32_throughput", "FLOP/s",
+                                     np.nan)[1] != "spec" for name in names], dtype=bool)
+    return has[codes]
+
+
+def issue_rate_log_factor(boards: pd.Series, registry=None) -> np.ndarray:
+    """Per row, ``log(peak_flops / issue_limited_flops)`` of its board (0 where either is unknown)."""
+    from perfml.boards import get_board, issue_limited_flops, peak_flops
+    from perfml.errors import MissingBoardParameterError
+
+    codes, names = pd.factorize(boards.astype(str))
+    table = np.zeros(len(names))
+    for i, name in enumerate(names):
+        board = get_board(name, registry=registry)
+        try:
+            table[i] = np.log(peak_flops(board) / issue_limited_flops(board))
+        except MissingBoardParameterError:
+            table[i] = 0.0
+    return table[codes]
 
 
 def _achieved(peaks: pd.DataFrame, boards: pd.Series, characterizations) -> pd.DataFrame:
