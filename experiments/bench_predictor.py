@@ -49,7 +49,8 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")
     print(f"data: {len(rt)} runtimes, {rt['board'].nunique()} boards, {rt['app_id'].nunique()} apps")
     t0 = time.perf_counter()
-    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=home).fit(rt, rt["measured_ms"])
+    # the Amaris sub-models of `perfml train` (perfml.learned.training.make_corpus_model)
+    model = RuntimeRegressor(learner="xgboost", target="residual", data_home=home, compute_rate="issue").fit(rt, rt["measured_ms"])
     fit_s = time.perf_counter() - t0
     print(f"training time (features + xgboost, n_jobs={model.n_jobs}): {fit_s:.1f} s")
     # The first prediction after fit (or after loading a model) builds the per-board lookups

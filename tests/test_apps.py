@@ -167,3 +167,19 @@ def test_kernel_catalog_accepts_the_model_table():
 
     catalog = load_catalog()
     assert NCA_APPS <= set(catalog)
+
+
+def test_grid_stride_kernels_count_every_element_a_thread_handles():
+    """dotProd loops over ceil(N / threads) elements per thread: its BSP and work counts scale with that.
+
+    The datasets launch it both one element per thread (grid = N / block) and with 32 blocks
+    (a grid-stride loop, e.g. GTX-750 rows): the total global loads are 2N either way.
+    """
+    dot = apps.get_app("dotProd")
+    n = np.array([2.0 ** 22, 2.0 ** 22])
+    launch = {"block_x": np.array([256.0, 256.0]), "grid_x": np.array([2.0 ** 14, 32.0])}
+    b = dot.bsp_counts(n, **launch)
+    w = dot.work_per_thread(n, **launch)
+    np.testing.assert_allclose(b["threads"] * b["ld_global"], 2 * n)
+    np.testing.assert_allclose(w["threads"] * w["gld"], 2 * n)
+    assert b["comp_cycles"][1] == b["comp_cycles"][0] * 2 ** 14 / 32

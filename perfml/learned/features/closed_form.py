@@ -1,7 +1,8 @@
 """The closed-form group: ``bsp_*``, ``roof_*``, ``base_log_t`` and the transfer features ``xfer_*``.
 
-* ``bsp_*``: the BSP model of seed 003 with registry constants (cores x clock, the
-  paper's latencies): ``bsp_log_t1`` = T_k with lambda = 1; ``bsp_log_tk`` = T_k with the
+* ``bsp_*``: the BSP model of seed 003 with registry constants (cores x clock, or with
+  ``compute_rate="issue"`` the issue-limited rate of :func:`perfml.boards.issue_limited_flops`;
+  the paper's latencies): ``bsp_log_t1`` = T_k with lambda = 1; ``bsp_log_tk`` = T_k with the
   app's lambda fitted on the *training boards other than the row's own* (cross-fitted, so
   a training row sees what a test row sees); ``bsp_log_lambda`` that lambda.
 * ``roof_*``: roofline compute, memory and bound times (registry peaks, requested global
