@@ -185,13 +185,11 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
 
     Both Amaris sub-models use the issue-limited compute rate (``compute_rate="issue"``,
     :func:`perfml.boards.issue_limited_flops`) and keep the learned residual with ``shrinkage="auto"`` (inner
-    board-grouped cross-validation decides how much of it to trust). On the NCA runs of the
-    nine apps it adds nothing under leave-one-board-out (transfer_only 11.50 % vs
-    hybrid_xgboost 11.53 %, ``experiments/results/learned_vs_transfer.txt``); on the
-    described sub-model's training rows (NCA and BSPGPU) the inner choice (0.2) gives
-    12.75 % against 13.15 % for the transfer alone (``perfml train`` output); on the Rodinia
-    kernels it earns its place (32.69 % vs 24.53 %,
-    ``experiments/results/rodinia_unseen_boards_calibrated_{transfer,hybrid}.txt``).
+    board-grouped cross-validation decides how much of it to trust). Under leave-one-board-out
+    with the issue-limited rate it adds little on the NCA runs of the nine apps
+    (hybrid_xgboost_issue 10.90 % vs transfer_only_issue 10.97 %,
+    ``experiments/results/unseen_boards_issue.txt``) and more on the Rodinia kernels
+    (20.06 % vs 21.69 %, ``experiments/results/rodinia_unseen_boards_issue.txt``).
     """
     if corpus == "dlops":
         from perfml.learned.operators import OperatorRegressor
@@ -202,8 +200,8 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
 
     # the issue-limited compute rate carries simple kernels across architectures (Kepler's
     # 192-core SMX issues 128 lanes per clock without dual issue): leave-one-board-out MAPE
-    # nine apps 11.53 % -> 10.59 %, Rodinia 24.53 % -> 20.06 %; leave-one-architecture-out
-    # transfer 56.5 % -> 35.4 % (experiments/results/*_issue*.txt)
+    # nine apps 11.93 % -> 10.90 %, Rodinia 24.53 % -> 20.06 %; leave-one-architecture-out
+    # nine apps 64.1 % -> 39.0 %, Rodinia 56.0 % -> 27.8 % (experiments/results/*_issue.txt)
     return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home, compute_rate="issue")
 
 
