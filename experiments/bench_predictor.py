@@ -29,6 +29,17 @@ import time
 import numpy as np
 
 
+def _best_batch_seconds(model, rows, repeats: int) -> float:
+    """Best of ``repeats`` wall-clock times of ``model.predict(rows)`` (every prediction finite)."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        pred = model.predict(rows)
+        times.append(time.perf_counter() - t0)
+    assert np.all(np.isfinite(pred))
+    return min(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
@@ -59,13 +70,7 @@ def main() -> None:
     model.predict(rt)
     cold = time.perf_counter() - t0
     print(f"prediction, first call (builds the per-board lookups): {len(rt)} rows in {cold:.2f} s = {len(rt) / cold:,.0f} rows/s")
-    times = []
-    for _ in range(args.repeats):
-        t0 = time.perf_counter()
-        pred = model.predict(rt)
-        times.append(time.perf_counter() - t0)
-    assert np.all(np.isfinite(pred))
-    best = min(times)
+    best = _best_batch_seconds(model, rt, args.repeats)
     print(f"batch prediction: {len(rt)} rows in {best:.2f} s (best of {args.repeats}) = {len(rt) / best:,.0f} rows/s (target >= 100,000)")
     one = rt.head(1)
     print(f"single-row latency (regressor): {_latency_ms(lambda: model.predict(one)):.1f} ms")
@@ -93,13 +98,7 @@ def _operators(home, args) -> None:
     t0 = time.perf_counter()
     model = OperatorRegressor(data_home=home, n_jobs=2).fit(ops, ops["measured_ms"].to_numpy())
     print(f"operators: training time (features + xgboost, n_jobs=2): {time.perf_counter() - t0:.1f} s")
-    times = []
-    for _ in range(args.repeats):
-        t0 = time.perf_counter()
-        pred = model.predict(ops)
-        times.append(time.perf_counter() - t0)
-    assert np.all(np.isfinite(pred))
-    best = min(times)
+    best = _best_batch_seconds(model, ops, args.repeats)
     print(f"operators: batch prediction {len(ops)} rows in {best:.2f} s (best of {args.repeats}) = {len(ops) / best:,.0f} rows/s")
     one = ops.head(1)
     print(f"operators: single-row latency (regressor): {_latency_ms(lambda: model.predict(one)):.1f} ms")

@@ -381,6 +381,16 @@ def shared_data_home():
     return DataHome(find_data_home())
 
 
+def nca_every_third_size(boards, apps):
+    """The gpuperfpredict-nca runtimes of ``boards`` x ``apps``, every 3rd input size (quick learned-model tests)."""
+    from perfml.evaluation.closed_form import describable_runtimes
+
+    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=shared_data_home())
+    rt = rt[rt.board.isin(boards) & rt.app_id.isin(apps)]
+    keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
+    return rt[keep].reset_index(drop=True)
+
+
 @pytest.fixture(scope="session")
 def data_home():
     """The shared datasets as a :class:`perfml.datasets.DataHome` (found like the CLI finds it)."""

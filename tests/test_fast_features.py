@@ -12,14 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfml.evaluation.closed_form import describable_runtimes
 from perfml.evaluation.one_reference import OneReferenceBoardSplit
 from perfml.errors import PerfmlError
 from perfml.learned import RuntimeRegressor
 from perfml.learned.features._common import OtherBoardsMedian
 from perfml.learned.features.closed_form import ClosedFormFeatures
 
-from conftest import shared_data_home
+from conftest import nca_every_third_size, shared_data_home
 
 HOME = shared_data_home()
 BOARDS = ["GTX-680", "GTX-970", "GTX-980", "GTX-Titan", "Tesla-K20"]
@@ -104,10 +103,7 @@ def test_blend_weight_of_a_board_is_chosen_without_its_rows():
 
 @pytest.fixture(scope="module")
 def data():
-    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=HOME)
-    rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
-    keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
-    return rt[keep].reset_index(drop=True)
+    return nca_every_third_size(BOARDS, APPS)
 
 
 def test_predictions_equal_xgboost_predict_for_one_row_and_a_batch(data):

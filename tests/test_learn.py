@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfml.errors import DatasetSchemaError, EstimatorParameterError, ModelFormatError, ResultFileExistsError, UnknownAppError, UnknownBoardError
+from perfml.errors import DatasetSchemaError, EstimatorParameterError, ModelFormatError, ResultFileExistsError, UnknownAppError
 from perfml.evaluation.closed_form import describable_runtimes
 from perfml.learned import FeatureBuilder, RuntimeRegressor, SizeExtrapolationSplit, cross_val_predictions, make_splitter
 from perfml.learned.persistence import load_model, save_model
 
-from conftest import shared_data_home
+from conftest import nca_every_third_size, shared_data_home
 
 HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
 
@@ -27,11 +27,7 @@ FAST = {"n_estimators": 60, "max_depth": 4}
 
 @pytest.fixture(scope="module")
 def data():
-    rt = describable_runtimes(source="gpuperfpredict-nca", data_home=HOME)
-    rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(APPS)]
-    # Every 3rd size keeps the tests quick.
-    keep = rt.groupby(["board", "app_id"]).input_size.rank(method="dense") % 3 == 0
-    return rt[keep].reset_index(drop=True)
+    return nca_every_third_size(BOARDS, APPS)
 
 
 def test_leave_one_board_out_holds_out_each_board_once(data):

@@ -144,10 +144,10 @@ def test_a_sub_manifest_edited_and_rehashed_in_the_top_manifest_is_still_refused
     meta = json.loads(sub.read_text())
     meta["intervals"]["groups"]["all"]["log_halfwidth"][40] = 0.0
     sub.write_text(json.dumps(meta))
-    from perfml.learned.bundle import _write_top_manifest
+    from perfml.learned.persistence import write_manifest
 
     top = json.loads((copy / "perfml-model.json").read_text())
-    _write_top_manifest(copy, {k: v for k, v in top.items() if k not in ("files", "manifest_sha256")})
+    write_manifest(copy, {k: v for k, v in top.items() if k not in ("files", "manifest_sha256")})
     with pytest.raises(ModelFormatError, match="manifest was changed"):
         load_predictor(copy, data_home=HOME)
 

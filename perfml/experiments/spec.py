@@ -45,7 +45,7 @@ from typing import Any
 from perfml._files import read_versioned
 from perfml.errors import ExperimentSpecError
 # the regressor's own lists of valid values, so an experiment file accepts exactly what it does
-from perfml.learned.regressors import BASELINES, BOARD_FEATURES, LEARNERS, TARGETS
+from perfml.learned.regressors import BASELINES, BOARD_FEATURES, COMPUTE_RATES, LEARNERS, TARGETS
 
 KINDS = ("learned", "closed_form")
 CLOSED_FORM = ("bsp", "roofline", "hongkim")
@@ -171,7 +171,7 @@ FEATURES = {
     "wave_base": BOOL,
     "board_identity": BOOL,
     "baseline_selection": one_of("spread", "transfer-cv"),
-    "compute_rate": one_of("cores", "issue"),
+    "compute_rate": one_of(*COMPUTE_RATES),
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
 DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "board_identity")

@@ -35,7 +35,6 @@ order and every input column unchanged.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
-from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad
+from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad, write_manifest
 
 __all__ = [
     "CORPORA",
@@ -171,7 +170,7 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "corpora": corpora,
                "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
                **(extra or {})}
-        _write_top_manifest(staging, top)
+        write_manifest(staging, top)
     except BaseException as exc:
         import shutil
 
@@ -184,19 +183,6 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
                                    "free space or choose another --out") from None
         raise
     return replace_directory(staging, path, overwrite=overwrite, is_own=why_not_model_directory, what="perfml model directory")
-
-
-def _write_top_manifest(directory: Path, meta: dict) -> dict:
-    from perfml.learned.persistence import _directory_files, _manifest_digest, _sha256_file
-
-    files, odd = _directory_files(directory)
-    if odd:
-        raise ModelFormatError(f"{directory / odd[0]} is not a regular file; a model directory holds regular files only")
-    meta = {**meta, "files": {rel: _sha256_file(directory / rel) for rel in files}}
-    meta.pop("manifest_sha256", None)
-    meta["manifest_sha256"] = _manifest_digest(meta)
-    (directory / _META).write_text(json.dumps(meta, indent=2, allow_nan=False, default=str) + "\n")
-    return meta
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -433,4 +419,4 @@ def replace_card(path, text: str, *, data_home=None) -> dict:
                                "give a directory written by this perfml's `perfml train`")
     (path / "MODEL_CARD.md").write_text(text)
     body = {k: v for k, v in meta.items() if k not in ("files", "manifest_sha256")}
-    return _write_top_manifest(path, body)
+    return write_manifest(path, body)
