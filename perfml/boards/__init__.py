@@ -22,6 +22,7 @@ from perfml.boards._derived import (
     occupancy,
     peak_bandwidth,
     peak_flops,
+    wave_size,
 )
 from perfml.boards._registry import (
     Registry,
@@ -54,4 +55,5 @@ __all__ = [
     "peak_flops",
     "resolve_board_name",
     "same_board",
+    "wave_size",
 ]

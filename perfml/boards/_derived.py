@@ -35,6 +35,7 @@ __all__ = [
     "issue_limited_flops",
     "max_resident_warps",
     "occupancy",
+    "wave_size",
 ]
 
 Precision = Literal["fp32", "fp64", "fp16"]
@@ -308,3 +309,32 @@ def occupancy(
         warps_per_block=warps_per_block,
         limits=limits,
     )
+
+
+def wave_size(board: Board, threads_per_block: int, shared_bytes_per_block: int = 0,
+              registers_per_thread: int = 0) -> int:
+    """Thread blocks the whole board runs at once (one *wave*): ``sms * active_blocks_per_sm``.
+
+    The blocks of a launch run in ``ceil(blocks / wave_size)`` waves [4]_; resident blocks
+    per SM come from :func:`occupancy` (the occupancy calculator rules [2]_). A launch with
+    fewer blocks than one wave leaves SMs idle, so its time does not shrink with more SMs.
+
+    Parameters
+    ----------
+    board : Board
+    threads_per_block : int
+    shared_bytes_per_block : int, default 0
+        Shared memory of one block (static shared memory is fixed by the source code).
+    registers_per_thread : int, default 0
+        0 = not limiting (the count depends on the compilation for the board).
+
+    Raises
+    ------
+    MissingBoardParameterError
+        If the SM count or a residency limit of the board is unknown.
+    InvalidValueError
+        If the configuration cannot launch on this board.
+    """
+    sms = board.require("sms", needed_for="wave size")
+    occ = occupancy(board, threads_per_block, registers_per_thread, shared_bytes_per_block)
+    return int(sms) * occ.active_blocks_per_sm

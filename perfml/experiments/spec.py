@@ -172,6 +172,7 @@ FEATURES = {
     "board_identity": BOOL,
     "baseline_selection": one_of("spread", "transfer-cv"),
     "compute_rate": one_of(*COMPUTE_RATES),
+    "wave_scaling": either(BOOL, one_of("auto")),
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
 DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "board_identity")

@@ -167,6 +167,14 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         the training boards, or least error of its transfer in an inner
         leave-one-board-out over the training boards
         (:mod:`perfml.learned.features.closed_form`).
+    wave_scaling : bool or "auto", default=False
+        Make the wave-quantized time a candidate closed-form baseline (Habitat's wave
+        scaling, Yu et al., USENIX ATC 2021, Sec. 4.1: time ~ ceil(blocks / (SMs x
+        resident blocks per SM)) / clock, :func:`perfml.learned.features.closed_form.wave_logs`),
+        for kernels launched with fewer blocks than fill the board, whose time does not
+        shrink with more SMs. ``"auto"`` (residual target) keeps it only if the transfer
+        baseline misses less with it in an inner cross-validation grouped by board on the
+        training rows (as ``shrinkage="auto"``); with ``target="log"`` "auto" means False.
 
     Attributes
     ----------
@@ -175,6 +183,8 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     feature_names_ : list of str
     shrinkage_ : float
         The share of the learned residual used (1 for ``target="log"``).
+    wave_scaling_ : bool
+        Whether the wave-quantized baseline is a candidate (``wave_scaling`` resolved).
     """
 
     def __init__(
@@ -200,7 +210,9 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         closed_form_peaks: str = "spec",
         baseline_selection: str = "spread",
         compute_rate: str = "cores",
+        wave_scaling=False,
     ):
+        self.wave_scaling = wave_scaling
         self.compute_rate = compute_rate
         self.baseline_selection = baseline_selection
         self.characterization = characterization
@@ -241,6 +253,10 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_characterizations(who, self.characterizations)
         for name in ("analytical", "profiles", "app_identity", "monotone", "characterization"):
             check_bool(who, name, getattr(self, name))
+        if not (isinstance(self.wave_scaling, str) and self.wave_scaling == "auto"):
+            if isinstance(self.wave_scaling, str):
+                raise EstimatorParameterError(f"{who}: wave_scaling must be True, False or 'auto', got {self.wave_scaling!r}")
+            check_bool(who, "wave_scaling", self.wave_scaling)
         if self.learner_params is not None and not isinstance(self.learner_params, dict):
             raise EstimatorParameterError(f"{who}: learner_params must be a dict or None, got {type(self.learner_params).__name__}")
         if self.feature_subset is not None:
@@ -275,16 +291,12 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             check_data_home(self.data_home, "RuntimeRegressor.fit")
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         y = check_target(y, len(X), "RuntimeRegressor")
-        builder = FeatureBuilder(
-            analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
-            board_features=self.board_features, data_home=self.data_home, registry=self.registry,
-            characterization=self.characterization, characterizations=self.characterizations,
-            closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
-            baseline_selection=self.baseline_selection, compute_rate=self.compute_rate,
-        )
+        builder = self._builder(self.wave_scaling is True)
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.
         blocks = builder.row_blocks(X)
+        self.wave_scaling_ = self._choose_wave_scaling(X, y, blocks)
+        builder.set_params(wave_scaling=self.wave_scaling_)
         self.features_ = builder.fit(X, y, blocks=blocks)
         F_all = self.features_.transform(X, blocks=blocks)
         F = self._select(F_all)
@@ -296,6 +308,41 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         self.model_.fit(F.to_numpy(dtype=float), target)
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _builder(self, wave_scaling: bool) -> FeatureBuilder:
+        """An unfitted feature builder with this regressor's feature options."""
+        return FeatureBuilder(
+            analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
+            board_features=self.board_features, data_home=self.data_home, registry=self.registry,
+            characterization=self.characterization, characterizations=self.characterizations,
+            closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
+            baseline_selection=self.baseline_selection, compute_rate=self.compute_rate, wave_scaling=wave_scaling,
+        )
+
+    def _choose_wave_scaling(self, X, y, blocks) -> bool:
+        """``wave_scaling`` resolved: True/False as given; "auto" by inner leave-one-board-out of the baseline.
+
+        For each setting, the closed-form baseline under the residual (:meth:`_baseline`) is
+        predicted for each training board from the other training boards and scored by its mean absolute percentage error; the wave-quantized
+        candidate is kept only if it lowers that error. Fewer than three boards: False.
+        """
+        if not (isinstance(self.wave_scaling, str) and self.wave_scaling == "auto"):
+            return bool(self.wave_scaling)
+        groups = X["board"].to_numpy()
+        n_groups = len(np.unique(groups))
+        if self.target != "residual" or n_groups < 3:
+            return False
+        from sklearn.model_selection import LeaveOneGroupOut
+
+        errors = {}
+        for setting in (False, True):
+            oof = np.zeros(len(X))
+            # leave one training board out, as a held-out board is predicted
+            for train, test in LeaveOneGroupOut().split(X, y, groups):
+                fb = self._builder(setting).fit(X.iloc[train], y[train], blocks=blocks.take(train))
+                oof[test] = self._baseline(fb.transform(X.iloc[test], blocks=blocks.take(test)))
+            errors[setting] = float(np.mean(np.abs(np.exp(oof) / y - 1.0)))
+        return errors[True] < errors[False]
 
     def predict(self, X) -> np.ndarray:
         """Predicted runtime in milliseconds."""

@@ -190,6 +190,12 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     (hybrid_xgboost_issue 10.90 % vs transfer_only_issue 10.97 %,
     ``experiments/results/unseen_boards_issue.txt``) and more on the Rodinia kernels
     (20.06 % vs 21.69 %, ``experiments/results/rodinia_unseen_boards_issue.txt``).
+
+    Both also take wave scaling as a candidate baseline where an inner leave-one-board-out
+    over their training boards finds it carries runs between boards better
+    (``wave_scaling="auto"``, :class:`~perfml.learned.regressors.RuntimeRegressor`): kernels
+    launched with fewer blocks than fill the board, like Rodinia's ``lud_perimeter``
+    (``experiments/results/rodinia_unseen_boards_waves.txt``).
     """
     if corpus == "dlops":
         from perfml.learned.operators import OperatorRegressor
@@ -202,7 +208,8 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     # 192-core SMX issues 128 lanes per clock without dual issue): leave-one-board-out MAPE
     # nine apps 11.93 % -> 10.90 %, Rodinia 24.53 % -> 20.06 %; leave-one-architecture-out
     # nine apps 64.1 % -> 39.0 %, Rodinia 56.0 % -> 27.8 % (experiments/results/*_issue.txt)
-    return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home, compute_rate="issue")
+    return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home, compute_rate="issue",
+                            wave_scaling="auto")
 
 
 def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None,

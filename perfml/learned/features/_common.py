@@ -39,7 +39,7 @@ RUN_KEY = ["app_id", "input_size", "input_size_2", "block_x", "block_y", "grid_x
 WORK_COLUMNS = ("work_flops", "work_dram_bytes")
 
 #: Closed-form baselines whose per-app offset is cross-fitted over training boards.
-BASELINES = ("bsp", "roof_memory", "roof_compute")
+BASELINES = ("bsp", "roof_memory", "roof_compute", "waves")
 
 #: Features whose value can only increase the runtime (monotone +1 constraints).
 MONOTONE_INCREASING = (

@@ -124,6 +124,9 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     baseline_selection : {"spread", "transfer-cv"}, default="spread"
         How the closed-form group chooses each app's baseline
         (:class:`~perfml.learned.features.closed_form.ClosedFormFeatures`).
+    wave_scaling : bool, default=False
+        Make the wave-quantized time a candidate baseline of the closed-form group
+        (:func:`~perfml.learned.features.closed_form.wave_logs`, ClosedFormFeatures ``waves``).
 
     Attributes
     ----------
@@ -141,7 +144,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
     def __init__(self, *, analytical: bool = True, profiles: bool = True, app_identity: bool = True,
                  board_features: str = "both", data_home=None, registry=None, characterization: bool = False,
                  characterizations=None, closed_form_peaks: str = "spec", transfer_blend: bool = False,
-                 baseline_selection: str = "spread", compute_rate: str = "cores"):
+                 baseline_selection: str = "spread", compute_rate: str = "cores", wave_scaling: bool = False):
+        self.wave_scaling = wave_scaling
         self.compute_rate = compute_rate
         self.transfer_blend = transfer_blend
         self.baseline_selection = baseline_selection
@@ -183,7 +187,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
 
     def _closed_form(self) -> ClosedFormFeatures:
         group = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend,
-                                   baseline_selection=self.baseline_selection)
+                                   baseline_selection=self.baseline_selection, waves=self.wave_scaling)
         group.train_boards_ = self.train_boards_
         group.offsets_, group.transfer_, group.baseline_choice_ = self.offsets_, self.transfer_, self.baseline_choice_
         if self.transfer_blend:
@@ -227,7 +231,8 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
                 peaks=self.closed_form_peaks, characterizations=self._characterizations(),
                 compute_rate=self.compute_rate)
             closed = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend,
-                                        baseline_selection=self.baseline_selection).fit(X, y, launch=launch, logs=logs)
+                                        baseline_selection=self.baseline_selection,
+                                        waves=self.wave_scaling).fit(X, y, launch=launch, logs=logs)
             self.offsets_, self.transfer_, self.baseline_choice_ = closed.offsets_, closed.transfer_, closed.baseline_choice_
             if self.transfer_blend:
                 self.blend_weights_ = closed.blend_weights_

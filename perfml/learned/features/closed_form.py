@@ -121,6 +121,7 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
         out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
         out.loc[part.index, "roof_compute"] = log_or_nan(compute)
         out.loc[part.index, "roof_memory"] = log_or_nan(memory)
+    out["waves"] = wave_logs(rows, registry)
     if compute_rate == "issue":
         # T x (cores rate / issue-limited rate): log factor >= 0 per board
         factor = issue_rate_log_factor(rows["board"], registry)
@@ -129,6 +130,46 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
             # an achieved FP32 rate (measured, calibrated, published) already is what the board reaches
             factor = np.where(_has_achieved_fp32(rows["board"], characterizations), 0.0, factor)
         out["roof_compute"] = out["roof_compute"] + factor
+    return out
+
+
+def wave_logs(rows: pd.DataFrame, registry=None) -> np.ndarray:
+    """log of the wave-quantized time: ``log(ceil(blocks / wave_size) / clock)`` per row.
+
+    Habitat's wave scaling (Yu et al., USENIX ATC 2021, Sec. 4.1): the blocks of a launch
+    run in waves of :func:`perfml.boards.wave_size` blocks (SMs x resident blocks per SM),
+    and a wave lasts a fixed number of the board's clock cycles, so between boards a
+    kernel's time scales with its number of waves over the clock. A launch that fills less
+    than one wave leaves SMs idle and does not speed up with more SMs, which the
+    cores x clock scaling of the BSP model and the roofline assumes (Rodinia's
+    ``lud_perimeter``: one flat time step per wave of 128 blocks on the GTX-680, 208 on the
+    Tesla-K20). Residency is taken from the launch alone (threads per block against the
+    per-SM warp and block limits): registers and shared memory come from the board's own
+    compilation and a query need not carry them. NaN where the launch or a board figure
+    (SM count, residency limits, boost clock) is unknown.
+    """
+    from perfml.boards import get_board, wave_size
+    from perfml.errors import MissingBoardParameterError, PerfmlError
+
+    threads = (rows["block_x"] * rows["block_y"].fillna(1)).to_numpy(dtype=float)
+    blocks = (rows["grid_x"] * rows["grid_y"].fillna(1)).to_numpy(dtype=float)
+    out = np.full(len(rows), np.nan)
+    ok = np.isfinite(threads) & np.isfinite(blocks) & (threads >= 1) & (blocks >= 1)
+    if not ok.any():
+        return out
+    keys = pd.DataFrame({"board": rows["board"].astype(str).to_numpy()[ok], "threads": threads[ok]})
+    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
+    per_key = np.full(len(uniques), np.nan)
+    size = np.full(len(uniques), np.nan)
+    for j, (board_name, n_threads) in enumerate(uniques):
+        board = get_board(board_name, registry=registry)
+        try:
+            size[j] = wave_size(board, int(n_threads))
+            per_key[j] = board.require("boost_clock_mhz", needed_for="wave time") * 1e6
+        except (MissingBoardParameterError, PerfmlError, ValueError):
+            continue
+    waves = np.ceil(blocks[ok] / size[codes])
+    out[ok] = np.log(waves) - np.log(per_key[codes])
     return out
 
 
@@ -187,9 +228,11 @@ def _pick(columns: dict[str, np.ndarray], choice: np.ndarray) -> np.ndarray:
     return out
 
 
-def baseline_choice(offsets: pd.DataFrame) -> dict[str, str]:
-    """Per app, the baseline whose offset varies least across the boards of ``offsets``."""
-    spread = offsets.groupby("app_id")[list(BASELINES)].std(ddof=0).fillna(0.0)
+def baseline_choice(offsets: pd.DataFrame, names=BASELINES) -> dict[str, str]:
+    """Per app, the baseline among ``names`` (those ``offsets`` has) whose offset varies least across its boards."""
+    grouped = offsets.groupby("app_id")[[name for name in names if name in offsets]]
+    # a baseline without a finite offset for the app (e.g. its launch is unknown) is never chosen
+    spread = grouped.std(ddof=0).fillna(0.0).where(grouped.count() > 0, np.inf)
     return spread.idxmin(axis=1).to_dict()
 
 
@@ -197,10 +240,10 @@ def baseline_choice(offsets: pd.DataFrame) -> dict[str, str]:
 BASELINE_SELECTIONS = ("spread", "transfer-cv")
 
 
-def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of) -> pd.DataFrame:
-    """Per row, the median of ``table``'s baselines over the *other* boards, same architecture first."""
+def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=BASELINES) -> pd.DataFrame:
+    """Per row, the median of ``table``'s baselines ``names`` over the *other* boards, same architecture first."""
     keys = list(keys)
-    names = list(BASELINES)
+    names = list(names)
     all_boards = OtherBoardsMedian(table, keys, names)(rows)
     same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
     for arch, part in rows.groupby(rows["board"].map(arch_of), sort=False):
@@ -209,8 +252,8 @@ def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of) -> pd.
     return same_arch.fillna(all_boards)
 
 
-def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of) -> dict[str, str]:
-    """Per app, the baseline whose transfer from the other boards of the tables misses least.
+def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, candidates=BASELINES) -> dict[str, str]:
+    """Per app, the baseline among ``candidates`` whose transfer from the other boards of the tables misses least.
 
     Each board of ``transfer`` (per-run offsets, :attr:`ClosedFormFeatures.transfer_`) is
     predicted from the other boards as a held-out board would be (same run, same
@@ -218,13 +261,13 @@ def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of) -
     lowest mean ``|exp(error) - 1|`` over the app's runs wins. Falls back to
     :func:`baseline_choice` with fewer than two boards or for an app nothing scores.
     """
-    fallback = baseline_choice(offsets)
+    fallback = baseline_choice(offsets, candidates)
     if transfer["board"].nunique() < 2:
         return fallback
     rows = transfer.reset_index(drop=True)
-    names = list(BASELINES)
-    per_run = _cross_fitted(rows, rows, RUN_KEY, arch_of)
-    per_app = _cross_fitted(rows, offsets, ("app_id",), arch_of)
+    names = [name for name in candidates if name in transfer and name in offsets]
+    per_run = _cross_fitted(rows, rows, RUN_KEY, arch_of, names)
+    per_app = _cross_fitted(rows, offsets, ("app_id",), arch_of, names)
     predicted = per_run.fillna(per_app)
     miss = np.abs(np.expm1(rows[names].to_numpy(dtype=float) - predicted[names].to_numpy(dtype=float)))
     score = pd.DataFrame(miss, columns=names).assign(app_id=rows["app_id"].to_numpy()).groupby("app_id")[names].mean()
@@ -248,6 +291,10 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         Add ``xfer_log_t_blend`` (the blended transfer, weights in ``blend_weights_``).
     baseline_selection : {"spread", "transfer-cv"}, default="spread"
         How each app's baseline is chosen (see the module docstring).
+    waves : bool, default=False
+        Make the wave-quantized time (:func:`wave_logs`) a candidate baseline and add its
+        transfer ``xfer_log_t_waves``; False keeps the three baselines of seed 003 and the
+        roofline.
 
     Attributes
     ----------
@@ -264,16 +311,21 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         Per app, the baseline with the least spread of offsets across training boards.
     """
 
-    def __init__(self, *, registry=None, blend: bool = False, baseline_selection: str = "spread"):
+    def __init__(self, *, registry=None, blend: bool = False, baseline_selection: str = "spread", waves: bool = False):
         self.registry = registry
         self.blend = blend
         self.baseline_selection = baseline_selection
+        self.waves = waves
+
+    def _candidates(self) -> tuple[str, ...]:
+        """The baselines an app may be given (and whose transfers are features)."""
+        return BASELINES if self.waves else tuple(name for name in BASELINES if name != "waves")
 
     def _choose(self, offsets: pd.DataFrame, transfer: pd.DataFrame) -> dict[str, str]:
         """Per app, the baseline chosen on these training tables."""
         if self.baseline_selection == "transfer-cv":
-            return transfer_cv_choice(transfer, offsets, self._arch)
-        return baseline_choice(offsets)
+            return transfer_cv_choice(transfer, offsets, self._arch, self._candidates())
+        return baseline_choice(offsets, self._candidates())
 
     def _arch(self, board: str) -> str:
         return architecture(board, self.registry)
@@ -283,7 +335,8 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         # Per (board, app): median over sizes of log(T_measured / T_closed_form). For
         # BSP this is -log(lambda) of seed 003; for the roofline terms an efficiency.
         ratios = pd.DataFrame({"board": X["board"].to_numpy(), "app_id": X["app_id"].to_numpy()})
-        for name in BASELINES:
+        names = [name for name in BASELINES if name in logs]  # logs built elsewhere may lack the waves column
+        for name in names:
             ratios[name] = np.log(y) - logs[name].to_numpy()
         self.offsets_ = ratios.groupby(["board", "app_id"], as_index=False).median()
         # The same ratios per launch configuration (app, size, block), for the transfer
@@ -296,7 +349,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
             grid_x=launch["grid_x"].to_numpy(),
             grid_y=launch["grid_y"].to_numpy(),
         )
-        self.transfer_ = per_run.groupby(["board", *RUN_KEY], as_index=False)[list(BASELINES)].median()
+        self.transfer_ = per_run.groupby(["board", *RUN_KEY], as_index=False)[names].median()
         self.transfer_["architecture"] = self.transfer_["board"].map(self._arch)
         self.offsets_["architecture"] = self.offsets_["board"].map(self._arch)
         self.baseline_choice_ = self._choose(self.offsets_, self.transfer_)
@@ -381,7 +434,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         name = "offsets" if table is None else "transfer"
         table = self.offsets_ if table is None else table
         keys = list(keys)
-        names = list(BASELINES)
+        names = list(self._candidates())  # a model saved before the waves baseline has no such column
         cache = self._lookups()
         if (name, None) not in cache:
             cache[(name, None)] = OtherBoardsMedian(table, keys, names)
@@ -414,15 +467,15 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         out["roof_log_memory_eff"] = closed["roof_memory"] + offsets["roof_memory"]
         out["roof_log_compute_eff"] = closed["roof_compute"] + offsets["roof_compute"]
         choice = self._row_baseline_choice(rows)
-        stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in BASELINES}
+        stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in self._candidates()}
         out["base_log_t"] = _pick(stacked, choice)
         # Transfer: the same (app, size, block) run on the other training boards, carried
         # to this board by each closed-form model's ratio; falls back to the per-app offset.
         runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
         transfer = self._cross_fitted_offsets(runs, self.transfer_, RUN_KEY).fillna(offsets)
-        for name in BASELINES:
+        for name in self._candidates():
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
-        xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in BASELINES}
+        xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in self._candidates()}
         out["xfer_log_t"] = _pick(xfer, choice)
         if blend:
             w = self._row_blend_weights(rows)
