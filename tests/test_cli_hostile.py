@@ -153,6 +153,7 @@ CASES = [
       "--data-home", "/nonexistent/dir"], 2),
     (["report"], None),
     (["report", "--experiment", "nope", "--json"], None),
+    (["train", "--out", "{in}/model", "--wave-scaling", "maybe"], 2),
 ]
 
 DATA_CASES = [

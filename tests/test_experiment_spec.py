@@ -119,6 +119,8 @@ def _set(doc, where, key, value):
         ("features", "board_features", "sideways", "board_features"),
         ("features", "subset", "prof_", "subset"),
         ("features", "colour", 1, "colour"),
+        ("features", "wave_scaling", "sometimes", "wave_scaling"),
+        ("features", "wave_scaling", 1, "wave_scaling"),
         ("model", "baseline", "oracle", "baseline"),
         ("model", "shrinkage", 1.5, "shrinkage"),
         ("model", "shrinkage", "sometimes", "shrinkage"),

@@ -21,6 +21,7 @@ def train(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
     sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
+    wave_scaling: str = typer.Option("off", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: off (default), on, or auto (kept where an inner leave-one-board-out finds it helps)."),
 ) -> None:
     """Train one sub-model per corpus of the data home, each with its interval calibration.
 
@@ -47,6 +48,11 @@ def train(
     from perfml.learned.persistence import replace_directory_check
     from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus, with_sweep_rows
 
+    waves = {"off": False, "on": True, "auto": "auto"}.get(wave_scaling)
+    if waves is None:
+        from perfml.errors import InvalidValueError
+
+        raise InvalidValueError(f"--wave-scaling must be off, on or auto, got {wave_scaling!r}")
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
     from perfml.cli import quiet_requested
@@ -70,6 +76,7 @@ def train(
         for name, rt in rows.items():
             t0 = time.perf_counter()
             model, calibration, oof = fit_corpus(name, rt, data_home=data_home, random_state=seed, n_jobs=n_jobs,
+                                                 wave_scaling=waves,
                                                  progress=lambda b, name=name: advance(f"{name}: calibrated without {b}"))
             seconds[name] = time.perf_counter() - t0
             advance(f"{name}: fitted")
