@@ -297,7 +297,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         builder = self._builder(self.wave_scaling is True)
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
         # are built once here and sliced for the inner folds of the shrinkage search.
-        blocks = builder.row_blocks(X)
+        blocks = builder.row_blocks(X, waves=self.wave_scaling is not False)  # "auto" needs them to choose
         self.wave_scaling_ = self._choose_wave_scaling(X, y, blocks)
         builder.set_params(wave_scaling=self.wave_scaling_)
         self.features_ = builder.fit(X, y, blocks=blocks)

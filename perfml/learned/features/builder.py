@@ -58,14 +58,15 @@ class RowBlocks:
 
     @classmethod
     def build(cls, X: pd.DataFrame, *, analytical: bool = True, data_home=None, registry=None,
-              peaks: str = "spec", characterizations=None, compute_rate: str = "cores") -> "RowBlocks":
-        """Compute every row-wise block of ``X`` once (``peaks``: of the roofline, see :func:`closed_form_logs`)."""
+              peaks: str = "spec", characterizations=None, compute_rate: str = "cores",
+              waves: bool = False) -> "RowBlocks":
+        """Compute every row-wise block of ``X`` once (``peaks``, ``waves``: see :func:`closed_form_logs`)."""
         launch = launch_frame(X)
         absolute = BoardFeatures(registry=registry).absolute(X)
         logs = None
         if analytical:
             logs = closed_form_logs(_closed_form_rows(X, launch), data_home=data_home, registry=registry, peaks=peaks,
-                                    characterizations=characterizations, compute_rate=compute_rate)
+                                    characterizations=characterizations, compute_rate=compute_rate, waves=waves)
         return cls(launch, descriptor_features(X, launch), absolute, logs)
 
     def take(self, positions) -> "RowBlocks":
@@ -207,12 +208,16 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         group._lookup_cache = self._cache("profiles")
         return group
 
-    def row_blocks(self, X: pd.DataFrame) -> RowBlocks:
-        """The row-wise blocks of X (compute once, then pass to ``fit`` / ``transform``)."""
+    def row_blocks(self, X: pd.DataFrame, *, waves: bool | None = None) -> RowBlocks:
+        """The row-wise blocks of X (compute once, then pass to ``fit`` / ``transform``).
+
+        ``waves``: compute the wave-quantized time too (default: when ``wave_scaling`` is on).
+        """
         X = check_frame(X, REQUIRED, "FeatureBuilder")
         return RowBlocks.build(X, analytical=self.analytical, data_home=self.data_home, registry=self.registry,
                                peaks=self.closed_form_peaks, characterizations=self._characterizations(),
-                               compute_rate=self.compute_rate)
+                               compute_rate=self.compute_rate,
+                               waves=bool(self.wave_scaling) if waves is None else waves)
 
     def fit(self, X, y, *, blocks: RowBlocks | None = None):
         """Learn, from the training rows only, what the features of any row need.
@@ -229,7 +234,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             logs = blocks.logs if blocks is not None and blocks.logs is not None else closed_form_logs(
                 _closed_form_rows(X, launch), data_home=self.data_home, registry=self.registry,
                 peaks=self.closed_form_peaks, characterizations=self._characterizations(),
-                compute_rate=self.compute_rate)
+                compute_rate=self.compute_rate, waves=bool(self.wave_scaling))
             closed = ClosedFormFeatures(registry=self.registry, blend=self.transfer_blend,
                                         baseline_selection=self.baseline_selection,
                                         waves=self.wave_scaling).fit(X, y, launch=launch, logs=logs)

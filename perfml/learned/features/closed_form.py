@@ -65,7 +65,7 @@ from perfml.learned.features._common import (
 
 
 def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks: str = "spec",
-                     characterizations=None, compute_rate: str = "cores") -> pd.DataFrame:
+                     characterizations=None, compute_rate: str = "cores", waves: bool = True) -> pd.DataFrame:
     """log T of the closed-form models with unit efficiency: BSP T_1, roofline compute and memory.
 
     ``rows`` has board, app_id, input_size and the launch columns, and optionally the work
@@ -81,12 +81,15 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
     core stay. The spec-only transfer between architectures then scales a simple kernel
     by the rate it can reach; within one architecture nothing changes (same factor on
     every board of it). A board whose issue rate is unknown keeps cores x clock.
+
+    ``waves``: add the ``waves`` column (:func:`wave_logs`); without it the frame has the
+    three columns of seed 003 and the roofline (a model without wave scaling needs no more).
     """
     from perfml.closed_form.bsp import BSPModel
     from perfml.closed_form.roofline import RooflineModel
 
     peak_choice = peaks
-    out = pd.DataFrame(np.nan, index=rows.index, columns=list(BASELINES))
+    out = pd.DataFrame(np.nan, index=rows.index, columns=[name for name in BASELINES if waves or name != "waves"])
     is_described = rows["app_id"].isin(list_apps()).to_numpy()
     part = rows[is_described]
     if len(part):
@@ -121,7 +124,8 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
         out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
         out.loc[part.index, "roof_compute"] = log_or_nan(compute)
         out.loc[part.index, "roof_memory"] = log_or_nan(memory)
-    out["waves"] = wave_logs(rows, registry)
+    if waves:
+        out["waves"] = wave_logs(rows, registry)
     if compute_rate == "issue":
         # T x (cores rate / issue-limited rate): log factor >= 0 per board
         factor = issue_rate_log_factor(rows["board"], registry)
@@ -157,8 +161,10 @@ def wave_logs(rows: pd.DataFrame, registry=None) -> np.ndarray:
     ok = np.isfinite(threads) & np.isfinite(blocks) & (threads >= 1) & (blocks >= 1)
     if not ok.any():
         return out
-    keys = pd.DataFrame({"board": rows["board"].astype(str).to_numpy()[ok], "threads": threads[ok]})
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
+    board_codes, board_names = pd.factorize(rows["board"].to_numpy()[ok])
+    thread_codes, thread_values = pd.factorize(threads[ok])
+    combined, codes = np.unique(board_codes.astype(np.int64) * len(thread_values) + thread_codes, return_inverse=True)
+    uniques = [(str(board_names[c // len(thread_values)]), thread_values[c % len(thread_values)]) for c in combined]
     per_key = np.full(len(uniques), np.nan)
     size = np.full(len(uniques), np.nan)
     for j, (board_name, n_threads) in enumerate(uniques):
