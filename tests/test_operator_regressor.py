@@ -303,3 +303,36 @@ def test_transfer_auto_is_chosen_by_inner_cross_validation_over_the_training_boa
     again = clone(est).fit(train, train["time_ms"])
     assert again.transfer_selection_ == sel
     np.testing.assert_allclose(again.predict(test), est.predict(test))
+
+
+def _call_keys_row_by_row(X):
+    """The call key as defined: op, then every dimension as an integer string ('' when missing), joined by '|'."""
+    from perfml.learned.operator_model._transfer import KEY_COLUMNS
+
+    keys = []
+    for _, row in X.iterrows():
+        if "op" in X.columns and pd.isna(row["op"]):
+            keys.append(np.nan)
+            continue
+        parts = []
+        for column in KEY_COLUMNS:
+            if column not in X.columns:
+                parts.append("")
+            elif column == "op":
+                parts.append(str(row[column]))
+            else:
+                v = pd.to_numeric(pd.Series([row[column]]), errors="coerce").iloc[0]
+                parts.append("" if pd.isna(v) else f"{float(v):.0f}")
+        keys.append("|".join(parts))
+    return keys
+
+
+def test_call_keys_are_the_row_by_row_keys_on_odd_values():
+    from perfml.learned.operator_model._transfer import call_keys
+
+    X = pd.DataFrame({"op": ["bmm", None, "add", "softmax", "conv"], "B": [1, np.nan, -0.0, 1e20, 3],
+                      "M": ["3", "x", 2.5, 7.0, None], "H": [np.nan, 4, 5.5, 0, 2], "kernel_size": [3, 3, 3, 3, 3]})
+    got = call_keys(X)
+    assert got.index.equals(X.index)
+    assert [k if isinstance(k, str) else None for k in got] == [k if isinstance(k, str) else None for k in _call_keys_row_by_row(X)]
+    assert call_keys(X.iloc[:0]).tolist() == []

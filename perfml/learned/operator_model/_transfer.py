@@ -40,18 +40,24 @@ KEY_COLUMNS = ("op", "B", "M", "N", "K", "H", "in_channels", "out_channels", "ke
 def call_keys(X: pd.DataFrame) -> pd.Series:
     """One string per row naming the call: the operator and every dimension it has."""
     parts = []
+    missing = np.zeros(len(X), dtype=bool)
     for column in KEY_COLUMNS:
         if column not in X.columns:
-            parts.append(pd.Series("", index=X.index))
+            parts.append(np.full(len(X), "", dtype=object))
             continue
-        values = X[column]
-        if column != "op":
-            numeric = pd.to_numeric(values, errors="coerce")
-            values = numeric.map(lambda v: "" if pd.isna(v) else f"{float(v):.0f}")
-        parts.append(values.astype(str))
-    key = parts[0]
-    for part in parts[1:]:
-        key = key + "|" + part
+        if column == "op":
+            op = X[column].astype(str)
+            missing = op.isna().to_numpy()  # no operator: no key (NaN), as string concatenation gives
+            parts.append(op.fillna("").to_numpy(dtype=object))
+            continue
+        # each distinct value formatted once ("" for a missing one: factorize codes it -1,
+        # which picks the last entry); the same strings as formatting row by row
+        numeric = pd.to_numeric(X[column], errors="coerce").to_numpy(dtype=float)
+        codes, uniques = pd.factorize(numeric)
+        text = np.array([f"{float(v):.0f}" for v in uniques] + [""], dtype=object)
+        parts.append(text[codes])
+    key = pd.Series(["|".join(row) for row in zip(*parts)], index=X.index, dtype=object).astype(str)
+    key[missing] = np.nan
     return key
 
 
