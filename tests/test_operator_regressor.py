@@ -227,6 +227,7 @@ def _operator_estimators():
         "OperatorRegressor": OperatorRegressor(n_jobs=1, learner_params=FAST),
         "OperatorRegressor-characterized": OperatorRegressor(n_jobs=1, learner_params=FAST, characterization=True),
         "OperatorRegressor-auto-transfer": OperatorRegressor(n_jobs=1, learner_params=FAST, transfer="auto"),
+        "OperatorRegressor-auto-board-identity": OperatorRegressor(n_jobs=1, learner_params=FAST, board_identity="auto"),
         "OperatorTransferBaseline": OperatorTransferBaseline(),
         "OperatorRooflineModel": OperatorRooflineModel(),
     }
@@ -336,3 +337,31 @@ def test_call_keys_are_the_row_by_row_keys_on_odd_values():
     assert got.index.equals(X.index)
     assert [k if isinstance(k, str) else None for k in got] == [k if isinstance(k, str) else None for k in _call_keys_row_by_row(X)]
     assert call_keys(X.iloc[:0]).tolist() == []
+
+
+def test_board_identity_auto_is_chosen_by_inner_cross_validation_and_saved_as_decided(split, tmp_path):
+    from perfml.learned.operator_persistence import load_operator_model, write_operator_model_files
+
+    train, test = split
+    est = OperatorRegressor(n_jobs=1, learner_params=FAST, board_identity="auto").fit(train, train["time_ms"])
+    sel = est.board_identity_selection_
+    assert np.isfinite(sel["mape_with"]) and np.isfinite(sel["mape_without"])
+    assert est.board_identity_ is (sel["mape_with"] < sel["mape_without"])
+    assert any(c.startswith("board_") for c in est.feature_names_) == est.board_identity_
+    # the same as fitting with the decided value
+    fixed = OperatorRegressor(n_jobs=1, learner_params=FAST, board_identity=est.board_identity_).fit(train, train["time_ms"])
+    np.testing.assert_allclose(est.predict(test), fixed.predict(test))
+    # saved with the decision, reloaded to the same predictions
+    directory = tmp_path / "model"
+    directory.mkdir()
+    write_operator_model_files(est, directory)
+    loaded = load_operator_model(directory, data_home=HOME)
+    assert loaded.board_identity is est.board_identity_ and loaded.board_identity_ is est.board_identity_
+    np.testing.assert_allclose(loaded.predict(test), est.predict(test), rtol=1e-6)
+
+
+@pytest.mark.parametrize("value", ["sometimes", 1, None])
+def test_bad_board_identity_is_refused(split, value):
+    train, _ = split
+    with pytest.raises(EstimatorParameterError, match="board_identity"):
+        OperatorRegressor(n_jobs=1, learner_params=FAST, board_identity=value).fit(train, train["time_ms"])

@@ -71,7 +71,8 @@ def build_operator_estimator(model, random_state: int = 0, registry=None, charac
         transfer=features["transfer"] if features.get("transfer") == "auto" else bool(features.get("transfer", True)),
         tiles=bool(features.get("tiles", True)),
         wave_base=bool(features.get("wave_base", False)),
-        board_identity=bool(features.get("board_identity", False)),
+        board_identity=features["board_identity"] if features.get("board_identity") == "auto"
+        else bool(features.get("board_identity", False)),
         random_state=random_state,
         n_jobs=n_jobs,
         learner_params=dict(model.params) or None,

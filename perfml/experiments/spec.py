@@ -169,7 +169,7 @@ FEATURES = {
     "transfer": either(BOOL, one_of("auto")),
     "tiles": BOOL,
     "wave_base": BOOL,
-    "board_identity": BOOL,
+    "board_identity": either(BOOL, one_of("auto")),
     "baseline_selection": one_of("spread", "transfer-cv"),
     "compute_rate": one_of(*COMPUTE_RATES),
     "wave_scaling": either(BOOL, one_of("auto")),

@@ -63,6 +63,7 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
                                "disagreed) has no file form yet; train it with transfer=True or transfer=False")
     directory = Path(directory)
     params = {k: getattr(model, k) for k in _PARAMS}
+    params["board_identity"] = bool(getattr(model, "board_identity_", model.board_identity))  # "auto" as decided
     meta = {
         "format": FORMAT, "version": VERSION, "estimator": ESTIMATOR,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -142,6 +143,8 @@ def load_operator_model(path, *, data_home=None):
     if not isinstance(use_transfer, bool):
         raise _bad(meta_path, f"'use_transfer' must be true or false, found {use_transfer!r}")
     model.use_transfer_ = use_transfer
+    model.board_identity_ = bool(model.board_identity)
+    model.board_identity_selection_ = None
     model.transfer_selection_ = model.transfer_classes_ = model.no_transfer_model_ = None
     model.transfer_ = None
     if use_transfer:

@@ -138,8 +138,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         Base time of GEMM rows = the wave-quantized compute time of a nominal 128 x 64
         tile (:func:`~perfml.learned.operator_model._tiles.wave_quantized_base`) instead
         of the roofline bound.
-    board_identity : bool, default=False
+    board_identity : bool or "auto", default=False
         Add the raw board figures (``board_*``); see the module docstring for why not.
+        ``"auto"``: decided by an inner leave-one-board-out over the training boards
+        (``_select_board_identity``, overall MAPE on the same sample of calls as the
+        transfer selection), so the choice is made per model and tier without looking at
+        a held-out board.
     monotone : bool, default=True
         Monotone constraints on the characterization features.
     random_state : int, default=0
@@ -156,6 +160,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     train_boards_ : list of str
     use_transfer_ : bool
         Whether the main model has the transfer group.
+    board_identity_ : bool
+        Whether the model has the raw board figures (``board_identity`` resolved).
+    board_identity_selection_ : dict or None
+        ``board_identity="auto"``: the inner cross-validation's MAPEs and choice.
     transfer_selection_ : dict or None
         ``transfer="auto"``: the inner cross-validation's per-class MAPEs and choice.
     transfer_classes_ : list of str or None
@@ -216,8 +224,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         from perfml.closed_form._params import check_bool, check_positive_int
 
         who = "OperatorRegressor"
-        for name in ("characterization", "tiles", "wave_base", "board_identity", "monotone"):
+        for name in ("characterization", "tiles", "wave_base", "monotone"):
             check_bool(who, name, getattr(self, name))
+        if self.board_identity != "auto":
+            check_bool(who, "board_identity", self.board_identity)
         if self.transfer != "auto":
             check_bool(who, "transfer", self.transfer)
         check_characterizations(who, self.characterizations)
@@ -241,7 +251,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
         """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
-        parts = [frame if self.board_identity else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
+        identity = getattr(self, "board_identity_", self.board_identity)
+        parts = [frame if identity is True else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
         base = bound
         if self.tiles or self.wave_base:
             tiles = tile_block(X, frame)
@@ -270,6 +281,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         y = check_target(y, len(X), "OperatorRegressor")
         self.train_boards_ = sorted(map(str, X["board"].unique()))
         self.no_transfer_model_ = None
+        self.board_identity_selection_ = None
+        if self.board_identity == "auto":
+            self.board_identity_selection_ = self._select_board_identity(X, y)
+            self.board_identity_ = self.board_identity_selection_["use_board_identity"]
+        else:
+            self.board_identity_ = bool(self.board_identity)
         if self.transfer != "auto":
             self.transfer_selection_ = None
             self.transfer_classes_ = None
@@ -281,8 +298,55 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         self.use_transfer_ = bool(self.transfer_classes_)
         self._fit_fixed(X, y)
         if self.use_transfer_ and set(self.transfer_classes_) != classes:
-            self.no_transfer_model_ = clone(self).set_params(transfer=False)._fit_fixed_params(X, y)
+            self.no_transfer_model_ = clone(self).set_params(
+                transfer=False, board_identity=self.board_identity_)._fit_fixed_params(X, y)
         return self
+
+    def _inner_sample(self, X: pd.DataFrame, y: np.ndarray):
+        """The inner selections' rows: a fixed-seed sample of at most :data:`SELECTION_MAX_CALLS`
+        operator calls, the same calls on every board (the transfer group sees what it sees
+        under the outer protocol)."""
+        keys = call_keys(X)
+        unique = pd.Index(keys.unique())
+        rng = np.random.default_rng(int(self.random_state))
+        keep = unique[rng.permutation(len(unique))[:SELECTION_MAX_CALLS]]
+        mask = keys.isin(keep).to_numpy()
+        return X[mask], y[mask]
+
+    def _select_board_identity(self, X: pd.DataFrame, y: np.ndarray) -> dict:
+        """Inner leave-one-board-out on the training boards: with or without the raw board figures.
+
+        Each training board in turn is held out; both variants (with the model's own
+        transfer setting, "auto" read as True) are fitted on the other training boards'
+        sampled calls and scored by MAPE on the held-out one; the figures are kept if their
+        mean MAPE over the held-out boards is lower. Only training rows are read. Fewer
+        than 3 training boards: without them (the documented default).
+
+        Returns
+        -------
+        dict
+            ``use_board_identity`` (bool), ``mape_with`` / ``mape_without`` (mean inner MAPE
+            in %), ``reason``.
+        """
+        boards = np.asarray(sorted(map(str, X["board"].unique())))
+        if len(boards) < 3:
+            return {"use_board_identity": False, "reason": "fewer than 3 training boards", "mape_with": None,
+                    "mape_without": None}
+        Xs, ys = self._inner_sample(X, y)
+        board_of = Xs["board"].astype(str).to_numpy()
+        transfer = True if self.transfer == "auto" else bool(self.transfer)
+        scores: dict[bool, list[float]] = {True: [], False: []}
+        for held in boards:
+            train, test = board_of != held, board_of == held
+            if not test.any() or len(np.unique(board_of[train])) < 2:
+                continue
+            for variant in (True, False):
+                model = clone(self).set_params(transfer=transfer, board_identity=variant)
+                model._fit_fixed_params(Xs[train], ys[train])
+                scores[variant].append(float(np.mean(np.abs(model.predict(Xs[test]) / ys[test] - 1.0))) * 100.0)
+        with_b, without_b = float(np.mean(scores[True])), float(np.mean(scores[False]))
+        return {"use_board_identity": bool(with_b < without_b), "reason": "inner leave-one-board-out MAPE",
+                "mape_with": with_b, "mape_without": without_b}
 
     def _select_transfer(self, X: pd.DataFrame, y: np.ndarray) -> dict:
         """Inner leave-one-board-out on the training boards: with or without the transfer group, per op class.
@@ -305,12 +369,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         boards = np.asarray(sorted(map(str, X["board"].unique())))
         if len(boards) < 3:
             return {"use_transfer": {}, "reason": "fewer than 3 training boards", "mape_with": {}, "mape_without": {}}
-        keys = call_keys(X)
-        unique = pd.Index(keys.unique())
-        rng = np.random.default_rng(int(self.random_state))
-        keep = unique[rng.permutation(len(unique))[:SELECTION_MAX_CALLS]]
-        mask = keys.isin(keep).to_numpy()
-        Xs, ys = X[mask], y[mask]
+        Xs, ys = self._inner_sample(X, y)
         board_of = Xs["board"].astype(str).to_numpy()
         class_of = Xs["op"].astype(str).map(OP_CLASS).to_numpy()
         scores: dict[bool, list[pd.Series]] = {True: [], False: []}
@@ -319,7 +378,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
             if not test.any() or len(np.unique(board_of[train])) < 2:
                 continue
             for variant in (True, False):
-                model = clone(self).set_params(transfer=variant)
+                model = clone(self).set_params(transfer=variant, board_identity=self.board_identity_)
                 model._fit_fixed_params(Xs[train], ys[train])
                 ape = 100.0 * np.abs(model.predict(Xs[test]) / ys[test] - 1.0)
                 scores[variant].append(pd.Series(ape).groupby(class_of[test]).mean())
@@ -331,7 +390,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
                 "mape_without": {c: float(v) for c, v in without_t.items()}}
 
     def _fit_fixed_params(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
+        """Fit with ``transfer`` and ``board_identity`` as given (both booleans)."""
         self.train_boards_ = sorted(map(str, X["board"].unique()))
+        self.board_identity_ = bool(self.board_identity)
+        self.board_identity_selection_ = None
         self.use_transfer_ = bool(self.transfer)
         self.transfer_selection_ = None
         self.transfer_classes_ = None
