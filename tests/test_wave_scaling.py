@@ -77,10 +77,24 @@ def test_more_sms_never_slow_a_launch_and_a_partial_wave_does_not_speed_up():
     np.testing.assert_allclose(per_cycle_big[one_wave], per_cycle_small[one_wave])
 
 
-def test_a_launch_that_cannot_be_placed_has_no_wave_time():
-    rows = pd.DataFrame({"board": ["GTX-680", "GTX-680", "Tesla-P4"], "block_x": [np.nan, 4096.0, 32.0],
-                         "block_y": 1.0, "grid_x": [4.0, 4.0, 4.0], "grid_y": 1.0})
-    # unknown launch; more threads than a block may have; a board without residency limits
+def test_a_launch_that_cannot_be_placed_has_no_wave_time(tmp_path):
+    from perfml.boards import load_registry
+
+    # a registry of one synthetic board (not a real one) whose residency limits are unknown
+    path = tmp_path / "boards.toml"
+    path.write_text('schema_version = 1\n[sources]\nref = "synthetic test board"\n'
+                    '[[board]]\nname = "NoLimits"\nfull_name = "synthetic board"\nsource = "@ref"\n'
+                    'sms = { value = 4, source = "@ref" }\nboost_clock_mhz = { value = 1000, source = "@ref" }\n')
+    registry = load_registry(path)
+    from perfml.errors import MissingBoardParameterError
+
+    with pytest.raises(MissingBoardParameterError, match="warp_size"):  # the board is there, its limits are not
+        wave_size(get_board("NoLimits", registry=registry), 32)
+    assert np.isnan(wave_logs(pd.DataFrame({"board": ["NoLimits"], "block_x": [32.0], "block_y": 1.0,
+                                            "grid_x": [4.0], "grid_y": 1.0}), registry=registry)).all()
+    # unknown launch; more threads than a block may have
+    rows = pd.DataFrame({"board": ["GTX-680", "GTX-680"], "block_x": [np.nan, 4096.0],
+                         "block_y": 1.0, "grid_x": [4.0, 4.0], "grid_y": 1.0})
     assert np.isnan(wave_logs(rows)).all()
 
 

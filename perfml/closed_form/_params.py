@@ -29,6 +29,12 @@ def check_bool(who: str, name: str, value) -> None:
         raise EstimatorParameterError(f"{who}: {name} must be True or False, got {value!r}")
 
 
+def check_bool_or_auto(who: str, name: str, value) -> None:
+    """``value`` must be a bool or the string ``"auto"`` (decided at fit time by inner cross-validation)."""
+    if not (isinstance(value, bool) or value == "auto"):
+        raise EstimatorParameterError(f"{who}: {name} must be True, False or 'auto', got {value!r}")
+
+
 def check_fraction(who: str, name: str, value) -> float:
     """``value`` must be a finite number in [0, 1]; returns it as a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value <= 1.0:

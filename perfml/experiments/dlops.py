@@ -51,6 +51,12 @@ def operator_data(spec, data_home) -> pd.DataFrame:
     return rt.reset_index(drop=True)
 
 
+def _bool_or_auto(features, key: str, default: bool):
+    """An experiment feature that is a bool or "auto" (the spec has checked which)."""
+    value = features.get(key, default)
+    return value if value == "auto" else bool(value)
+
+
 def build_operator_estimator(model, random_state: int = 0, registry=None, characterizations=None, n_jobs: int = 1):
     """The regressor on operator rows an experiment's model entry describes."""
     if model.kind == "closed_form":
@@ -68,11 +74,10 @@ def build_operator_estimator(model, random_state: int = 0, registry=None, charac
         registry=registry,
         characterization=bool(features.get("characterization", False)),
         characterizations=characterizations if features.get("characterization") else None,
-        transfer=features["transfer"] if features.get("transfer") == "auto" else bool(features.get("transfer", True)),
+        transfer=_bool_or_auto(features, "transfer", True),
         tiles=bool(features.get("tiles", True)),
         wave_base=bool(features.get("wave_base", False)),
-        board_identity=features["board_identity"] if features.get("board_identity") == "auto"
-        else bool(features.get("board_identity", False)),
+        board_identity=_bool_or_auto(features, "board_identity", False),
         random_state=random_state,
         n_jobs=n_jobs,
         learner_params=dict(model.params) or None,

@@ -63,7 +63,7 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
                                "disagreed) has no file form yet; train it with transfer=True or transfer=False")
     directory = Path(directory)
     params = {k: getattr(model, k) for k in _PARAMS}
-    params["board_identity"] = bool(getattr(model, "board_identity_", model.board_identity))  # "auto" as decided
+    params["board_identity"] = bool(model.board_identity_)  # "auto" as decided
     meta = {
         "format": FORMAT, "version": VERSION, "estimator": ESTIMATOR,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

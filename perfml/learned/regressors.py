@@ -239,7 +239,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         """Validate every parameter (scikit-learn validates in ``fit``, never in ``__init__``)."""
-        from perfml.closed_form._params import check_bool, check_choice, check_fraction, check_str_tuple
+        from perfml.closed_form._params import check_bool, check_bool_or_auto, check_choice, check_fraction, check_str_tuple
 
         who = "RuntimeRegressor"
         check_choice(who, "learner", self.learner, LEARNERS)
@@ -256,10 +256,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_characterizations(who, self.characterizations)
         for name in ("analytical", "profiles", "app_identity", "monotone", "characterization"):
             check_bool(who, name, getattr(self, name))
-        if not (isinstance(self.wave_scaling, str) and self.wave_scaling == "auto"):
-            if isinstance(self.wave_scaling, str):
-                raise EstimatorParameterError(f"{who}: wave_scaling must be True, False or 'auto', got {self.wave_scaling!r}")
-            check_bool(who, "wave_scaling", self.wave_scaling)
+        check_bool_or_auto(who, "wave_scaling", self.wave_scaling)
         if self.learner_params is not None and not isinstance(self.learner_params, dict):
             raise EstimatorParameterError(f"{who}: learner_params must be a dict or None, got {type(self.learner_params).__name__}")
         if self.feature_subset is not None:
@@ -294,13 +291,12 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             check_data_home(self.data_home, "RuntimeRegressor.fit")
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         y = check_target(y, len(X), "RuntimeRegressor")
-        builder = self._builder(self.wave_scaling is True)
         # The row-wise feature blocks (launch, descriptors, board figures, closed-form times)
-        # are built once here and sliced for the inner folds of the shrinkage search.
-        blocks = builder.row_blocks(X, waves=self.wave_scaling is not False)  # "auto" needs them to choose
+        # are built once here and sliced for the inner folds of the shrinkage search; with
+        # wave_scaling="auto" they carry the wave time, which the choice needs.
+        blocks = self._builder(False).row_blocks(X, waves=self.wave_scaling is not False)
         self.wave_scaling_ = self._choose_wave_scaling(X, y, blocks)
-        builder.set_params(wave_scaling=self.wave_scaling_)
-        self.features_ = builder.fit(X, y, blocks=blocks)
+        self.features_ = self._builder(self.wave_scaling_).fit(X, y, blocks=blocks)
         F_all = self.features_.transform(X, blocks=blocks)
         F = self._select(F_all)
         self.feature_names_ = list(F.columns)
@@ -318,16 +314,21 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             analytical=self.analytical, profiles=self.profiles, app_identity=self.app_identity,
             board_features=self.board_features, data_home=self.data_home, registry=self.registry,
             characterization=self.characterization, characterizations=self.characterizations,
-            closed_form_peaks=self.closed_form_peaks, transfer_blend=self.target == "residual" and self.baseline == "blend",
+            closed_form_peaks=self.closed_form_peaks, transfer_blend=self._transfer_blend(),
             baseline_selection=self.baseline_selection, compute_rate=self.compute_rate, wave_scaling=wave_scaling,
         )
+
+    def _transfer_blend(self) -> bool:
+        """Whether the closed-form group fits the blend weights (the blend is the residual's baseline)."""
+        return self.target == "residual" and self.baseline == "blend"
 
     def _choose_wave_scaling(self, X, y, blocks) -> bool:
         """``wave_scaling`` resolved: True/False as given; "auto" by inner leave-one-board-out of the baseline.
 
         For each setting, the closed-form baseline under the residual (:meth:`_baseline`) is
-        predicted for each training board from the other training boards and scored by its mean absolute percentage error; the wave-quantized
-        candidate is kept only if it lowers that error. Fewer than three boards: False.
+        predicted for each training board from the other training boards and scored by its
+        mean absolute percentage error; the wave-quantized candidate is kept only if it
+        lowers that error. Fewer than three boards: False.
         """
         if not (isinstance(self.wave_scaling, str) and self.wave_scaling == "auto"):
             return bool(self.wave_scaling)
@@ -345,7 +346,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             # leave one training board out, as a held-out board is predicted; the baseline
             # comes from the closed-form group alone (the other groups do not enter it)
             for train, test in LeaveOneGroupOut().split(X, y, groups):
-                closed = ClosedFormFeatures(registry=self.registry, blend=self.target == "residual" and self.baseline == "blend",
+                closed = ClosedFormFeatures(registry=self.registry, blend=self._transfer_blend(),
                                             baseline_selection=self.baseline_selection, waves=setting)
                 part, rest = blocks.take(train), blocks.take(test)
                 closed.fit(X.iloc[train], y[train], launch=part.launch, logs=part.logs)

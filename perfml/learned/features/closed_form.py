@@ -153,7 +153,7 @@ def wave_logs(rows: pd.DataFrame, registry=None) -> np.ndarray:
     (SM count, residency limits, boost clock) is unknown.
     """
     from perfml.boards import get_board, wave_size
-    from perfml.errors import MissingBoardParameterError, PerfmlError
+    from perfml.errors import PerfmlError
 
     threads = (rows["block_x"] * rows["block_y"].fillna(1)).to_numpy(dtype=float)
     blocks = (rows["grid_x"] * rows["grid_y"].fillna(1)).to_numpy(dtype=float)
@@ -172,7 +172,7 @@ def wave_logs(rows: pd.DataFrame, registry=None) -> np.ndarray:
         try:
             size[j] = wave_size(board, int(n_threads))
             per_key[j] = board.require("boost_clock_mhz", needed_for="wave time") * 1e6
-        except (MissingBoardParameterError, PerfmlError, ValueError):
+        except (PerfmlError, ValueError):  # a missing board figure, or a launch the board cannot place
             continue
     waves = np.ceil(blocks[ok] / size[codes])
     out[ok] = np.log(waves) - np.log(per_key[codes])

@@ -221,15 +221,13 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     # -- parameters ------------------------------------------------------------------
     def _check_params(self) -> None:
         from perfml.closed_form._characterized import check_characterizations
-        from perfml.closed_form._params import check_bool, check_positive_int
+        from perfml.closed_form._params import check_bool, check_bool_or_auto, check_positive_int
 
         who = "OperatorRegressor"
         for name in ("characterization", "tiles", "wave_base", "monotone"):
             check_bool(who, name, getattr(self, name))
-        if self.board_identity != "auto":
-            check_bool(who, "board_identity", self.board_identity)
-        if self.transfer != "auto":
-            check_bool(who, "transfer", self.transfer)
+        check_bool_or_auto(who, "board_identity", self.board_identity)
+        check_bool_or_auto(who, "transfer", self.transfer)
         check_characterizations(who, self.characterizations)
         check_positive_int(who, "n_jobs", self.n_jobs)
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)):
@@ -251,8 +249,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
         """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
         frame, bound = operator_feature_frame(X, self.registry)
-        identity = getattr(self, "board_identity_", self.board_identity)
-        parts = [frame if identity is True else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
+        parts = [frame if self.board_identity_ else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
         base = bound
         if self.tiles or self.wave_base:
             tiles = tile_block(X, frame)
