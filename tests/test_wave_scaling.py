@@ -63,6 +63,18 @@ def test_the_measured_time_steps_where_the_wave_size_says(data_home, board):
     assert logs[2] - logs[1] == pytest.approx(np.log(2.0))
 
 
+def test_on_maxwell_the_time_grows_inside_one_wave(data_home):
+    """Where wave scaling fails: the GTX-980's one wave holds 512 one-warp blocks (32 per SMM),
+    yet its lud_perimeter time grows about fourfold across it (median 18 us at <= 32 blocks, 73 us at
+    385-512), unlike the flat Kepler waves above; the wave model assumes resident blocks cost nothing."""
+    rt = _lud_perimeter(data_home)
+    rt = rt[rt["board"] == "GTX-980"]
+    assert wave_size(get_board("GTX-980"), 32) == 512 and rt["grid_x"].max() <= 512
+    few = rt[rt["grid_x"] <= 32]["time_ms_mean"].median()
+    full = rt[rt["grid_x"] > 384]["time_ms_mean"].median()
+    assert few == pytest.approx(0.018, abs=0.002) and full == pytest.approx(0.073, abs=0.003)
+
+
 def test_more_sms_never_slow_a_launch_and_a_partial_wave_does_not_speed_up():
     small, big = "GTX-680", "Tesla-K40"  # both Kepler (16 blocks per SM), 8 vs 15 SMs
     clocks = {b: get_board(b).boost_clock_mhz for b in (small, big)}
