@@ -180,6 +180,90 @@ class OtherBoardsMedian:
         return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
 
 
+#: the axes of a run (after its app) on which the nearest measured run is sought, each on a log scale
+RUN_AXES = ("input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y")
+#: rows x runs per distance array of :class:`NearestRunMedian` (about 50 MB with 6 axes)
+_NEAREST_CHUNK = 1_000_000
+
+
+class NearestRunMedian:
+    """For each row, the values of its app's *nearest* run measured on training boards other than its own.
+
+    The transfer of a run (:class:`OtherBoardsMedian` on :data:`RUN_KEY`) needs the same
+    app, size and launch on another board. A run no other board measured with exactly
+    that launch (a user's block size, a grid-stride launch with fewer blocks) used to
+    fall back to the app's median over every run, which mixes regimes: dotProd's median
+    offset comes from its large-grid, per-block-overhead-bound launches and sent its
+    32-block grid-stride runs 2.35x too slow. Here the fallback is the app's run whose
+    size and launch are closest, every axis of :data:`RUN_AXES` compared as
+    ``log(1 + x)`` (a factor of 2 in block size weighs like a factor of 2 in input size):
+    the run most likely to share the row's regime. The run's values are the median over
+    the other boards that measured it. An axis missing on either side (a query without
+    a launch) does not count. Ties go to the first run in the table's order of sizes and
+    launches.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Per (board, run) values: ``board``, :data:`RUN_KEY` and ``value_cols``.
+    value_cols : list of str
+    """
+
+    def __init__(self, table: pd.DataFrame, value_cols):
+        self.table = table
+        self.value_cols = list(value_cols)
+        self._boards = set(table["board"].unique()) if not table.empty else set()
+        self._pools: dict = {}
+
+    def _pool(self, board: str):
+        """Per app: (log coordinates of each distinct run, its median values) over the boards other than ``board``."""
+        key = board if board in self._boards else None
+        if key not in self._pools:
+            pool = self.table[self.table["board"] != board] if key is not None else self.table
+            per_app = {}
+            if not pool.empty:
+                runs = pool.groupby(RUN_KEY, dropna=False, sort=True)[self.value_cols].median().reset_index()
+                for app, part in runs.groupby("app_id", sort=False):
+                    per_app[app] = (_log_axes(part), part[self.value_cols].to_numpy(dtype=float))
+            self._pools[key] = per_app
+        return self._pools[key]
+
+    def __call__(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """For each row, the median values of its app's nearest run on the other boards (NaN if the app has none)."""
+        out = np.full((len(rows), len(self.value_cols)), np.nan)
+        if self.table.empty or not len(rows):
+            return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+        coords = _log_axes(rows)
+        apps = rows["app_id"].to_numpy(dtype=object)
+        boards = rows["board"].to_numpy(dtype=object)
+        for (board, app), pick in pd.Series(range(len(rows))).groupby([boards, apps], sort=False).groups.items():
+            candidates = self._pool(board).get(app)
+            if candidates is None:
+                continue
+            points, values = candidates
+            pick = np.asarray(pick, dtype=np.int64)
+            step = max(1, _NEAREST_CHUNK // max(len(points), 1))  # bounds the rows x runs x axes array
+            for start in range(0, len(pick), step):
+                part = pick[start:start + step]
+                diff = coords[part, None, :] - points[None, :, :]
+                distance = np.nansum(diff**2, axis=2)  # an axis missing on either side counts 0
+                out[part] = values[np.argmin(distance, axis=1)]
+        return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+
+
+def _log_axes(frame: pd.DataFrame) -> np.ndarray:
+    """``log(1 + x)`` of each axis of :data:`RUN_AXES` (NaN where missing or negative)."""
+    columns = []
+    for axis in RUN_AXES:
+        if axis in frame:
+            v = pd.to_numeric(frame[axis], errors="coerce").to_numpy(dtype=float)
+        else:
+            v = np.full(len(frame), np.nan)
+        with np.errstate(invalid="ignore"):
+            columns.append(np.where(v >= 0, np.log1p(np.where(v >= 0, v, 0.0)), np.nan))
+    return np.column_stack(columns) if columns else np.empty((len(frame), 0))
+
+
 def other_boards_median(table: pd.DataFrame, keys: list[str], value_cols: list[str], rows: pd.DataFrame) -> pd.DataFrame:
     """For each row, the median of ``value_cols`` over training boards other than the row's."""
     return OtherBoardsMedian(table, keys, value_cols)(rows)

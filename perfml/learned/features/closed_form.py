@@ -15,7 +15,10 @@
 * ``xfer_*``: transfer of the *same run* (app, size, block) from the other training
   boards (same architecture first): their log(T_measured / T_model), carried to this
   board through each closed-form model (``xfer_log_t_<model>``), and through the app's
-  chosen one (``xfer_log_t``).
+  chosen one (``xfer_log_t``). A run no other training board measured takes the app's
+  *nearest* measured run (size and launch compared on log scales,
+  :class:`~perfml.learned.features._common.NearestRunMedian`), and only an app no other
+  board measured falls back to the app's offset.
 * ``xfer_log_t_blend`` (only with ``blend=True``): a geometric blend of the BSP and the
   memory-roofline transfers, ``w * xfer_log_t_bsp + (1 - w) * xfer_log_t_roof_memory``: the
   run's time scaled from the other boards by (cores x clock)^w x (bandwidth)^(1-w), a
@@ -31,7 +34,7 @@ How the app's baseline is chosen (``baseline_selection``):
   least across the training boards;
 * ``"transfer-cv"``: the one whose *transfer* misses least when each training board in
   turn is predicted from the others exactly as a held-out board is (same run, same
-  architecture first, per-app offset as fallback): the mean of
+  architecture first, then the app's nearest run, then the per-app offset): the mean of
   ``|T_transferred / T_measured - 1|`` over that board's runs. It is an inner
   leave-one-board-out over the training boards, so it scores what the baseline is used
   for. The spread criterion mixes architectures: with achieved (calibrated) bandwidths
@@ -56,6 +59,7 @@ from perfml.apps import list_apps
 from perfml.learned.features._common import (
     BASELINES,
     RUN_KEY,
+    NearestRunMedian,
     OtherBoardsMedian,
     architecture,
     board_peaks,
@@ -263,7 +267,8 @@ def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, c
 
     Each board of ``transfer`` (per-run offsets, :attr:`ClosedFormFeatures.transfer_`) is
     predicted from the other boards as a held-out board would be (same run, same
-    architecture first, then the app's offset from ``offsets``); the baseline with the
+    architecture first, then the app's nearest run, then the app's offset from
+    ``offsets``); the baseline with the
     lowest mean ``|exp(error) - 1|`` over the app's runs wins. Falls back to
     :func:`baseline_choice` with fewer than two boards or for an app nothing scores.
     """
@@ -273,6 +278,14 @@ def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, c
     rows = transfer.reset_index(drop=True)
     names = [name for name in candidates if name in transfer and name in offsets]
     per_run = _cross_fitted(rows, rows, RUN_KEY, arch_of, names)
+    unmatched = per_run[names].isna().all(axis=1).to_numpy()
+    if unmatched.any():  # as a held-out board's transform: the app's nearest run first
+        part = rows[unmatched]
+        everywhere = NearestRunMedian(rows, names)(part)
+        same_arch = pd.DataFrame(np.nan, index=part.index, columns=names)
+        for arch, group in part.groupby(part["board"].map(arch_of), sort=False):
+            same_arch.loc[group.index, names] = NearestRunMedian(rows[rows["architecture"] == arch], names)(group).to_numpy()
+        per_run.loc[part.index, names] = same_arch.fillna(everywhere).to_numpy()
     per_app = _cross_fitted(rows, offsets, ("app_id",), arch_of, names)
     predicted = per_run.fillna(per_app)
     miss = np.abs(np.expm1(rows[names].to_numpy(dtype=float) - predicted[names].to_numpy(dtype=float)))
@@ -456,6 +469,34 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
         return same_arch.fillna(all_boards)
 
+    def _nearest_run_offsets(self, runs: pd.DataFrame, transfer: pd.DataFrame) -> pd.DataFrame:
+        """``transfer`` with the rows no other training board measured filled from the app's nearest run.
+
+        Same architecture first, then every other training board
+        (:class:`~perfml.learned.features._common.NearestRunMedian`); rows whose app no
+        other training board measured stay NaN (the caller falls back to the app offset).
+        """
+        names = list(transfer.columns)
+        missing = transfer.isna().all(axis=1).to_numpy()
+        if not missing.any():
+            return transfer
+        cache = self._lookups()
+        part = runs[missing]
+        if ("nearest", None) not in cache:
+            cache[("nearest", None)] = NearestRunMedian(self.transfer_, names)
+        filled = np.full((len(part), len(names)), np.nan)
+        row_arch = np.asarray([self._arch(b) for b in part["board"]], dtype=object)
+        for arch in pd.unique(row_arch):
+            if ("nearest", arch) not in cache:
+                cache[("nearest", arch)] = NearestRunMedian(self.transfer_[self.transfer_["architecture"] == arch], names)
+            pick = np.flatnonzero(row_arch == arch)
+            filled[pick] = cache[("nearest", arch)](part.iloc[pick]).to_numpy()
+        everywhere = cache[("nearest", None)](part).to_numpy()
+        filled = np.where(np.isnan(filled), everywhere, filled)
+        out = transfer.to_numpy(dtype=float, copy=True)
+        out[missing] = filled
+        return pd.DataFrame(out, index=transfer.index, columns=names)
+
     def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame, blend: bool | None = None) -> pd.DataFrame:
         """The group's features of X (``blend``: add ``xfer_log_t_blend``; default: as fitted)."""
         check_is_fitted(self, "offsets_")
@@ -476,9 +517,11 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in self._candidates()}
         out["base_log_t"] = _pick(stacked, choice)
         # Transfer: the same (app, size, block) run on the other training boards, carried
-        # to this board by each closed-form model's ratio; falls back to the per-app offset.
+        # to this board by each closed-form model's ratio; a run no other board measured
+        # takes the app's nearest measured run, and an app no other board measured its offset.
         runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
-        transfer = self._cross_fitted_offsets(runs, self.transfer_, RUN_KEY).fillna(offsets)
+        transfer = self._cross_fitted_offsets(runs, self.transfer_, RUN_KEY)
+        transfer = self._nearest_run_offsets(runs, transfer).fillna(offsets)
         for name in self._candidates():
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
         xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in self._candidates()}
