@@ -242,6 +242,9 @@ def test_committed_values_are_what_the_command_gives(board):
     again = calibrate_from_runtimes(data_file, board, source=committed.provenance["filters"].get("source"))
     for v in committed.values:
         assert again.value(v.quantity, v.unit, tiers=(v.tier,)) == pytest.approx(v.value, rel=1e-12)
+    # the streaming curve too (perfml.characterize.stream_curve), knot for knot
+    assert committed.stream_curve is not None
+    assert committed.stream_curve == again.stream_curve
 
 
 @pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00garbage\x00\x01", b"board,op\nGTX-980,add\n"],

@@ -37,6 +37,7 @@ from perfml.characterize.functions import (
 from perfml.characterize.reference import reference_boards, reference_characterization
 from perfml.characterize.measured import measured_values
 from perfml.characterize.spec import spec_values
+from perfml.characterize.stream_curve import StreamCurve
 from perfml.characterize.summary import ClassSummary, summarize_results
 from perfml.characterize.values import (
     QUANTITIES,
@@ -63,6 +64,7 @@ __all__ = [
     "ClassSummary",
     "FunctionSource",
     "Quantity",
+    "StreamCurve",
     "board_characterization",
     "calibrate_from_rows",
     "calibrate_from_runtimes",

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from perfml.characterize.characterization import Characterization
+from perfml.characterize.stream_curve import StreamCurve
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
 
@@ -330,6 +331,9 @@ def calibrate_from_rows(
             f"large enough (need {min_rows}{f', working set >= {L2_FACTOR} x L2' if l2 else ''})"
         )
 
+    # -- streaming time at every size (L2, latency-bound and launch-bound sizes included) ----------
+    curve = _stream_curve(known, kernel_column, streaming, corpus, base, min_rows, warnings)
+
     # -- FP32 throughput from the best compute kernel's top FLOP rows -------------------------------
     if corpus == "runtimes":
         compute = known[(known["_family"] == compute_family) & np.isfinite(known["_flops"])]
@@ -440,6 +444,34 @@ def calibrate_from_rows(
         values=tuple(spec) + tuple(values),
         warnings=tuple(warnings),
         provenance=provenance,
+        stream_curve=curve,
+    )
+
+
+def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict, min_rows: int,
+                  warnings: list[str]) -> StreamCurve | None:
+    """The streaming kernel's median time per distinct byte count (:mod:`perfml.characterize.stream_curve`).
+
+    Every size counts (no L2 filter: the curve is meant to hold the L2 and launch-bound
+    sizes too). Fewer than ``max(min_rows, MIN_KNOTS)`` distinct sizes: no curve, and a
+    warning in the file.
+    """
+    from perfml.characterize.stream_curve import MIN_KNOTS
+
+    rows = known[known[kernel_column].astype(str).isin(streaming) & np.isfinite(known["_bytes"])
+                 & (known["_bytes"] > 0)]
+    sizes = int(rows["_bytes"].nunique())
+    if sizes < max(min_rows, MIN_KNOTS):
+        warnings.append(
+            f"stream_curve not built: {sizes} distinct size(s) of {'/'.join(streaming)} (need {max(min_rows, MIN_KNOTS)})"
+        )
+        return None
+    kernel = "/".join(streaming)
+    work = "dram_bytes_total of perfml.apps" if corpus == "runtimes" else "3 * B * H * 4 bytes"
+    return StreamCurve.from_samples(
+        rows["_bytes"].to_numpy(), rows["_time_s"].to_numpy(), kernel=kernel, tier="calibrated",
+        source=f"{kernel} rows of {base['file']} ({len(rows)} rows, bytes = {work})",
+        statistic="median time per distinct byte count",
     )
 
 

@@ -24,7 +24,10 @@ File format
 JSON, ``"format": "perfml-board-characterization"``, ``"version": 1``: ``board``,
 ``source``, ``synthetic``, ``device``, ``functions`` (name -> knots), ``summary`` (per
 class), ``values`` (list of characterized values), ``warnings`` (list of strings) and
-``provenance`` (how the file was made: command, data file and sha256, date). Files of the
+``provenance`` (how the file was made: command, data file and sha256, date), and optionally
+``stream_curve`` (the board's streaming time per byte count,
+:class:`~perfml.characterize.stream_curve.StreamCurve`; a file without it has no curve, and a
+reader that predates it ignores it). Files of the
 earlier format ``"perfml-characterization"`` version 1 (functions and summary only) are
 read as well (no values). Loading validates every field; see :meth:`Characterization.from_dict`.
 """
@@ -41,6 +44,7 @@ from typing import Any
 
 from perfml.characterize.functions import FUNCTION_NAMES, CharacterizationFunction
 from perfml.characterize.limits import check_physical_limits
+from perfml.characterize.stream_curve import StreamCurve
 from perfml.characterize.summary import ClassSummary
 from perfml.characterize.values import TIER_PREFERENCE, CharacterizedValue, _plain
 from perfml.errors import InvalidValueError, PerfmlError, ResultSchemaError
@@ -88,6 +92,9 @@ class Characterization:
         File-level warnings (e.g. a quantity the calibration rows could not give).
     provenance : mapping
         How the characterization was made (command, data file, sha256, date).
+    stream_curve : StreamCurve, optional
+        Time of a streaming kernel per byte count, measured at every size
+        (:mod:`perfml.characterize.stream_curve`); None when the rows had too few sizes.
     """
 
     board: str = "identity"
@@ -99,8 +106,13 @@ class Characterization:
     values: tuple[CharacterizedValue, ...] = ()
     warnings: tuple[str, ...] = ()
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    stream_curve: StreamCurve | None = None
 
     def __post_init__(self) -> None:
+        if self.stream_curve is not None and not isinstance(self.stream_curve, StreamCurve):
+            raise InvalidValueError(
+                f"Characterization.stream_curve must be a StreamCurve or None, got {type(self.stream_curve).__name__}"
+            )
         unknown = set(self.functions) - set(FUNCTION_NAMES)
         if unknown:
             raise InvalidValueError(
@@ -206,7 +218,7 @@ class Characterization:
 
     # -- files ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": CHARACTERIZATION_FORMAT,
             "version": CHARACTERIZATION_VERSION,
             "board": self.board,
@@ -219,6 +231,9 @@ class Characterization:
             "warnings": list(self.warnings),
             "provenance": _plain(self.provenance),
         }
+        if self.stream_curve is not None:  # absent otherwise: files without a curve are as before
+            out["stream_curve"] = self.stream_curve.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Characterization:
@@ -282,6 +297,7 @@ class Characterization:
                 "object; rebuild the file with `perfml characterize`"
             )
         values = tuple(CharacterizedValue.from_dict(v) for v in raw_values)
+        curve = data.get("stream_curve")
         return cls(
             board=data["board"],
             functions=functions,
@@ -292,6 +308,7 @@ class Characterization:
             values=values,
             warnings=tuple(str(w) for w in warnings),
             provenance=dict(provenance),
+            stream_curve=None if curve is None else StreamCurve.from_dict(curve),
         )
 
     def to_json(self) -> str:

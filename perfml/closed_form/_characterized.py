@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from perfml.boards import same_board
 from perfml.errors import CharacterizationBoardError, EstimatorParameterError
 
-__all__ = ["ACHIEVED_TIERS", "achieved_or_spec", "characterization_for", "check_characterizations"]
+__all__ = ["ACHIEVED_TIERS", "achieved_or_spec", "characterization_for", "check_characterizations", "stream_time_s"]
 
 #: tiers that are observed on the board, in order of preference (the datasheet is the fallback)
 ACHIEVED_TIERS = ("measured", "calibrated", "published")
@@ -83,3 +83,23 @@ def achieved_or_spec(characterization, quantity: str, unit: str, spec_value: flo
     if chosen is None:
         return float(spec_value), "spec"
     return float(chosen.to_unit(unit)), chosen.tier
+
+
+def stream_time_s(boards, nbytes, lookup):
+    """Per row, the time (s) its board's streaming curve takes for ``nbytes``; NaN where the board has none.
+
+    ``lookup``: board name -> characterization or None. The curve is the characterization's
+    ``stream_curve`` (:mod:`perfml.characterize.stream_curve`; used through its ``time_s``).
+    """
+    import numpy as np
+    import pandas as pd
+
+    nbytes = np.asarray(nbytes, dtype=float)
+    out = np.full(len(nbytes), np.nan)
+    codes, names = pd.factorize(pd.Series(boards).astype(str))
+    for j, name in enumerate(names):
+        curve = getattr(lookup(name), "stream_curve", None)
+        if curve is not None:
+            rows = codes == j
+            out[rows] = curve.time_s(nbytes[rows])
+    return out

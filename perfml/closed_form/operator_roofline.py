@@ -9,7 +9,9 @@ fewer multiplications than the direct count).
   "roofline" baseline of NeuSight's Table of per-operator errors [2]_.
 * ``peaks="characterized"``: each board's achieved DRAM bandwidth and FP32 rate (an
   ``estimate`` of its measured, calibrated or published tier, else the datasheet), so the
-  roofline of what the board was observed to sustain (issue 11 §2). Not a lower bound.
+  roofline of what the board was observed to sustain (issue 11 §2); where the board's
+  characterization has a streaming curve (:mod:`perfml.characterize.stream_curve`), the
+  memory time is the curve's time for the call's bytes. Not a lower bound.
 
 Learns nothing: ``fit`` only validates.
 
@@ -105,4 +107,11 @@ class OperatorRooflineModel(RegressorMixin, BaseEstimator):
         fp32 = np.array([peaks[b][0] for b in boards])
         bw = np.array([peaks[b][1] for b in boards])
         compute = np.where(work["op_class"].to_numpy() == "Conv", 0.0, work["flops"].to_numpy() / fp32)
-        return 1e3 * np.maximum(compute, work["bytes"].to_numpy() / bw)
+        memory = work["bytes"].to_numpy() / bw
+        if self.peaks == "characterized":  # the board's streaming curve, where it has one
+            from perfml.closed_form._characterized import characterization_for, stream_time_s
+
+            stream = stream_time_s(X["board"], work["bytes"].to_numpy(),
+                                   lambda board: characterization_for(board, self.characterizations))
+            memory = np.where(np.isfinite(stream), stream, memory)
+        return 1e3 * np.maximum(compute, memory)

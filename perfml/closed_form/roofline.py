@@ -62,7 +62,10 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         achieved DRAM bandwidth and FP32 throughput (an ``estimate`` of the measured,
         calibrated or published tier of its characterization) where it has them, the
         datasheet peak otherwise; :meth:`roofline_terms` says per row which tier was used.
-        Achieved FP32 throughput replaces the peak only for ``precision="fp32"``.
+        Achieved FP32 throughput replaces the peak only for ``precision="fp32"``. Where the
+        characterization has a streaming curve (:mod:`perfml.characterize.stream_curve`),
+        the memory time is the curve's time for the row's bytes (the time the board's
+        streaming kernel took to move as many bytes) instead of bytes over one bandwidth.
     characterizations : None, mapping or callable, optional
         Board -> :class:`~perfml.characterize.Characterization` or a callable
         such as :func:`perfml.characterize.board_characterization` (see
@@ -113,14 +116,19 @@ class RooflineModel(RegressorMixin, BaseEstimator):
                 moved = (w["gld"] + w["gst"]) * w["elem_bytes"] * w["threads"]
             peak_ops = peak_flops(board, self.precision, clock=self.clock)
             peak_bw = peak_bandwidth(board)
+            curve = None
             if self.peaks == "characterized":
                 peak_ops, peak_bw, tiers = self._achieved(board_name, peak_ops, peak_bw)
                 bandwidth_tier[pos], compute_tier[pos] = tiers
+                curve = self._stream_curve(board_name)
             values[pos, 0] = ops
             values[pos, 1] = moved
             values[pos, 2] = 1e3 * ops / peak_ops
             values[pos, 3] = 1e3 * moved / peak_bw
-            values[pos, 4] = roofline_time_ms(ops, moved, peak_ops, peak_bw)
+            if curve is not None:  # the memory roof as measured at this byte count on the board
+                values[pos, 3] = 1e3 * curve.time_s(moved)
+                bandwidth_tier[pos] = f"{curve.tier} stream curve"
+            values[pos, 4] = np.maximum(values[pos, 2], values[pos, 3])
         out = pd.DataFrame(values, index=X.index, columns=columns)
         out["bandwidth_tier"] = bandwidth_tier
         out["compute_tier"] = compute_tier
@@ -135,6 +143,12 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         ops, ops_tier = (achieved_or_spec(ch, "fp32_throughput", "FLOP/s", peak_ops)
                          if self.precision == "fp32" else (peak_ops, "spec"))
         return ops, bw, (bw_tier, ops_tier)
+
+    def _stream_curve(self, board_name: str):
+        """The board's streaming curve (:mod:`perfml.characterize.stream_curve`), None if it has none."""
+        from perfml.closed_form._characterized import characterization_for
+
+        return getattr(characterization_for(board_name, self.characterizations), "stream_curve", None)
 
     def fit(self, X, y):
         """Validate the parameters, X and y; with ``calibrate=True`` learn one efficiency per app."""

@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from perfml.characterize.values import TIER_PREFERENCE
 
-__all__ = ["CHARACTERIZATION_COLUMNS", "CharacterizationFeatures"]
+__all__ = ["CHARACTERIZATION_COLUMNS", "CharacterizationFeatures", "resolve_characterization"]
 
 CHARACTERIZATION_COLUMNS = (
     "char_log_dram_bandwidth",
@@ -60,6 +60,22 @@ def _figures(characterization) -> dict[str, float]:
     return out
 
 
+def resolve_characterization(board: str, characterizations):
+    """The characterization of ``board``: from ``characterizations`` (mapping or callable), else the committed one.
+
+    Raises
+    ------
+    CharacterizationBoardError
+        The characterization given for ``board`` is of another board.
+    """
+    from perfml.characterize import board_characterization
+    from perfml.closed_form._characterized import characterization_for
+
+    given = board_characterization if characterizations is None else characterizations
+    found = characterization_for(board, given)
+    return board_characterization(board) if found is None else found
+
+
 class CharacterizationFeatures(TransformerMixin, BaseEstimator):
     """``char_*`` achieved figures of each row's board (see the module docstring).
 
@@ -85,16 +101,9 @@ class CharacterizationFeatures(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X) -> pd.DataFrame:
-        from perfml.closed_form._characterized import characterization_for
-
-        from perfml.characterize import board_characterization
-
-        given = board_characterization if self.characterizations is None else self.characterizations
-
         @functools.lru_cache(maxsize=None)
         def figures(board: str) -> tuple[float, ...]:
-            found = characterization_for(board, given)
-            found = _figures(board_characterization(board) if found is None else found)
+            found = _figures(resolve_characterization(board, self.characterizations))
             return tuple(found[c] for c in CHARACTERIZATION_COLUMNS)
 
         values = [figures(str(b)) for b in X["board"].to_numpy()]

@@ -32,8 +32,8 @@ Groups (natural logs throughout; NaN where an operator does not use a dimension)
     view [2]_), log of the compute and memory roofline times and of the bound.
 ``char_*`` (``characterization=True``)
     the board's achieved DRAM bandwidth, FP32 rate and launch floor and their ratios to
-    the datasheet, plus the roofline time with the achieved peaks and the launch floor
-    over the spec bound.
+    the datasheet, plus the roofline time with the achieved peaks (the memory roof from
+    the board's streaming curve where it has one) and the launch floor over the spec bound.
 
 References
 ----------
@@ -60,6 +60,7 @@ __all__ = [
     "bound_ms",
     "characterization_block",
     "operator_feature_frame",
+    "stream_memory_s",
 ]
 
 #: dimension columns of the corpus (README, dlops_runtimes column dictionary)
@@ -199,8 +200,25 @@ def operator_feature_frame(X: pd.DataFrame, registry=None) -> tuple[pd.DataFrame
     return frame, bound
 
 
+def stream_memory_s(boards: pd.Series, nbytes: np.ndarray, characterizations) -> np.ndarray:
+    """Per row, the time (s) its board's streaming curve takes for the row's compulsory bytes.
+
+    :meth:`perfml.characterize.StreamCurve.time_s` of the board's characterization
+    (``characterizations``, else the committed one); NaN where the board has no curve.
+    """
+    from perfml.closed_form._characterized import stream_time_s
+    from perfml.learned.features.characterization import resolve_characterization
+
+    return stream_time_s(boards, nbytes, lambda board: resolve_characterization(board, characterizations))
+
+
 def characterization_block(X: pd.DataFrame, work_frame: pd.DataFrame, bound: np.ndarray, characterizations) -> pd.DataFrame:
     """The ``char_*`` group: achieved figures of each row's board and the achieved-peak roofline.
+
+    The roofline's memory roof is the board's streaming curve where its characterization
+    has one (:mod:`perfml.characterize.stream_curve`: the time a streaming kernel took for
+    the same number of bytes on that board, so the L2-, latency- and launch-bound sizes
+    are as measured), else the compulsory bytes over the achieved DRAM bandwidth.
 
     ``characterizations``: board -> Characterization mapping or callable; None: the
     committed ones (:func:`perfml.characterize.board_characterization`).
@@ -215,7 +233,10 @@ def characterization_block(X: pd.DataFrame, work_frame: pd.DataFrame, bound: np.
     fp32 = np.exp(char["char_log_fp32_throughput"].to_numpy())
     bw = np.exp(char["char_log_dram_bandwidth"].to_numpy())
     compute = np.where(is_conv, 0.0, flops / fp32)
-    achieved_bound = 1e3 * np.fmax(compute, nbytes / bw)
+    memory = nbytes / bw
+    stream = stream_memory_s(X["board"], nbytes, characterizations)
+    memory = np.where(np.isfinite(stream), stream, memory)  # the measured curve where the board has one
+    achieved_bound = 1e3 * np.fmax(compute, memory)
     char["char_log_bound_ms"] = _log(achieved_bound)
     char["char_log_floor_over_bound"] = char["char_log_launch_floor_ms"].to_numpy() - _log(bound)
     return char

@@ -5,7 +5,11 @@ The model predicts a call's time as its roofline lower bound times a learned fac
     T = max(T_base * exp(f(x)), T_bound),  T_bound = max(FLOPs / peak FP32, bytes / peak bandwidth)
 
 with ``T_base = T_bound`` (spec peaks), or with ``characterization=True`` the roofline of
-the board's achieved peaks (``max(T_achieved, T_bound)``),
+the board's achieved peaks (``max(T_achieved, T_bound)``), whose memory roof is the
+board's streaming curve where its characterization has one
+(:mod:`perfml.characterize.stream_curve`: the time the board's element-wise ``add`` took
+for the same number of bytes, so that L2-resident, latency-bound and launch-bound sizes
+are carried as measured, not through one bandwidth figure),
 
 and ``f`` (gradient-boosted trees, xgboost ``hist``) is fitted to the residual
 ``r = log(T / T_bound)`` (with ``characterization=True``: against the roofline of the
@@ -119,7 +123,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         Where boards are looked up (the default registry when None).
     characterization : bool, default=False
         Add the ``char_*`` group: each board's achieved DRAM bandwidth, FP32 rate and
-        launch floor (``characterizations``).
+        launch floor (``characterizations``), and take the achieved-peak roofline (memory
+        roof: the board's streaming curve where it has one) as the base time.
     characterizations : None, mapping or callable, optional
         Board -> :class:`~perfml.characterize.Characterization`; None: the committed
         ones (:func:`perfml.characterize.board_characterization`). Under a held-out-board

@@ -1,0 +1,195 @@
+"""The streaming-time curve of a board (issue 11 §1, §2): measured time per byte count.
+
+Where the truth comes from:
+
+* curves built here by hand are synthetic (labelled so) with knots chosen so that the
+  expected interpolation is exact arithmetic;
+* the real-data tests recompute the curve independently from the data home's
+  ``dlops_runtimes.csv.gz``: the element-wise ``add`` rows of a board, bytes = 3 tensors of
+  B*H float32 (datasets README, NeuSight section, operator semantics), median time (ms)
+  per distinct byte count.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfml.boards import get_board
+from perfml.characterize import Characterization, CharacterizedValue, StreamCurve, calibrate_from_rows, spec_values
+from perfml.characterize.load import load_characterization
+from perfml.datasets import load_dlops_runtimes
+from perfml.errors import InvalidValueError, PerfmlError, ResultSchemaError
+from perfml.learned.operators import OperatorRegressor
+
+from conftest import shared_data_home
+
+HOME = shared_data_home()
+SYNTHETIC = "synthetic test curve (not a measurement)"
+
+
+def _curve(**kwargs) -> StreamCurve:
+    """Synthetic: 10 us up to 1 kB (floor), then 1e-9 s per byte beyond 1 MB."""
+    defaults = dict(kernel="add", bytes=(1e3, 1e6, 1e9), seconds=(1e-5, 1e-3, 1.0), source=SYNTHETIC)
+    return StreamCurve(**{**defaults, **kwargs})
+
+
+def test_interpolation_is_a_power_law_between_knots_a_floor_below_and_bandwidth_above():
+    curve = _curve()
+    assert curve.time_s([1e3, 1e6, 1e9]) == pytest.approx([1e-5, 1e-3, 1.0])
+    # between 1e3 and 1e6 bytes: log-log linear, t = 1e-5 (b / 1e3)^(2/3)
+    assert curve.time_s(1e4)[()] == pytest.approx(1e-5 * 10 ** (2 / 3))
+    assert curve.time_s([1.0, 100.0]) == pytest.approx([1e-5, 1e-5])  # the floor
+    assert curve.time_s(4e9)[()] == pytest.approx(4.0)  # the largest call's bandwidth, 1e9 B/s
+    assert np.isnan(curve.time_s([0.0, -1.0, np.nan])).all()
+
+
+def test_more_bytes_never_take_less_time_on_a_monotone_curve():
+    curve = _curve()
+    b = np.logspace(0, 12, 500)
+    assert np.all(np.diff(curve.time_s(b)) >= 0)
+
+
+def test_from_samples_takes_the_median_per_byte_count():
+    curve = StreamCurve.from_samples([10, 10, 10, 20, 30, 30], [1, 2, 9, 4, 5, 7], kernel="add", source=SYNTHETIC)
+    assert curve.bytes == (10.0, 20.0, 30.0)
+    assert curve.seconds == (2.0, 4.0, 6.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(bytes=(1e3, 1e6), seconds=(1e-5, 1e-3)), "at least 3"),
+        (dict(bytes=(1e3, 1e6, 1e9), seconds=(1e-5, 1e-3)), "one time per byte count"),
+        (dict(bytes=(1e3, 1e3, 1e9)), "strictly increasing"),
+        (dict(seconds=(1e-5, -1e-3, 1.0)), "finite and positive"),
+        (dict(seconds=(1e-5, float("nan"), 1.0)), "finite and positive"),
+        (dict(tier="spec"), "tier"),
+    ],
+)
+def test_bad_curves_are_typed_errors(kwargs, match):
+    with pytest.raises(InvalidValueError, match=match):
+        _curve(**kwargs)
+    assert issubclass(InvalidValueError, PerfmlError)
+
+
+def _characterization(curve: StreamCurve | None) -> Characterization:
+    board = get_board("Tesla-T4")
+    return Characterization(board=board.name, source=SYNTHETIC, synthetic=True, values=spec_values(board),
+                            stream_curve=curve)
+
+
+def test_a_characterization_file_keeps_its_curve_and_a_file_without_one_has_none(tmp_path):
+    with_curve = _characterization(_curve())
+    path = with_curve.save(tmp_path / "t4.json")
+    assert load_characterization(path).stream_curve == with_curve.stream_curve
+    without = _characterization(None)
+    assert "stream_curve" not in without.to_dict()  # files without a curve are written as before
+    assert load_characterization(without.save(tmp_path / "plain.json")).stream_curve is None
+
+
+@pytest.mark.parametrize("bad", [[1, 2, 3], {"kernel": "add", "bytes": "1,2,3", "seconds": [1, 2, 3]},
+                                 {"kernel": "add", "bytes": [1, 2, True], "seconds": [1, 2, 3]},
+                                 {"kernel": "add", "bytes": [3, 2, 1], "seconds": [1, 2, 3]}])
+def test_a_malformed_curve_in_a_file_is_a_typed_error(tmp_path, bad):
+    data = _characterization(None).to_dict()
+    data["stream_curve"] = bad
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises((ResultSchemaError, InvalidValueError)):
+        load_characterization(path)
+
+
+def test_a_characterization_refuses_a_curve_of_the_wrong_type():
+    with pytest.raises(InvalidValueError, match="StreamCurve"):
+        _characterization({"kernel": "add"})  # type: ignore[arg-type]
+
+
+# -- real data --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def add_rows() -> pd.DataFrame:
+    rt = load_dlops_runtimes(HOME)
+    return rt[rt["op"] == "add"].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("board", ["Tesla-T4", "A100-PCIe-40GB"])
+def test_the_calibrated_curve_equals_an_independent_recomputation(add_rows, board):
+    curve = calibrate_from_rows(add_rows, board).stream_curve
+    part = add_rows[add_rows["board"] == board]
+    nbytes = 3.0 * part["B"].astype(float) * part["H"].astype(float) * 4.0  # 3 FP32 tensors of B x H
+    expected = part.assign(nbytes=nbytes).groupby("nbytes")["time_ms"].median()
+    assert curve.kernel == "add" and curve.tier == "calibrated"
+    assert np.array(curve.bytes) == pytest.approx(expected.index.to_numpy())
+    assert np.array(curve.seconds) * 1e3 == pytest.approx(expected.to_numpy())
+
+
+def test_the_curve_meets_the_calibrated_bandwidth_at_the_largest_sizes(add_rows):
+    ch = calibrate_from_rows(add_rows, "Tesla-T4")
+    bandwidth = ch.value("dram_bandwidth", "B/s", tiers=("calibrated",))
+    curve = ch.stream_curve
+    largest = np.array(curve.bytes[-20:])
+    achieved = largest / curve.time_s(largest)
+    assert np.median(achieved) == pytest.approx(bandwidth, rel=0.1)
+
+
+def test_too_few_sizes_give_no_curve_and_say_so():
+    # synthetic rows (not measurements): add calls at two sizes only, three repetitions each
+    rows = pd.DataFrame({"board": "Tesla-T4", "op": "add", "B": [1024] * 3 + [4096] * 3, "H": 1024,
+                         "time_ms": [0.05, 0.06, 0.05, 0.2, 0.21, 0.2]})
+    ch = calibrate_from_rows(rows, "Tesla-T4")
+    assert ch.stream_curve is None
+    assert any("stream_curve not built: 2 distinct size(s)" in w for w in ch.warnings)
+
+
+# -- the operator model uses it: direction (issue 11 §2) ---------------------------------------------
+
+@pytest.mark.slow
+def test_a_slower_curve_never_speeds_a_call_up_and_the_curve_is_used():
+    rt = load_dlops_runtimes(HOME).sample(frac=1.0, random_state=0)
+    rows = rt[rt.groupby(["board", "op", "split"]).cumcount() < 40].reset_index(drop=True)
+    target = "Tesla-T4"
+    train = rows[rows["board"] != target].reset_index(drop=True)
+    test = rows[(rows["board"] == target) & rows["op"].isin(["add", "relu", "softmax", "ln", "bmm"])]
+    adds = rt[rt["op"] == "add"]
+    given = {b: calibrate_from_rows(adds, b) for b in sorted(set(rows["board"]))}
+    est = OperatorRegressor(n_jobs=1, characterization=True, characterizations=given,
+                            learner_params={"n_estimators": 40, "max_depth": 4})
+    est.fit(train, train["time_ms"])
+    measured = given[target]
+    preds = []
+    for factor in (0.5, 1.0, 2.0):  # the target's streaming times scaled (synthetic variants of the measured curve)
+        curve = measured.stream_curve
+        slower = StreamCurve(kernel=curve.kernel, bytes=curve.bytes, seconds=tuple(factor * s for s in curve.seconds),
+                             source=SYNTHETIC)
+        from dataclasses import replace
+
+        est.set_params(characterizations={**given, target: replace(measured, stream_curve=slower)})
+        preds.append(est.predict(test))
+    preds = np.array(preds)
+    assert np.all(np.diff(preds, axis=0) >= -1e-12 * preds[:-1])  # slower streaming: never faster
+    memory = test["op"].isin(["add", "relu", "softmax", "ln"]).to_numpy()
+    assert np.all(preds[2, memory] > preds[0, memory])  # memory-bound calls follow the curve
+
+
+def test_the_characterized_roofline_takes_its_memory_time_from_the_curve():
+    from perfml.closed_form.roofline import RooflineModel
+
+    board = get_board("GTX-980")
+    curve = _curve()
+    given = {board.name: Characterization(board=board.name, source=SYNTHETIC, synthetic=True,
+                                          values=spec_values(board), stream_curve=curve)}
+    rows = pd.DataFrame({"board": board.name, "app_id": "vectorAdd", "input_size": [1 << 10, 1 << 16, 1 << 24],
+                         "block_x": 256.0, "block_y": 1.0, "grid_x": [4.0, 256.0, 65536.0], "grid_y": 1.0})
+    with_curve = RooflineModel(traffic="requested", peaks="characterized", characterizations=given).roofline_terms(rows)
+    assert with_curve["memory_ms"].to_numpy() == pytest.approx(1e3 * curve.time_s(with_curve["bytes"].to_numpy()))
+    assert set(with_curve["bandwidth_tier"]) == {"calibrated stream curve"}
+    assert with_curve["roofline_ms"].to_numpy() == pytest.approx(
+        np.maximum(with_curve["compute_ms"], with_curve["memory_ms"]).to_numpy())
+    # without a curve: bytes over the bandwidth, as before
+    plain = {board.name: Characterization(board=board.name, source=SYNTHETIC, synthetic=True, values=spec_values(board))}
+    spec = RooflineModel(traffic="requested", peaks="characterized", characterizations=plain).roofline_terms(rows)
+    assert spec["memory_ms"].to_numpy() == pytest.approx(1e3 * spec["bytes"].to_numpy() / (board.memory_bandwidth_gbs * 1e9))
