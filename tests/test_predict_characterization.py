@@ -111,3 +111,34 @@ def test_a_model_without_characterization_features_says_the_file_changes_nothing
     status, out = _predict(plain, files, tmp_path, "--characterization", str(files / "target.json"))
     assert status == 0 and out.exists()
     assert "changes no prediction" in capsys.readouterr().err
+
+
+# -- operator rows: the calibration reaches the operator sub-model too ------------------------------
+
+def test_a_calibration_of_add_calls_moves_an_operator_models_memory_bound_predictions(tmp_path, capsys):
+    """Operator model with the char_* group (committed characterizations of four NeuSight
+    boards); target Tesla-T4 calibrated from its own ``add`` calls (dlops_runtimes.csv.gz) and
+    from the same calls made 1.5x slower (synthetic variant, labelled so in this test)."""
+    from perfml.datasets import load_dlops_runtimes
+    from perfml.learned.bundle import save_bundle
+    from perfml.learned.operators import OperatorRegressor
+
+    rt = load_dlops_runtimes(HOME).sample(frac=1.0, random_state=0)
+    rows = rt[(rt.board != "Tesla-T4") & (rt.groupby(["board", "op", "split"]).cumcount() < 30)].reset_index(drop=True)
+    model = OperatorRegressor(n_jobs=1, characterization=True, learner_params=FAST).fit(rows, rows.time_ms)
+    path = save_bundle({"dlops": (model, rows, {})}, tmp_path / "ops")
+    target = rt[rt.board == "Tesla-T4"]
+    target[target.op.isin(["relu", "softmax"])][["board", "op", "B", "H"]].head(20).to_csv(tmp_path / "q.csv", index=False)
+    adds = target[target.op == "add"][["board", "op", "B", "H", "time_ms"]]
+    adds.to_csv(tmp_path / "adds.csv", index=False)
+    adds.assign(time_ms=1.5 * adds.time_ms).to_csv(tmp_path / "slower_adds.csv", index=False)  # synthetic
+    predictions = {}
+    for name in ("adds", "slower_adds"):
+        out = tmp_path / f"{name}_out.csv"
+        status = main(["predict", "--model", str(path), "--queries", str(tmp_path / "q.csv"), "--output", str(out),
+                       "--calibration", str(tmp_path / f"{name}.csv")])
+        assert status == 0
+        predictions[name] = pd.read_csv(out)["predicted_ms"].to_numpy()
+    assert "changes no prediction" not in capsys.readouterr().err
+    assert np.all(predictions["slower_adds"] >= predictions["adds"])  # slower streaming: never faster
+    assert np.mean(predictions["slower_adds"] / predictions["adds"]) > 1.2  # the calibration is used

@@ -146,7 +146,7 @@ def predict(
 
     bundle = load_predictor(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
-        _use_target(bundle.amaris_models, original, characterization, calibration)
+        _use_target(list(bundle.models.values()), original, characterization, calibration)
     if prof is not None:
         warnings = [use_reference_profile(reg, prof) for reg in bundle.amaris_models]
         warning = warnings[0] if warnings and all(warnings) else None  # a warning only when no sub-model uses it
@@ -160,7 +160,7 @@ def predict(
 
 
 def _use_target(models, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
-    """Give the application sub-models the target board's characterization (read, or calibrated from runtimes)."""
+    """Give every sub-model the target board's characterization (read, or calibrated from runtimes)."""
     from perfml.errors import InvalidValueError
     from perfml.learned.target_characterization import calibrate_target, use_target_characterization
 

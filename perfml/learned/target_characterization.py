@@ -37,7 +37,8 @@ def calibrate_target(path, boards: Iterable[str]):
 
 
 def use_target_characterization(model, characterization, boards: Iterable[str], where: object) -> list[str]:
-    """Make ``model`` (a fitted :class:`~perfml.learned.regressors.RuntimeRegressor`) use ``characterization``.
+    """Make ``model`` (a fitted :class:`~perfml.learned.regressors.RuntimeRegressor` or
+    :class:`~perfml.learned.operators.OperatorRegressor`) use ``characterization``.
 
     Returns the warnings to show: the characterization's own, and one when the model was
     trained without the characterization features (then the file changes no prediction).
@@ -52,8 +53,13 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
     for board in sorted(set(boards)):
         check_board(characterization, board, where)
     given = {characterization.board: characterization}
-    model.set_params(characterizations=given)
-    model.features_.characterizations = given
+    # an operator model fitted with transfer="auto" may hold a second model for some op classes
+    for part in (model, getattr(model, "no_transfer_model_", None)):
+        if part is None:
+            continue
+        part.set_params(characterizations=given)
+        if hasattr(part, "features_"):  # RuntimeRegressor: its fitted feature builder holds them too
+            part.features_.characterizations = given
     warnings = [w for v in characterization.values for w in v.warnings] + list(characterization.warnings)
     if not (getattr(model, "characterization", False) or getattr(model, "closed_form_peaks", "spec") == "characterized"):
         warnings.append(
