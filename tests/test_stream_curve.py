@@ -193,3 +193,18 @@ def test_the_characterized_roofline_takes_its_memory_time_from_the_curve():
     plain = {board.name: Characterization(board=board.name, source=SYNTHETIC, synthetic=True, values=spec_values(board))}
     spec = RooflineModel(traffic="requested", peaks="characterized", characterizations=plain).roofline_terms(rows)
     assert spec["memory_ms"].to_numpy() == pytest.approx(1e3 * spec["bytes"].to_numpy() / (board.memory_bandwidth_gbs * 1e9))
+
+
+def test_the_assembled_board_characterization_carries_the_committed_curve_and_prefers_a_measured_one():
+    from dataclasses import replace
+
+    from perfml.characterize import board_characterization, packaged_characterization
+
+    committed = packaged_characterization("Tesla-T4").stream_curve
+    assert committed is not None and board_characterization("Tesla-T4").stream_curve == committed
+    measured = replace(_curve(), tier="measured")
+    extra = _characterization(measured)
+    assert board_characterization("Tesla-T4", extra=(extra,)).stream_curve == measured
+    # a calibrated extra comes before the committed (also calibrated) one: it is the caller's newer data
+    calibrated = _curve(seconds=(2e-5, 2e-3, 2.0))
+    assert board_characterization("Tesla-T4", extra=(_characterization(calibrated),)).stream_curve == calibrated

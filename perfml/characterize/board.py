@@ -66,6 +66,9 @@ def _registry_board(board: str) -> Any:
 def board_characterization(board: str, *, extra: tuple[Characterization, ...] = ()) -> Characterization:
     """The spec, published and calibrated tiers of ``board`` (plus ``extra``) in one object.
 
+    The streaming curve (:mod:`perfml.characterize.stream_curve`) is that of a measured
+    tier where a part has one, else the latest part's (an ``extra`` before the committed file).
+
     Parameters
     ----------
     board : str
@@ -110,6 +113,9 @@ def board_characterization(board: str, *, extra: tuple[Characterization, ...] = 
         if not functions and any(part.has_function(f) for f in part.functions):
             functions = {n: f for n, f in part.functions.items() if part.has_function(n)}
         sources.append(part.source)
+    # the streaming curve: a measured one before a calibrated one, a later part (extra) before an earlier one
+    curves = [part.stream_curve for part in reversed(parts) if part.stream_curve is not None]
+    curve = next((c for c in curves if c.tier == "measured"), curves[0] if curves else None)
     if registry_board is None and not any("not in the registry" in w for w in warnings):
         warnings.append(f"board {board!r} is not in the registry: no spec tier")
     return Characterization(
@@ -120,4 +126,5 @@ def board_characterization(board: str, *, extra: tuple[Characterization, ...] = 
         values=tuple(values),
         warnings=tuple(dict.fromkeys(warnings)),
         provenance={"assembled_from": ["registry"] * (registry_board is not None) + sources},
+        stream_curve=curve,
     )

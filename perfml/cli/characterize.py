@@ -135,6 +135,13 @@ def _print(ch, out: Path | None) -> None:
         for v in ch.values:
             values.add_row(v.quantity, v.tier, f"{v.value:.4g}", v.unit, v.bound, v.source)
         console.print(values)
+    if ch.stream_curve is not None:
+        curve = ch.stream_curve
+        probes = [b for b in (1e4, 1e6, 1e8, 1e10) if curve.bytes[0] <= b <= 10 * curve.bytes[-1]]
+        table = Table("stream curve", "tier", "sizes", "bytes", *(f"time at {b:.0e} B" for b in probes), "source")
+        table.add_row(curve.kernel, curve.tier, str(len(curve.bytes)), f"{curve.bytes[0]:.3g} .. {curve.bytes[-1]:.3g}",
+                      *(f"{1e6 * t:.4g} us" for t in curve.time_s(probes)), curve.source)
+        console.print(table)
     for warning in ch.warnings + tuple(w for v in ch.values for w in v.warnings):
         console.print(f"[yellow]warning:[/] {warning}")
     if out is not None:
