@@ -51,9 +51,11 @@ import functools
 import numpy as np
 import pandas as pd
 
+from perfml.learned.features.characterization import CHARACTERIZATION_COLUMNS
 from perfml.operators import OP_CLASS, OP_CLASSES, operator_work
 
 __all__ = [
+    "BOARD_LEVEL_CHAR",
     "DIM_COLUMNS",
     "MONOTONE",
     "board_peaks",
@@ -65,6 +67,10 @@ __all__ = [
 
 #: dimension columns of the corpus (README, dlops_runtimes column dictionary)
 DIM_COLUMNS = ("B", "M", "N", "K", "H", "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding")
+
+#: ``char_*`` columns with one value per board (not per row): raw board figures, kept only
+#: with ``board_identity`` (:class:`~perfml.learned.operator_model._regressor.OperatorRegressor`)
+BOARD_LEVEL_CHAR = CHARACTERIZATION_COLUMNS
 
 #: monotone constraints on the residual log(T / T_bound), with the spec bound of the row
 #: held fixed: more achieved bandwidth or FP32 never slows a call (-1), a higher launch

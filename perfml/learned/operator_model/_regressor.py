@@ -35,6 +35,16 @@ under leave-one-board-out (experiments/dlops_unseen_boards.toml, no transfer gro
 MAPE 27.4% with the board figures, 23.4% without (the figures of
 experiments/results/dlops_unseen_boards.txt come from the default).
 
+The characterization's board-level figures (``char_log_dram_bandwidth``,
+``char_log_fp32_throughput``, their ratios to the datasheet, ``char_log_launch_floor_ms``:
+one value per board, :data:`~perfml.learned.operator_model._features.BOARD_LEVEL_CHAR`)
+are board figures of the same kind and follow the same switch. What the characterization
+says about a *row* stays: its base time (the achieved-peak roofline, memory roof from the
+streaming curve), ``char_log_bound_ms`` and ``char_log_floor_over_bound``. Measured at the
+calibrated tier under leave-one-board-out (experiments/dlops_unseen_boards_calibrated.toml,
+streaming curve): MAPE 20.86% with the board-level ``char_*`` figures, 17.85% without
+(BMM 31.6 -> 24.2, Conv 33.7 -> 30.9, LN 17.8 -> 16.2, EW 5.4 -> 5.0, Softmax 8.6 -> 9.2).
+
 Why the residual and not log T: on a board never seen, a tree cannot extrapolate a time
 (its leaves hold the training boards' values), but a residual is a fraction of peak,
 whose range on a new board is close to the training boards'; and the final ``max(., T_bound)``
@@ -64,6 +74,7 @@ from sklearn.utils.validation import check_is_fitted
 from perfml.errors import DatasetSchemaError, EstimatorParameterError
 from perfml.closed_form._inputs import check_target
 from perfml.learned.operator_model._features import (
+    BOARD_LEVEL_CHAR,
     MONOTONE,
     characterization_block,
     operator_feature_frame,
@@ -144,7 +155,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         tile (:func:`~perfml.learned.operator_model._tiles.wave_quantized_base`) instead
         of the roofline bound.
     board_identity : bool or "auto", default=False
-        Add the raw board figures (``board_*``); see the module docstring for why not.
+        Add the raw board figures (``board_*``, and with ``characterization`` the
+        board-level ``char_*`` figures); see the module docstring for why not.
         ``"auto"``: decided by an inner leave-one-board-out over the training boards
         (``_select_board_identity``, overall MAPE on the same sample of calls as the
         transfer selection), so the choice is made per model and tier without looking at
@@ -406,6 +418,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         _, _, base = self._own_features(X)
         self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.use_transfer_ else None
         F, _, base = self._features(X)
+        if not self.board_identity_:
+            # one value per board: identities with few boards, like board_* (module docstring);
+            # predict() reindexes to feature_names_, so a model saved with them keeps them
+            F = F.drop(columns=[c for c in BOARD_LEVEL_CHAR if c in F.columns])
         residual = np.log(y / base)
         self.feature_names_ = list(F.columns)
         monotone = [MONOTONE.get(c, 0) if self.monotone else 0 for c in self.feature_names_]
