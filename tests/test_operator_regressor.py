@@ -365,3 +365,33 @@ def test_bad_board_identity_is_refused(split, value):
     train, _ = split
     with pytest.raises(EstimatorParameterError, match="board_identity"):
         OperatorRegressor(n_jobs=1, learner_params=FAST, board_identity=value).fit(train, train["time_ms"])
+
+
+@pytest.mark.parametrize("board_identity", [False, True])
+def test_the_board_level_characterization_figures_follow_board_identity(split, board_identity):
+    from perfml.learned.operator_model._features import BOARD_LEVEL_CHAR
+
+    train, test = split
+    est = OperatorRegressor(n_jobs=1, learner_params=FAST, characterization=True,
+                            board_identity=board_identity).fit(train, train["time_ms"])
+    names = set(est.feature_names_)
+    assert {"char_log_bound_ms", "char_log_floor_over_bound"} <= names  # what the board does to this row
+    assert (set(BOARD_LEVEL_CHAR) <= names) is board_identity  # one value per board: identities
+    assert not (set(BOARD_LEVEL_CHAR) & names) or board_identity
+    assert np.all(np.isfinite(est.predict(test)))
+
+
+def test_a_characterized_model_fitted_with_board_level_figures_still_predicts_with_them(split, monkeypatch):
+    """A model fitted (and saved) before the board-level char_* figures followed board_identity
+    has them among its feature names: predict still computes them and feeds them."""
+    import perfml.learned.operator_model._regressor as regressor
+    from perfml.learned.operator_model._features import BOARD_LEVEL_CHAR
+
+    train, test = split
+    with monkeypatch.context() as m:
+        m.setattr(regressor, "BOARD_LEVEL_CHAR", ())  # the fit of before: nothing dropped
+        old = OperatorRegressor(n_jobs=1, learner_params=FAST, characterization=True).fit(train, train["time_ms"])
+    assert set(BOARD_LEVEL_CHAR) <= set(old.feature_names_) and not old.board_identity_
+    F, _, _ = old._features(test)
+    assert set(old.feature_names_) <= set(F.columns)  # nothing the fitted booster expects is missing
+    assert np.all(np.isfinite(old.predict(test)))
