@@ -161,7 +161,7 @@ def test_a_slower_curve_never_speeds_a_call_up_and_the_curve_is_used():
     est.fit(train, train["time_ms"])
     measured = given[target]
     preds = []
-    for factor in (0.5, 1.0, 2.0):  # the target's streaming times scaled (synthetic variants of the measured curve)
+    for factor in (0.9, 1.0, 2.0):  # the target's streaming times scaled (synthetic variants of the measured curve)
         curve = measured.stream_curve
         slower = StreamCurve(kernel=curve.kernel, bytes=curve.bytes, seconds=tuple(factor * s for s in curve.seconds),
                              source=SYNTHETIC)
@@ -208,3 +208,21 @@ def test_the_assembled_board_characterization_carries_the_committed_curve_and_pr
     # a calibrated extra comes before the committed (also calibrated) one: it is the caller's newer data
     calibrated = _curve(seconds=(2e-5, 2e-3, 2.0))
     assert board_characterization("Tesla-T4", extra=(_characterization(calibrated),)).stream_curve == calibrated
+
+
+def test_a_curve_faster_than_the_dram_at_dram_sized_working_sets_is_refused():
+    from perfml.errors import PhysicalLimitError
+
+    board = get_board("Tesla-T4")
+    spec = board.memory_bandwidth_gbs * 1e9
+    big = 4 * board.l2_bytes
+    # synthetic: 2x the DRAM peak at 4x and 40x the L2: not physical
+    fast = StreamCurve(kernel="add", bytes=(1e3, big, 10 * big), seconds=(1e-5, big / (2 * spec), 10 * big / (2 * spec)),
+                       source=SYNTHETIC)
+    with pytest.raises(PhysicalLimitError, match="stream curve"):
+        _characterization(fast)
+    # the same rate on an L2-resident working set is allowed (the L2 is faster than the DRAM)
+    small = board.l2_bytes / 2
+    l2_fast = StreamCurve(kernel="add", bytes=(1e3, small, 10 * big), seconds=(1e-5, small / (2 * spec), 10 * big / spec),
+                          source=SYNTHETIC)
+    assert _characterization(l2_fast).stream_curve == l2_fast

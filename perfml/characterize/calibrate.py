@@ -47,6 +47,9 @@ from typing import Any
 import numpy as np
 
 from perfml.characterize.characterization import Characterization
+# working sets below L2_FACTOR x the L2 size do not calibrate the DRAM bandwidth (the same limit
+# decides which knots of a streaming curve are DRAM-bound)
+from perfml.characterize.limits import L2_FACTOR
 from perfml.characterize.stream_curve import StreamCurve
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
@@ -67,8 +70,6 @@ __all__ = [
 MIN_ROWS = 3
 #: share of a kernel's rows (largest work first) that are its "top sizes"
 TOP_FRACTION = 0.2
-#: working sets below this multiple of the L2 size do not calibrate the DRAM bandwidth
-L2_FACTOR = 4
 #: share of the rows of known work (fewest DRAM bytes first) that are the "smallest calls"
 FLOOR_FRACTION = 0.05
 #: calls doing more FLOPs per DRAM byte than this are compute-heavy, not "small"

@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml.characterize.functions import FUNCTION_NAMES, CharacterizationFunction
-from perfml.characterize.limits import check_physical_limits
+from perfml.characterize.limits import check_physical_limits, check_stream_curve
 from perfml.characterize.stream_curve import StreamCurve
 from perfml.characterize.summary import ClassSummary
 from perfml.characterize.values import TIER_PREFERENCE, CharacterizedValue, _plain
@@ -64,6 +64,17 @@ CHARACTERIZATION_VERSION = 1
 #: the format written before tiered values existed (functions and summary only); still read
 LEGACY_FORMAT = "perfml-characterization"
 LEGACY_VERSION = 1
+
+
+def _l2_bytes(board: str) -> float | None:
+    """The registry's L2 size of ``board`` (None for a board it does not know or whose L2 it lacks)."""
+    from perfml.boards import get_board
+    from perfml.errors import UnknownBoardError
+
+    try:
+        return getattr(get_board(board), "l2_bytes", None) or None
+    except UnknownBoardError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -130,6 +141,8 @@ class Characterization:
         if not all(isinstance(v, CharacterizedValue) for v in values):
             raise InvalidValueError("Characterization.values must hold CharacterizedValue objects")
         object.__setattr__(self, "values", check_physical_limits(values))
+        if self.stream_curve is not None:
+            check_stream_curve(self.stream_curve, values, _l2_bytes(self.board))
         object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 

@@ -22,12 +22,14 @@ from collections.abc import Iterable
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import PhysicalLimitError
 
-__all__ = ["MAX_OVER_SPEC", "WARN_OVER_SPEC", "check_physical_limits"]
+__all__ = ["L2_FACTOR", "MAX_OVER_SPEC", "WARN_OVER_SPEC", "check_physical_limits", "check_stream_curve"]
 
 #: an achieved value above this multiple of the specification is refused
 MAX_OVER_SPEC = 1.5
 #: an achieved value above this multiple of the specification carries a warning
 WARN_OVER_SPEC = 1.05
+#: working sets of at least this multiple of the board's L2 measure the DRAM, not the L2
+L2_FACTOR = 4
 
 
 def _references(value: CharacterizedValue, specs: list[CharacterizedValue]) -> list[tuple[float, str]]:
@@ -82,3 +84,32 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
                     value = value.with_warnings(note)
         out.append(value)
     return tuple(out)
+
+
+def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: float | None) -> None:
+    """A streaming curve's DRAM-sized knots must not beat the DRAM specification by more than 1.5x.
+
+    Knots of at least :data:`L2_FACTOR` x ``l2_bytes`` (every knot when the L2 size is
+    unknown) are DRAM-bound: their bytes / time is an achieved DRAM bandwidth, held to the
+    same limit as a ``dram_bandwidth`` value. Smaller knots may legitimately run from the
+    L2 faster than the DRAM peak.
+
+    Raises
+    ------
+    PhysicalLimitError
+        A DRAM-sized knot above 1.5 x the ``spec`` DRAM bandwidth among ``values``.
+    """
+    specs = [v.to_unit("B/s") for v in values if v.tier == "spec" and v.quantity == "dram_bandwidth"
+             and v.dimension == "bandwidth"]
+    if not specs:
+        return
+    spec = min(specs)
+    floor = L2_FACTOR * l2_bytes if l2_bytes else 0.0
+    for nbytes, seconds in zip(curve.bytes, curve.seconds):
+        if nbytes >= floor and nbytes / seconds > MAX_OVER_SPEC * spec:
+            raise PhysicalLimitError(
+                f"stream curve ({curve.kernel}): {nbytes:.4g} bytes in {seconds:.4g} s is {nbytes / seconds:.4g} B/s, "
+                f"{nbytes / seconds / spec:.2f}x the DRAM specification {spec:.4g} B/s; more than {MAX_OVER_SPEC}x "
+                "is not physical for a working set this large: check the byte counts, the time unit (ms in the "
+                f"rows, s in the curve) and the board ({curve.source})"
+            )
