@@ -51,17 +51,27 @@ def predict(est, X):
 
 # -- defaults unchanged, opt-in used ----------------------------------------------------------
 def test_roofline_characterized_peaks_take_the_achieved_bandwidth_and_say_which_tier():
-    """GTX-750's committed calibrated file has an achieved DRAM bandwidth (estimate) and a
-    matMul FP32 rate that is only a lower bound: the bandwidth is used, the FP32 peak stays spec."""
+    """GTX-750's committed calibrated file has an achieved DRAM bandwidth (estimate), a
+    matMul FP32 rate that is only a lower bound and a vectorAdd streaming curve: without the
+    curve the bandwidth is used, with it the curve; the FP32 peak stays spec."""
+    from dataclasses import replace
+
     X = rows("vectorAdd", [2**24], board="GTX-750")
     spec = RooflineModel().fit(X, [1.0]).roofline_terms(X)
-    char = RooflineModel(peaks="characterized", characterizations=board_characterization).fit(X, [1.0]).roofline_terms(X)
-    achieved = board_characterization("GTX-750").value("dram_bandwidth", "B/s", tiers=("calibrated",), bounds=("estimate",))
+    committed = board_characterization("GTX-750")
+    # without its streaming curve: the achieved bandwidth
+    no_curve = {"GTX-750": replace(committed, stream_curve=None)}
+    char = RooflineModel(peaks="characterized", characterizations=no_curve).fit(X, [1.0]).roofline_terms(X)
+    achieved = committed.value("dram_bandwidth", "B/s", tiers=("calibrated",), bounds=("estimate",))
     assert achieved is not None and achieved < peak_bandwidth(get_board("GTX-750"))
     assert (spec["bandwidth_tier"] == "spec").all()
     assert (char["bandwidth_tier"] == "calibrated").all() and (char["compute_tier"] == "spec").all()
     np.testing.assert_allclose(char["memory_ms"] / spec["memory_ms"], peak_bandwidth(get_board("GTX-750")) / achieved)
     np.testing.assert_allclose(char["compute_ms"], spec["compute_ms"])
+    # with it (the committed file has one): the curve's time for the same bytes
+    curved = RooflineModel(peaks="characterized", characterizations=board_characterization).fit(X, [1.0]).roofline_terms(X)
+    assert (curved["bandwidth_tier"] == "calibrated stream curve").all()
+    np.testing.assert_allclose(curved["memory_ms"], 1e3 * committed.stream_curve.time_s(curved["bytes"].to_numpy()))
 
 
 def test_roofline_without_achieved_values_equals_the_spec_roofline():
