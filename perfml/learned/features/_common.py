@@ -193,8 +193,9 @@ class NearestRunMedian:
     app, size and launch on another board. A run no other board measured with exactly
     that launch (a user's block size, a grid-stride launch with fewer blocks) used to
     fall back to the app's median over every run, which mixes regimes: dotProd's median
-    offset comes from its large-grid, per-block-overhead-bound launches and sent its
-    32-block grid-stride runs 2.35x too slow. Here the fallback is the app's run whose
+    offset comes from its large-grid launches, and missed the GTX-750's 64-thread,
+    32-block grid-stride runs by 38.8 % (23.0 % through the nearest run,
+    ``tests/test_nearest_run.py``). Here the fallback is the app's run whose
     size and launch are closest, every axis of :data:`RUN_AXES` compared as
     ``log(1 + x)`` (a factor of 2 in block size weighs like a factor of 2 in input size):
     the run most likely to share the row's regime. The run's values are the median over

@@ -262,6 +262,23 @@ def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=
     return same_arch.fillna(all_boards)
 
 
+def nearest_runs(rows: pd.DataFrame, arch_of, lookup) -> np.ndarray:
+    """Per row, the values of its app's nearest run on the other boards: same architecture first, then every board.
+
+    ``lookup(arch)``: the :class:`~perfml.learned.features._common.NearestRunMedian` of the
+    table's rows of architecture ``arch`` (``None``: of every row).
+    """
+    row_arch = np.asarray([arch_of(b) for b in rows["board"]], dtype=object)
+    filled = None
+    for arch in pd.unique(row_arch):
+        pick = np.flatnonzero(row_arch == arch)
+        part = lookup(arch)(rows.iloc[pick]).to_numpy()
+        filled = np.full((len(rows), part.shape[1]), np.nan) if filled is None else filled
+        filled[pick] = part
+    everywhere = lookup(None)(rows).to_numpy()
+    return everywhere if filled is None else np.where(np.isnan(filled), everywhere, filled)
+
+
 def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, candidates=BASELINES) -> dict[str, str]:
     """Per app, the baseline among ``candidates`` whose transfer from the other boards of the tables misses least.
 
@@ -280,12 +297,9 @@ def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, c
     per_run = _cross_fitted(rows, rows, RUN_KEY, arch_of, names)
     unmatched = per_run[names].isna().all(axis=1).to_numpy()
     if unmatched.any():  # as a held-out board's transform: the app's nearest run first
-        part = rows[unmatched]
-        everywhere = NearestRunMedian(rows, names)(part)
-        same_arch = pd.DataFrame(np.nan, index=part.index, columns=names)
-        for arch, group in part.groupby(part["board"].map(arch_of), sort=False):
-            same_arch.loc[group.index, names] = NearestRunMedian(rows[rows["architecture"] == arch], names)(group).to_numpy()
-        per_run.loc[part.index, names] = same_arch.fillna(everywhere).to_numpy()
+        lookups = {arch: NearestRunMedian(rows if arch is None else rows[rows["architecture"] == arch], names)
+                   for arch in [None, *rows["architecture"].unique()]}
+        per_run.loc[unmatched, names] = nearest_runs(rows[unmatched], arch_of, lookups.__getitem__)
     per_app = _cross_fitted(rows, offsets, ("app_id",), arch_of, names)
     predicted = per_run.fillna(per_app)
     miss = np.abs(np.expm1(rows[names].to_numpy(dtype=float) - predicted[names].to_numpy(dtype=float)))
@@ -481,20 +495,15 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         if not missing.any():
             return transfer
         cache = self._lookups()
-        part = runs[missing]
-        if ("nearest", None) not in cache:
-            cache[("nearest", None)] = NearestRunMedian(self.transfer_, names)
-        filled = np.full((len(part), len(names)), np.nan)
-        row_arch = np.asarray([self._arch(b) for b in part["board"]], dtype=object)
-        for arch in pd.unique(row_arch):
+
+        def lookup(arch):
             if ("nearest", arch) not in cache:
-                cache[("nearest", arch)] = NearestRunMedian(self.transfer_[self.transfer_["architecture"] == arch], names)
-            pick = np.flatnonzero(row_arch == arch)
-            filled[pick] = cache[("nearest", arch)](part.iloc[pick]).to_numpy()
-        everywhere = cache[("nearest", None)](part).to_numpy()
-        filled = np.where(np.isnan(filled), everywhere, filled)
+                table = self.transfer_ if arch is None else self.transfer_[self.transfer_["architecture"] == arch]
+                cache[("nearest", arch)] = NearestRunMedian(table, names)
+            return cache[("nearest", arch)]
+
         out = transfer.to_numpy(dtype=float, copy=True)
-        out[missing] = filled
+        out[missing] = nearest_runs(runs[missing], self._arch, lookup)
         return pd.DataFrame(out, index=transfer.index, columns=names)
 
     def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame, blend: bool | None = None) -> pd.DataFrame:
