@@ -95,12 +95,18 @@ def test_operator_roofline_spec_is_the_lower_bound_and_characterized_uses_achiev
                       "H": [65536, np.nan], "M": [np.nan, 1024], "N": [np.nan, 1024], "K": [np.nan, 1024]})
     spec = OperatorRooflineModel().fit(X).predict(X)
     np.testing.assert_allclose(spec, roofline_lower_bound_ms(X).to_numpy())
+    from dataclasses import replace
+
     char = board_characterization("Tesla-T4")
-    achieved = OperatorRooflineModel(peaks="characterized", characterizations={"Tesla-T4": char}).fit(X).predict(X)
+    no_curve = replace(char, stream_curve=None)
+    achieved = OperatorRooflineModel(peaks="characterized", characterizations={"Tesla-T4": no_curve}).fit(X).predict(X)
     bw = char.value("dram_bandwidth", "B/s", tiers=("calibrated",))
-    # add: 3 tensors of B*H floats at the calibrated bandwidth (committed T4 file)
+    # add: 3 tensors of B*H floats at the calibrated bandwidth (committed T4 file, its curve left out)
     assert achieved[0] == pytest.approx(1e3 * 3 * 4 * 8192 * 65536 / bw)
     assert np.all(achieved >= spec)
+    # with the committed streaming curve: the time the T4's add took for as many bytes
+    curved = OperatorRooflineModel(peaks="characterized", characterizations={"Tesla-T4": char}).fit(X).predict(X)
+    assert curved[0] == pytest.approx(1e3 * char.stream_curve.time_s(3 * 4 * 8192 * 65536))
     with pytest.raises(EstimatorParameterError):
         OperatorRooflineModel(peaks="characterized").fit(X)
 
