@@ -182,7 +182,7 @@ class OtherBoardsMedian:
 
 #: the axes of a run (after its app) on which the nearest measured run is sought, each on a log scale
 RUN_AXES = ("input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y")
-#: rows x runs per distance array of :class:`NearestRunMedian` (about 50 MB with 6 axes)
+#: rows x runs per distance array of :class:`NearestRunMedian` (8 MB of float64)
 _NEAREST_CHUNK = 1_000_000
 
 
@@ -243,13 +243,23 @@ class NearestRunMedian:
                 continue
             points, values = candidates
             pick = np.asarray(pick, dtype=np.int64)
-            step = max(1, _NEAREST_CHUNK // max(len(points), 1))  # bounds the rows x runs x axes array
+            step = max(1, _NEAREST_CHUNK // max(len(points), 1))  # bounds the rows x runs array
             for start in range(0, len(pick), step):
                 part = pick[start:start + step]
-                diff = coords[part, None, :] - points[None, :, :]
-                distance = np.nansum(diff**2, axis=2)  # an axis missing on either side counts 0
-                out[part] = values[np.argmin(distance, axis=1)]
+                out[part] = values[np.argmin(_masked_sq_distances(coords[part], points), axis=1)]
         return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+
+
+def _masked_sq_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances between the rows of ``a`` and ``b``, an axis missing (NaN) on either side counting 0.
+
+    ``sum_k m_ak m_bk (a_k - b_k)^2`` written as three matrix products (so BLAS does the
+    work, not a rows x runs x axes array): ``(m_a a^2) m_b' + m_a (m_b b^2)' - 2 (m_a a)(m_b b)'``.
+    """
+    ma, mb = np.isfinite(a), np.isfinite(b)
+    a0, b0 = np.where(ma, a, 0.0), np.where(mb, b, 0.0)
+    ma, mb = ma.astype(float), mb.astype(float)
+    return (a0 * a0) @ mb.T + ma @ (b0 * b0).T - 2.0 * (a0 @ b0.T)
 
 
 def _log_axes(frame: pd.DataFrame) -> np.ndarray:
