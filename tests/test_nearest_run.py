@@ -109,6 +109,8 @@ def test_the_gtx750_grid_stride_dotprod_runs_are_carried_by_their_nearest_run(da
     monkeypatch.setattr(ClosedFormFeatures, "_nearest_run_offsets", lambda self, runs, transfer: transfer)
     app_median = mape()
     # measured when written: 38.8 % through the app's median offset, 23.0 % through the nearest run
+    # (the figures the README quotes; `python -m pytest tests/test_nearest_run.py -k gtx750 -s` prints them)
+    print(f"GTX-750 dotProd 64 threads x 32 blocks, MAPE: app median {app_median:.1f} %, nearest run {nearest:.1f} %")
     assert nearest < 0.7 * app_median, (nearest, app_median)
 
 

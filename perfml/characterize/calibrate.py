@@ -50,7 +50,7 @@ from perfml.characterize.characterization import Characterization
 # working sets below L2_FACTOR x the L2 size do not calibrate the DRAM bandwidth (the same limit
 # decides which knots of a streaming curve are DRAM-bound)
 from perfml.characterize.limits import L2_FACTOR
-from perfml.characterize.stream_curve import StreamCurve
+from perfml.characterize.stream_curve import MIN_KNOTS, StreamCurve
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
 
@@ -457,8 +457,6 @@ def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict,
     sizes too). Fewer than ``max(min_rows, MIN_KNOTS)`` distinct sizes: no curve, and a
     warning in the file.
     """
-    from perfml.characterize.stream_curve import MIN_KNOTS
-
     rows = known[known[kernel_column].astype(str).isin(streaming) & np.isfinite(known["_bytes"])
                  & (known["_bytes"] > 0)]
     sizes = int(rows["_bytes"].nunique())

@@ -268,15 +268,13 @@ def nearest_runs(rows: pd.DataFrame, arch_of, lookup) -> np.ndarray:
     ``lookup(arch)``: the :class:`~perfml.learned.features._common.NearestRunMedian` of the
     table's rows of architecture ``arch`` (``None``: of every row).
     """
+    out = lookup(None)(rows).to_numpy(dtype=float, copy=True)
     row_arch = np.asarray([arch_of(b) for b in rows["board"]], dtype=object)
-    filled = None
     for arch in pd.unique(row_arch):
         pick = np.flatnonzero(row_arch == arch)
-        part = lookup(arch)(rows.iloc[pick]).to_numpy()
-        filled = np.full((len(rows), part.shape[1]), np.nan) if filled is None else filled
-        filled[pick] = part
-    everywhere = lookup(None)(rows).to_numpy()
-    return everywhere if filled is None else np.where(np.isnan(filled), everywhere, filled)
+        same = lookup(arch)(rows.iloc[pick]).to_numpy()
+        out[pick] = np.where(np.isnan(same), out[pick], same)
+    return out
 
 
 def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, candidates=BASELINES) -> dict[str, str]:
