@@ -488,10 +488,28 @@ def test_cli_train_writes_a_bundle_of_the_chosen_corpora_and_prints_their_figure
     printed = capsys.readouterr()
     assert code == 0, printed.err
     bundle = load_predictor(out, data_home=HOME)
-    assert set(bundle.models) == {"described", "dlops"}
+    # the operators at both tiers: spec-only, and calibrated from each board's own add calls
+    assert set(bundle.models) == {"described", "dlops", "dlops-calibrated"}
+    assert bundle.models["dlops-calibrated"].metadata_["calibration"] == {"column": "op", "kernels": ["add"]}
     assert bundle.metadata_["training_sources"] == ["BSPGPU", "neusight-2025"]
-    for line in ("described all:", "dlops all:", "dlops BMM:", "dlops Conv:"):
+    for line in ("described all:", "dlops all:", "dlops BMM:", "dlops Conv:", "dlops-calibrated all:",
+                 "dlops-calibrated EW:"):
         assert line in printed.out
+    n_add = int((bundle.models["dlops-calibrated"].metadata_["training_rows"]))
+    m = re.search(r"dlops-calibrated all: (\d+) rows", printed.out)
+    assert int(m.group(1)) < n_add  # its add calls characterize the boards and are not scored
     m = re.search(r"described all: (\d+) rows, leave-one-board-out MAPE ([\d.]+)%", printed.out)
     assert int(m.group(1)) == bundle.models["described"].metadata_["training_rows"]
     assert bundle.metadata_["figures"]["described"][0]["mape"] == pytest.approx(float(m.group(2)), abs=0.005)
+
+
+def test_cli_train_without_the_calibrated_tier(tmp_path, capsys, monkeypatch):
+    from perfml.cli import main
+    from perfml.learned.operator_model import _regressor
+
+    monkeypatch.setattr(_regressor, "DEFAULT_LEARNER_PARAMS", {**_regressor.DEFAULT_LEARNER_PARAMS, **FAST})
+    out = tmp_path / "m"
+    code = main(["--quiet", "train", "--out", str(out), "--source", "neusight-2025", "--dlops-rows", "600",
+                 "--n-jobs", "1", "--no-calibrated-tier"])
+    assert code == 0, capsys.readouterr().err
+    assert set(load_predictor(out, data_home=HOME).models) == {"dlops"}

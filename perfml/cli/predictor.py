@@ -21,6 +21,7 @@ def train(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
     sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
+    calibrated_tier: bool = typer.Option(True, "--calibrated-tier/--no-calibrated-tier", help="Also train the calibrated-tier operator sub-model (dlops-calibrated: each board characterized from its own add calls), which answers `perfml predict --calibration`. Default: on when dlops is trained."),
     wave_scaling: str = typer.Option("off", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: off (default), on, or auto (kept where an inner leave-one-board-out finds it helps)."),
 ) -> None:
     """Train one sub-model per corpus of the data home, each with its interval calibration.
@@ -70,10 +71,15 @@ def train(
         import pandas as pd
 
         rows["undescribed"] = with_sweep_rows(rows.get("undescribed", pd.DataFrame()), sweep)
+    from perfml.learned.training import CALIBRATED_TIER, data_corpus
+
+    jobs = dict(rows)  # sub-model name -> its training rows
+    if calibrated_tier:
+        jobs.update({name: rows[corpus] for name, (corpus, *_) in CALIBRATED_TIER.items() if corpus in rows})
     parts, figures, seconds = {}, {}, {}
-    total = sum(1 + r["board"].nunique() for r in rows.values()) + 1
+    total = sum(1 + r["board"].nunique() for r in jobs.values()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:
-        for name, rt in rows.items():
+        for name, rt in jobs.items():
             t0 = time.perf_counter()
             model, calibration, oof = fit_corpus(name, rt, data_home=data_home, random_state=seed, n_jobs=n_jobs,
                                                  wave_scaling=waves,
@@ -84,6 +90,8 @@ def train(
                      "training_boards": sorted(rt["board"].astype(str).unique()), "fit_seconds": seconds[name]}
             if calibration is not None:
                 extra["intervals"] = calibration
+            if name in CALIBRATED_TIER:  # the runs a target's --calibration must hold
+                extra["calibration"] = {"column": CALIBRATED_TIER[name][1], "kernels": list(CALIBRATED_TIER[name][2])}
             if oof is not None:
                 figures[name] = corpus_figures(name, rt, oof)
             parts[name] = (model, rt, extra)
@@ -92,10 +100,12 @@ def train(
         save_bundle(parts, out, overwrite=overwrite, extra=top,
                     extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None)
         advance("saved")
-    for name, rt in rows.items():
+    for name, rt in jobs.items():
+        tier = (f"; calibrated tier: each board characterized from its own {', '.join(CALIBRATED_TIER[name][2])} runs, "
+                "which are not scored") if name in CALIBRATED_TIER else ""
         typer.echo(f"{name}: trained on {len(rt)} rows of {rt['board'].nunique()} boards and "
-                   f"{rt['op' if name == 'dlops' else 'app_id'].nunique()} kernels in {seconds[name]:.1f} s "
-                   "(fit + leave-one-board-out calibration)")
+                   f"{rt['op' if data_corpus(name) == 'dlops' else 'app_id'].nunique()} "
+                   f"kernels in {seconds[name]:.1f} s (fit + leave-one-board-out calibration{tier})")
         for f in figures.get(name, ()):
             typer.echo(f"  {name} {f['group']}: {f['rows']} rows, leave-one-board-out MAPE {f['mape']:.2f}%, "
                        f"{f['in_band']:.1f}% within 0.8-1.2; 90% interval covers {f['coverage']:.1f}% of held-out-board "
@@ -123,7 +133,9 @@ def predict(
     directory's sub-model for its corpus; the output keeps the rows' order and columns.
 
     With ``--characterization`` or ``--calibration`` (the calibrated tier), that file is
-    the only thing of the target board the prediction uses.
+    the only thing of the target board the prediction uses, and a corpus whose model has a
+    calibrated-tier sub-model (``dlops-calibrated``: give the target's element-wise ``add``
+    calls) is answered by it.
 
     Rows beyond the training range are flagged in the ``extrapolated`` column; a bad row
     stops everything and nothing is written.
@@ -146,7 +158,11 @@ def predict(
 
     bundle = load_predictor(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
     if characterization is not None or calibration is not None:
-        _use_target(list(bundle.models.values()), original, characterization, calibration)
+        from perfml.learned.target_characterization import use_target
+
+        for warning in use_target(bundle, original, str(queries), characterization=characterization,
+                                  calibration=calibration):
+            typer.echo(f"warning: {warning}", err=True)
     if prof is not None:
         warnings = [use_reference_profile(reg, prof) for reg in bundle.amaris_models]
         warning = warnings[0] if warnings and all(warnings) else None  # a warning only when no sub-model uses it
@@ -157,25 +173,6 @@ def predict(
     n_extra = int(result["extrapolated"].sum())
     note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")
-
-
-def _use_target(models, queries, characterization: Optional[Path], calibration: Optional[Path]) -> None:
-    """Give every sub-model the target board's characterization (read, or calibrated from runtimes)."""
-    from perfml.errors import InvalidValueError
-    from perfml.learned.target_characterization import calibrate_target, use_target_characterization
-
-    if characterization is not None and calibration is not None:
-        raise InvalidValueError("give --characterization or --calibration, not both (a calibration builds a characterization)")
-    boards = queries["board"].astype(str) if "board" in queries else []
-    if characterization is not None:
-        from perfml.characterize import load_characterization
-
-        ch, where = load_characterization(characterization), str(characterization)
-    else:
-        ch, where = calibrate_target(calibration, boards), f"the calibration of {calibration}"
-    warnings = [w for reg in models for w in use_target_characterization(reg, ch, boards, where)]
-    for warning in dict.fromkeys(warnings):  # once each, though several sub-models may give it
-        typer.echo(f"warning: {warning}", err=True)
 
 
 def register(app: typer.Typer) -> None:

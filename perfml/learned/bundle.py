@@ -17,7 +17,13 @@ another population, on other boards, with their own features. So a model directo
     the Amaris kernels known only from measurements (Rodinia, and any kernel the user
     gives through ``--reference``), a ``RuntimeRegressor``;
 ``dlops``
-    the deep-learning operators, an operator regressor (``perfml.learned.operators``).
+    the deep-learning operators, an operator regressor (``perfml.learned.operators``);
+``dlops-calibrated`` (optional)
+    the same corpus at the calibrated tier (issue 11 §3): an operator regressor with the
+    characterization features, every training board characterized from its own ``add``
+    calls (:data:`perfml.learned.training.CALIBRATED_TIER`). It answers operator rows
+    only when the target board's calibration is given (``perfml predict --calibration``
+    or ``--characterization``); without one the spec-only ``dlops`` answers.
 
 Each sub-model is a version-2 model directory of its own (:mod:`perfml.learned.persistence`)
 with its own interval calibration (leave-one-board-out split conformal, per kernel group
@@ -26,7 +32,8 @@ or op class, :mod:`perfml.learned.intervals`) in its hashed manifest. The top ma
 the sha256 of every file of the tree, sub-manifests included, and of itself. A version-2
 directory (one model for every Amaris kernel) is read as a bundle of that one model.
 
-Routing (:func:`predict_any`): a query row with a non-empty ``op`` goes to ``dlops``; one
+Routing (:func:`predict_any`): a query row with a non-empty ``op`` goes to ``dlops`` (to
+``dlops-calibrated`` when the bundle's ``tier`` is ``"calibrated"`` and it has one); one
 with a non-empty ``app_id`` to ``described`` when the kernel has a description, else to
 ``undescribed`` (the other Amaris sub-model when the bundle lacks the preferred one). A row
 with both or neither is refused naming the row. The output keeps the input's rows in
@@ -44,9 +51,11 @@ import pandas as pd
 
 from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
 from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad, write_manifest
+from perfml.learned.training import CALIBRATED_TIER
 
 __all__ = [
     "CORPORA",
+    "SUB_MODELS",
     "ModelBundle",
     "load_predictor",
     "predict_any",
@@ -54,12 +63,15 @@ __all__ = [
     "save_bundle",
 ]
 
-#: sub-model names, in the order they are trained and reported
+#: data corpora (``perfml train --corpus``), in the order they are trained and reported
 CORPORA = ("described", "undescribed", "dlops")
+#: sub-model names a bundle may hold: a model per corpus, and the calibrated-tier ones
+SUB_MODELS = CORPORA + tuple(CALIBRATED_TIER)
 CORPUS_TITLES = {
     "described": "Amaris kernels with a description (nine apps)",
     "undescribed": "Amaris kernels known only from measurements (Rodinia, --reference kernels)",
     "dlops": "deep-learning operators (NeuSight)",
+    "dlops-calibrated": "deep-learning operators (NeuSight), calibrated tier: takes the target's add calls",
     "amaris": "every Amaris kernel (one joint model, version-2 directory)",
 }
 _KINDS = ("runtime-regressor", "operator-regressor")
@@ -73,17 +85,35 @@ _ROUTES = {"described": ("described", "amaris", "undescribed"),
 
 @dataclass
 class ModelBundle:
-    """Fitted sub-models by corpus name, and the top manifest they were loaded with."""
+    """Fitted sub-models by name, the top manifest they were loaded with, and the tier asked for.
+
+    ``tier`` is ``"spec"`` (the target board known by its registry entry) or
+    ``"calibrated"`` (its characterization was given to the sub-models,
+    :func:`perfml.learned.target_characterization.use_target`): then a corpus with a
+    calibrated-tier sub-model is answered by that one.
+    """
 
     models: dict
     metadata_: dict = field(default_factory=dict)
+    tier: str = "spec"
 
     def model_for(self, route: str):
         """The sub-model answering rows of ``route`` (described, undescribed or dlops), or None."""
-        for name in _ROUTES[route]:
+        names = _ROUTES[route]
+        if self.tier == "calibrated":
+            names = tuple(n for n, (corpus, *_) in CALIBRATED_TIER.items() if corpus == route) + names
+        for name in names:
             if name in self.models:
                 return self.models[name]
         return None
+
+    def answering(self) -> dict:
+        """The sub-models that answer queries at the bundle's tier, by name (a spec-tier
+        sub-model shadowed by its calibrated one is left out)."""
+        shadowed = {corpus for name, (corpus, *_) in CALIBRATED_TIER.items() if name in self.models}
+        if self.tier != "calibrated":
+            return {n: m for n, m in self.models.items() if n not in CALIBRATED_TIER}
+        return {n: m for n, m in self.models.items() if n not in shadowed}
 
     @property
     def amaris_models(self) -> list:
@@ -105,8 +135,8 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
     Parameters
     ----------
     parts : dict
-        ``{corpus: (model, training_rows, manifest_extra)}``; ``corpus`` one of
-        :data:`CORPORA`; ``manifest_extra`` (e.g. ``{"intervals": ...}``) goes into the
+        ``{name: (model, training_rows, manifest_extra)}``; ``name`` one of
+        :data:`SUB_MODELS`; ``manifest_extra`` (e.g. ``{"intervals": ...}``) goes into the
         sub-model's manifest.
     path : path-like
         The model directory to create.
@@ -131,19 +161,19 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
     from perfml.learned.persistence import replace_directory_check, why_not_model_directory
 
     path = Path(path)
-    unknown = [c for c in parts if c not in CORPORA]
+    unknown = [c for c in parts if c not in SUB_MODELS]
     if unknown or not parts:
-        raise ModelFormatError(f"a bundle holds sub-models named {', '.join(CORPORA)}, found {sorted(parts) or 'none'}; "
+        raise ModelFormatError(f"a bundle holds sub-models named {', '.join(SUB_MODELS)}, found {sorted(parts) or 'none'}; "
                                "train at least one corpus")
     for name in extra_files or {}:
-        if name == _META or name in CORPORA or "/" in name or name.startswith(".") or not name:
+        if name == _META or name in SUB_MODELS or "/" in name or name.startswith(".") or not name:
             raise ModelFormatError(f"extra file name {name!r} is not allowed; use a plain file name other than "
                                    f"{_META} and the corpus names")
     replace_directory_check(path, overwrite=overwrite)
     staging = make_staging_directory(path)
     try:
         corpora = {}
-        for corpus in CORPORA:
+        for corpus in SUB_MODELS:
             if corpus not in parts:
                 continue
             model, rows, sub_extra = parts[corpus]
@@ -191,8 +221,8 @@ def _check_top_manifest(meta: dict, meta_path: Path) -> dict:
 
     check_required(meta, meta_path, _REQUIRED)
     corpora = meta["corpora"]
-    if not corpora or any(c not in CORPORA for c in corpora):
-        raise _bad(meta_path, f"'corpora' must name sub-models among {', '.join(CORPORA)}, found {sorted(corpora)}")
+    if not corpora or any(c not in SUB_MODELS for c in corpora):
+        raise _bad(meta_path, f"'corpora' must name sub-models among {', '.join(SUB_MODELS)}, found {sorted(corpora)}")
     for name, entry in corpora.items():
         if not isinstance(entry, dict) or entry.get("directory") != name or entry.get("kind") not in _KINDS:
             raise _bad(meta_path, f"corpora[{name!r}] must give directory {name!r} and a kind among {_KINDS}")

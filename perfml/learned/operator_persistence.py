@@ -8,11 +8,20 @@ The directory has the layout of a version-2 model directory (:mod:`perfml.learne
   the interval calibration, library versions, the sha256 of every file and of itself;
 * ``booster.json``: the xgboost booster in xgboost's own JSON format;
 * ``features/transfer.parquet``: the transfer table (mean residual per call and training
-  board), when the model has the transfer group.
+  board), when the model has the transfer group;
+* ``characterizations/NN.json``: a model fitted with a mapping of ``characterizations``
+  (the calibrated tier, :data:`perfml.learned.training.CALIBRATED_TIER`) keeps each
+  board's characterization in its own file format (``perfml characterize``'s JSON), the
+  manifest's ``characterizations`` mapping each board to its file. At prediction time
+  only the query board's characterization is read (the transfer table holds the training
+  boards' residuals already); the files record what the model was trained with, and let a
+  query on a training board without a target file use the one it was trained with. The
+  optional ``calibration`` entry (``{"column": "op", "kernels": ["add"]}``) names the runs
+  a target's ``--calibration`` file must hold.
 
-Nothing is pickled. A model fitted with explicit ``characterizations`` or a custom
+Nothing is pickled. A model fitted with a callable ``characterizations`` or a custom
 ``registry`` cannot be saved (neither has a safe file form here): train it with the
-defaults (the committed characterizations, the shipped registry).
+defaults (the committed characterizations, the shipped registry) or a mapping.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ __all__ = ["load_operator_model", "write_operator_model_files"]
 ESTIMATOR = "OperatorRegressor"
 _BOOSTER = "booster.json"
 _TRANSFER = "features/transfer.parquet"
+_CHARACTERIZATIONS = "characterizations"
 _PARAMS = ("characterization", "transfer", "tiles", "wave_base", "board_identity", "monotone", "random_state", "n_jobs",
            "learner_params")
 _REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
@@ -55,9 +65,15 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
 
     if not hasattr(model, "model_"):
         raise ModelFormatError("the operator model is not fitted; fit it before saving")
-    if model.registry is not None or model.characterizations is not None:
-        raise ModelFormatError("an operator model fitted with an explicit registry or characterizations cannot be saved "
-                               "safely; train it with registry=None and characterizations=None")
+    from collections.abc import Mapping
+
+    if model.registry is not None:
+        raise ModelFormatError("an operator model fitted with an explicit registry cannot be saved safely; train it "
+                               "with registry=None (the shipped registry)")
+    if model.characterizations is not None and not isinstance(model.characterizations, Mapping):
+        raise ModelFormatError("an operator model fitted with a callable of characterizations cannot be saved safely; "
+                               "train it with characterizations=None (the committed ones) or a mapping board -> "
+                               "Characterization")
     if getattr(model, "no_transfer_model_", None) is not None:
         raise ModelFormatError("an operator model fitted with transfer='auto' that kept two boosters (the op classes "
                                "disagreed) has no file form yet; train it with transfer=True or transfer=False")
@@ -74,6 +90,14 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
         "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
         **(extra or {}),
     }
+    if model.characterizations is not None:  # a mapping: one JSON file per board, in its own format
+        (directory / _CHARACTERIZATIONS).mkdir()
+        files = {}
+        for i, (board, characterization) in enumerate(sorted(model.characterizations.items())):
+            rel = f"{_CHARACTERIZATIONS}/{i:02d}.json"
+            (directory / rel).write_text(characterization.to_json(), encoding="utf-8")
+            files[str(board)] = rel
+        meta["characterizations"] = files
     booster = model.model_.get_booster().copy()
     booster.feature_names = None  # the manifest holds the names; xgboost refuses some characters
     booster.save_model(str(directory / _BOOSTER))
@@ -122,8 +146,10 @@ def load_operator_model(path, *, data_home=None):
     missing = [k for k in _PARAMS if k not in params]
     if missing:  # a default changed since: rebuilding from today's defaults would build other features
         raise _bad(meta_path, f"regressor_params lacks {', '.join(missing)} (saved by an older perfml)")
+    characterizations = _read_characterizations(path, meta, meta_path)
+    calibration_kernels(meta, meta_path)  # checked now, not at the first --calibration
     try:
-        model = OperatorRegressor(**params, data_home=data_home)
+        model = OperatorRegressor(**params, characterizations=characterizations, data_home=data_home)
         model._check_params()
     except PerfmlError as exc:
         raise _bad(meta_path, f"its parameters cannot rebuild the model ({exc})") from None
@@ -163,3 +189,46 @@ def load_operator_model(path, *, data_home=None):
         model.transfer_ = transfer
     model.metadata_ = meta
     return model
+
+
+def _read_characterizations(path: Path, meta: dict, meta_path) -> dict | None:
+    """The ``characterizations`` files of a model directory (None when the manifest names none)."""
+    import json
+
+    from perfml.boards import same_board
+    from perfml.characterize import Characterization
+
+    listed = meta.get("characterizations")
+    if listed is None:
+        return None
+    if not isinstance(listed, dict) or not listed or not all(
+            isinstance(k, str) and isinstance(v, str) and v.startswith(f"{_CHARACTERIZATIONS}/") for k, v in listed.items()):
+        raise _bad(meta_path, f"'characterizations' must map board names to files under {_CHARACTERIZATIONS}/")
+    out = {}
+    for board, rel in listed.items():
+        if rel not in meta["files"]:
+            raise ModelFormatError(f"{path / rel} is not among the model's files; {_RETRAIN}")
+        try:
+            characterization = Characterization.from_dict(json.loads((path / rel).read_text(encoding="utf-8")))
+        except (ValueError, PerfmlError) as exc:  # json.JSONDecodeError is a ValueError
+            raise ModelFormatError(f"{path / rel} is not a readable characterization ({exc}); {_RETRAIN}") from None
+        if not same_board(characterization.board, board):
+            raise _bad(meta_path, f"characterizations[{board!r}] holds a characterization of {characterization.board!r}")
+        out[board] = characterization
+    return out
+
+
+def calibration_kernels(meta: dict, meta_path="the model manifest") -> tuple[str, tuple[str, ...]] | None:
+    """``(kernel column, kernels)`` whose runs a target's ``--calibration`` must hold, or None (any runs).
+
+    From the manifest's optional ``calibration`` entry, written for a calibrated-tier
+    sub-model (:data:`perfml.learned.training.CALIBRATED_TIER`).
+    """
+    entry = meta.get("calibration")
+    if entry is None:
+        return None
+    if (not isinstance(entry, dict) or entry.get("column") not in ("op", "app_id")
+            or not isinstance(entry.get("kernels"), list) or not entry["kernels"]
+            or not all(isinstance(k, str) and k for k in entry["kernels"])):
+        raise _bad(meta_path, "'calibration' must give a column (op or app_id) and a non-empty list of kernels")
+    return entry["column"], tuple(entry["kernels"])

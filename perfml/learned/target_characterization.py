@@ -4,44 +4,114 @@
 ``--calibration FILE`` (runtime rows of any kernel on the target board with their times,
 turned into the calibrated tier by :func:`perfml.characterize.calibrate_from_rows`):
 nothing else of the target board enters the prediction.
+
+A calibrated-tier sub-model (:data:`perfml.learned.training.CALIBRATED_TIER`, e.g. a
+bundle's ``dlops-calibrated``) was trained on boards characterized from one kind of run
+(the operators: element-wise ``add`` calls); its manifest's ``calibration`` entry names
+them, and the target is calibrated from the same runs of the file only, so that the model
+sees a characterization of the kind it learned from. Other sub-models calibrate from every
+row of the file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from perfml.errors import InvalidValueError
+import numpy as np
 
-__all__ = ["calibrate_target", "use_target_characterization"]
+from perfml.errors import CalibrationDataError, InvalidValueError
+
+__all__ = ["TargetFirst", "calibrate_target", "use_target", "use_target_characterization"]
 
 
-def calibrate_target(path, boards: Iterable[str]):
-    """The calibrated characterization of the one board of ``boards``, from the rows of ``path``.
-
-    Raises
-    ------
-    InvalidValueError
-        The queries name more than one board (a calibration file is of one target board).
-    CalibrationDataError
-        The file has no usable rows of that board (:mod:`perfml.characterize.calibrate`).
-    """
-    from perfml.characterize import calibrate_from_runtimes
-
+def _one_board(boards: Iterable[str]) -> str:
     boards = sorted(set(boards))
     if len(boards) != 1:
         raise InvalidValueError(
             f"--calibration calibrates one target board, but the queries name {len(boards)} boards "
             f"({', '.join(boards[:5])}); split the queries per board"
         )
-    return calibrate_from_runtimes(path, boards[0], command=f"perfml predict --calibration {path}")
+    return boards[0]
+
+
+def calibrate_target(path, boards: Iterable[str], *, kernels: tuple[str, tuple[str, ...]] | None = None, frame=None):
+    """The calibrated characterization of the one board of ``boards``, from the rows of ``path``.
+
+    ``kernels``: ``(column, names)``: calibrate from the runs of those kernels only (a
+    calibrated-tier sub-model's ``calibration`` entry). ``frame``: the file's rows, already
+    read.
+
+    Raises
+    ------
+    InvalidValueError
+        The queries name more than one board (a calibration file is of one target board).
+    CalibrationDataError
+        The file has no usable rows of that board, or none of ``kernels``
+        (:mod:`perfml.characterize.calibrate`).
+    """
+    from perfml.characterize import calibrate_from_rows
+    from perfml.characterize.calibrate import read_runtime_rows
+
+    board = _one_board(boards)
+    rows = read_runtime_rows(path) if frame is None else frame
+    command = f"perfml predict --calibration {path}"
+    if kernels is not None:
+        column, names = kernels
+        if column not in rows.columns or not rows[column].astype(str).isin(names).any():
+            what = ", ".join(names)
+            dims = "board, op, B, H and time_ms" if column == "op" else "board, app_id, input_size and time_ms"
+            raise CalibrationDataError(
+                f"--calibration {path}: no run of {what} (column {column}); the calibrated sub-model was trained on "
+                f"boards characterized from their {what} runs, so the target's must be too: include runs of "
+                f"{what} measured on {board} (columns {dims}) at several sizes"
+            )
+        rows = rows[rows[column].astype(str).isin(names)]
+        if column == "op":  # calibrate_from_rows reads the kernel from app_id when that column exists
+            rows = rows.drop(columns=[c for c in ("app_id",) if c in rows.columns])
+        command += f" ({', '.join(names)} runs)"
+    return calibrate_from_rows(rows, board, file=path, command=command)
+
+
+class TargetFirst:
+    """Board -> characterization: the given one for the target board, the model's own for the others.
+
+    A model's ``characterizations`` keep answering for the training boards (a mapping, a
+    callable, or None: the committed ones, :func:`perfml.characterize.board_characterization`)
+    while the target board gets the file the user gave.
+    """
+
+    def __init__(self, target, others=None):
+        self.target = target
+        self.others = others
+
+    def __call__(self, board: str):
+        from perfml.boards import same_board
+
+        if same_board(board, self.target.board):
+            return self.target
+        if self.others is None:
+            from perfml.characterize import board_characterization
+
+            return board_characterization(board)
+        if isinstance(self.others, Mapping):
+            return next((ch for key, ch in self.others.items() if same_board(key, board)), None)
+        return self.others(board)
+
+
+def _achieved_quantities(characterization) -> set[str]:
+    from perfml.closed_form._characterized import ACHIEVED_TIERS
+
+    return {v.quantity for v in characterization.values if v.tier in ACHIEVED_TIERS}
 
 
 def use_target_characterization(model, characterization, boards: Iterable[str], where: object) -> list[str]:
     """Make ``model`` (a fitted :class:`~perfml.learned.regressors.RuntimeRegressor` or
-    :class:`~perfml.learned.operators.OperatorRegressor`) use ``characterization``.
+    :class:`~perfml.learned.operators.OperatorRegressor`) use ``characterization`` for its board.
 
-    Returns the warnings to show: the characterization's own, and one when the model was
-    trained without the characterization features (then the file changes no prediction).
+    The model's characterizations of other boards stay (:class:`TargetFirst`). Returns the
+    warnings to show: the characterization's own; one when the model was trained without
+    the characterization features (then the file changes no prediction); one when the
+    file gives achieved quantities the model's training characterizations lacked.
 
     Raises
     ------
@@ -52,18 +122,79 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
 
     for board in sorted(set(boards)):
         check_board(characterization, board, where)
-    given = {characterization.board: characterization}
+    trained = model.characterizations
     # an operator model fitted with transfer="auto" may hold a second model for some op classes
     for part in (model, getattr(model, "no_transfer_model_", None)):
         if part is None:
             continue
+        given = TargetFirst(characterization, part.characterizations)
         part.set_params(characterizations=given)
         if hasattr(part, "features_"):  # RuntimeRegressor: its fitted feature builder holds them too
             part.features_.characterizations = given
     warnings = [w for v in characterization.values for w in v.warnings] + list(characterization.warnings)
+    if isinstance(trained, Mapping) and trained:
+        # what every training board's calibration lacked too (e.g. no FP32 rate from add calls) is no news
+        expected = set.intersection(*(set(ch.warnings) for ch in trained.values()))
+        warnings = [w for w in warnings if w not in expected]
     if not (getattr(model, "characterization", False) or getattr(model, "closed_form_peaks", "spec") == "characterized"):
         warnings.append(
             f"the model was trained without the characterization features, so {where} changes no prediction; "
             "train one with characterization features to use it"
         )
+    elif isinstance(trained, Mapping) and trained:
+        known = set.union(*(_achieved_quantities(ch) for ch in trained.values()))
+        extra = sorted(_achieved_quantities(characterization) - known)
+        if extra:
+            warnings.append(
+                f"{where} gives {', '.join(extra)}, which no training board of the model had (they were characterized "
+                "from their calibration runs only): the model never saw such values and may mispredict; a "
+                "--calibration file of the runs the model names matches its training"
+            )
     return warnings
+
+
+def use_target(bundle, queries, where, *, characterization=None, calibration=None) -> list[str]:
+    """Give the target board's characterization to every sub-model of ``bundle`` that answers ``queries``.
+
+    ``characterization``: a file of ``perfml characterize``; ``calibration``: runtime rows
+    measured on the target board. The bundle's tier becomes ``"calibrated"``, so a corpus
+    with a calibrated-tier sub-model is answered by it (:meth:`ModelBundle.model_for`).
+    Each sub-model with a ``calibration`` entry calibrates the target from those runs of
+    the file only; the others from every row. Returns the warnings to show, once each.
+
+    Raises
+    ------
+    InvalidValueError
+        Both files, or the queries name more than one board.
+    CalibrationDataError, CharacterizationBoardError, ResultSchemaError
+        The file cannot calibrate or characterize the queries' board.
+    """
+    from perfml.learned.bundle import _routes
+    from perfml.learned.operator_persistence import calibration_kernels
+
+    if characterization is not None and calibration is not None:
+        raise InvalidValueError("give --characterization or --calibration, not both (a calibration builds a characterization)")
+    boards = queries["board"].astype(str) if "board" in queries else []
+    bundle.tier = "calibrated"
+    routes = _routes(queries, where)
+    used = {id(m): m for route in ("described", "undescribed", "dlops") if np.any(routes == route)
+            for m in [bundle.model_for(route)] if m is not None}
+    if characterization is not None:
+        from perfml.characterize import load_characterization
+
+        ch, file_where = load_characterization(characterization), str(characterization)
+    else:
+        from perfml.characterize.calibrate import read_runtime_rows
+
+        rows = read_runtime_rows(calibration)
+        by_kernels: dict = {}
+    warnings: list[str] = []
+    for model in used.values():
+        if characterization is None:
+            kernels = calibration_kernels(getattr(model, "metadata_", None) or {})
+            if kernels not in by_kernels:
+                by_kernels[kernels] = calibrate_target(calibration, boards, kernels=kernels, frame=rows)
+            ch = by_kernels[kernels]
+            file_where = f"the calibration of {calibration}" + (f" ({', '.join(kernels[1])} runs)" if kernels else "")
+        warnings += use_target_characterization(model, ch, boards, file_where)
+    return list(dict.fromkeys(warnings))

@@ -165,8 +165,70 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
     return out
 
 
+# -- the calibrated tier (issue 11 §3): a sub-model that takes the target's calibration -------
+#: sub-models of the calibrated tier: name -> (data corpus whose rows train it, kernel column,
+#: the kernels whose runs calibrate a board). The deep-learning operators' calibration is the
+#: board's element-wise ``add`` calls, as in ``experiments/dlops_unseen_boards_calibrated.toml``
+#: (leave-one-board-out MAPE 17.85 % against 25.31 % spec-only,
+#: ``experiments/results/dlops_unseen_boards_calibrated_row_char.txt``). The application
+#: corpora have none: their calibrated tier gains little (nine apps 10.76 % -> 10.52 %,
+#: ``experiments/results/unseen_boards_calibrated_stream_curve.txt``) and a characterized
+#: application model's transfer would need every training board's characterization at
+#: prediction time.
+CALIBRATED_TIER = {"dlops-calibrated": ("dlops", "op", ("add",))}
+
+
+def data_corpus(name: str) -> str:
+    """The data corpus of a sub-model name (``dlops-calibrated`` -> ``dlops``)."""
+    return CALIBRATED_TIER[name][0] if name in CALIBRATED_TIER else name
+
+
+def calibration_mask(name: str, rows: pd.DataFrame):
+    """Per row of ``rows``: is it a run of the sub-model's calibration kernels (all False for a spec-tier one)?"""
+    import numpy as np
+
+    if name not in CALIBRATED_TIER:
+        return np.zeros(len(rows), dtype=bool)
+    _, column, kernels = CALIBRATED_TIER[name]
+    return rows[column].astype(str).isin(kernels).to_numpy()
+
+
+def training_characterizations(name: str, rows: pd.DataFrame) -> dict:
+    """Per training board, its calibrated tier from that board's calibration-kernel runs only.
+
+    The same construction as a target's ``perfml predict --calibration`` (and the
+    experiments' ``[characterization] tier = "calibrated"``): the training boards are
+    characterized exactly as a target board will be, so the model learns from
+    characterizations of the kind it is given.
+
+    Raises
+    ------
+    CalibrationDataError
+        A training board whose calibration runs cannot calibrate it (too few rows or sizes).
+    """
+    from perfml.characterize import calibrate_from_rows
+    from perfml.errors import CalibrationDataError
+
+    _, column, kernels = CALIBRATED_TIER[name]
+    calibration = rows[rows[column].astype(str).isin(kernels)]
+    if column == "op":  # calibrate_from_rows reads the kernel from app_id when the column exists
+        calibration = calibration.drop(columns=[c for c in ("app_id",) if c in calibration.columns])
+    command = f"perfml train: calibrate_from_rows on the {', '.join(kernels)} runs of each training board"
+    out = {}
+    for board in sorted(rows["board"].astype(str).unique()):
+        try:
+            out[board] = calibrate_from_rows(calibration, board, command=command)
+        except CalibrationDataError as exc:
+            raise CalibrationDataError(
+                f"the calibrated-tier sub-model {name} characterizes each training board from its "
+                f"{', '.join(kernels)} runs, and board {board} cannot be: {exc}; train on more rows "
+                "(a larger --dlops-rows) or leave the calibrated tier out (--no-calibrated-tier)") from None
+    return out
+
+
 def calibration_groups(corpus: str, rows: pd.DataFrame):
     """The interval group of each training row: kernel group (Amaris) or op class (operators)."""
+    corpus = data_corpus(corpus)
     if corpus == "dlops":
         from perfml.operators import OP_CLASS
 
@@ -177,7 +239,7 @@ def calibration_groups(corpus: str, rows: pd.DataFrame):
 
 
 def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_jobs: int | None = None,
-                      wave_scaling=False):
+                      wave_scaling=False, characterizations=None):
     """The unfitted default estimator of a corpus.
 
     Amaris corpora: :class:`~perfml.learned.regressors.RuntimeRegressor` (transfer baseline
@@ -199,10 +261,13 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     82.4 %), although the Rodinia experiment alone improves with it (20.06 % -> 18.64 %,
     ``experiments/results/rodinia_unseen_boards_waves.txt``).
     """
-    if corpus == "dlops":
+    if corpus in ("dlops", "dlops-calibrated"):
         from perfml.learned.operators import OperatorRegressor
 
-        return OperatorRegressor(data_home=data_home, random_state=random_state,
+        # the calibrated tier: the char_* group and the achieved-peak base time (streaming
+        # curve), each training board characterized from its own add calls
+        tier = {"characterization": True, "characterizations": characterizations} if corpus != "dlops" else {}
+        return OperatorRegressor(data_home=data_home, random_state=random_state, **tier,
                                  **({"n_jobs": int(n_jobs)} if n_jobs is not None else {}))
     from perfml.learned.regressors import RuntimeRegressor
 
@@ -220,18 +285,32 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
 
     Returns ``(model, calibration, oof)`` as :func:`fit_default` (calibration and oof None
     with fewer than three boards). ``estimator`` replaces the default one (tests).
+
+    A calibrated-tier sub-model (:data:`CALIBRATED_TIER`) characterizes every training
+    board from its calibration runs (:func:`training_characterizations`); under the
+    leave-one-board-out calibration the held-out board's characterization is likewise its
+    own calibration runs only (the calibrated tier's protocol). Those runs fed the
+    characterization, so they are not scored: the interval calibration leaves them out,
+    and their out-of-fold predictions are NaN (:func:`corpus_figures` skips them).
     """
+    import numpy as np
+
     from perfml.learned.intervals import board_oof_predictions, calibrate as make_calibration, log_scores
 
     y = rows["measured_ms"].to_numpy(dtype=float)
+    characterizations = training_characterizations(corpus, rows) if corpus in CALIBRATED_TIER else None
     est = estimator if estimator is not None else make_corpus_model(corpus, data_home=data_home,
                                                                    random_state=random_state, n_jobs=n_jobs,
-                                                                   wave_scaling=wave_scaling)
+                                                                   wave_scaling=wave_scaling,
+                                                                   characterizations=characterizations)
     model = est.fit(rows, y)
     if not calibrate or rows["board"].nunique() < 3:
         return model, None, None
     oof = board_oof_predictions(model, rows, y, progress=progress)
-    calibration = make_calibration(log_scores(oof, y), calibration_groups(corpus, rows), rows["board"].to_numpy())
+    scored = ~calibration_mask(corpus, rows)
+    oof[~scored] = np.nan
+    calibration = make_calibration(log_scores(oof[scored], y[scored]), calibration_groups(corpus, rows)[scored],
+                                   rows["board"].to_numpy()[scored])
     return model, calibration, oof
 
 
@@ -241,14 +320,17 @@ def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) ->
     Each entry: ``group``, ``rows``, ``mape`` (%), ``in_band`` (% of rows within
     [0.8, 1.2] of the measurement), ``coverage`` (% of held-out-board rows inside the
     ``level`` interval calibrated on the other boards, :func:`held_out_board_coverage`),
-    ``mean_relative_width``.
+    ``mean_relative_width``. Rows whose out-of-fold prediction is NaN (a calibrated
+    tier's calibration runs, :func:`fit_corpus`) are not scored.
     """
     import numpy as np
 
     from perfml.learned.intervals import held_out_board_coverage
 
-    y = rows["measured_ms"].to_numpy(dtype=float)
     oof = np.asarray(oof, dtype=float)
+    scored = ~np.isnan(oof)  # a calibrated tier's calibration runs are not scored (fit_corpus)
+    rows, oof = rows[scored], oof[scored]
+    y = rows["measured_ms"].to_numpy(dtype=float)
     groups = calibration_groups(corpus, rows)
     boards = rows["board"].astype(str).to_numpy()
     ape = np.abs(oof / y - 1.0)

@@ -1,0 +1,194 @@
+"""The calibrated-tier operator sub-model of a bundle (``dlops-calibrated``, issue 11 §3).
+
+Data: operator rows of ``dlops_runtimes.csv.gz`` (shared/datasets), a stratified subsample of
+four training boards; the target Tesla-T4 is not among them and enters only through its
+own element-wise ``add`` calls (``--calibration``). Files whose times are scaled by this
+test are synthetic and named so. Small xgboost models (the mechanism, not an accuracy claim:
+the accuracy figures come from ``perfml train`` and ``experiments/``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfml.cli import main
+from perfml.errors import CalibrationDataError, ModelFormatError
+from perfml.learned.bundle import load_predictor, save_bundle
+from perfml.learned.operator_model import _regressor
+from perfml.learned.training import CALIBRATED_TIER, corpus_figures, fit_corpus, operator_training_rows, \
+    training_characterizations
+from conftest import shared_data_home
+
+HOME = shared_data_home()
+TARGET = "Tesla-T4"
+FAST = {"n_estimators": 30, "max_depth": 4}
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return operator_training_rows(HOME, max_rows=8000, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def trained(corpus, tmp_path_factory):
+    rows = corpus[corpus.board != TARGET].reset_index(drop=True)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_regressor, "DEFAULT_LEARNER_PARAMS", {**_regressor.DEFAULT_LEARNER_PARAMS, **FAST})
+    try:
+        parts = {}
+        for name in ("dlops", "dlops-calibrated"):
+            model, calibration, oof = fit_corpus(name, rows, data_home=HOME, n_jobs=1)
+            extra = {"intervals": calibration}
+            if name in CALIBRATED_TIER:
+                extra["calibration"] = {"column": "op", "kernels": ["add"]}
+            parts[name] = (model, rows, extra)
+            parts[name + "/oof"] = oof
+    finally:
+        mp.undo()
+    path = save_bundle({k: v for k, v in parts.items() if "/" not in k}, tmp_path_factory.mktemp("b") / "model")
+    return path, rows, parts
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    from perfml.datasets import load_dlops_runtimes
+
+    folder = tmp_path_factory.mktemp("target")
+    rt = load_dlops_runtimes(HOME)
+    target = rt[rt.board == TARGET]
+    queries = target[target.op.isin(["relu", "mul", "softmax", "bmm"])].sample(60, random_state=0)
+    queries.drop(columns=["time_ms"]).to_csv(folder / "queries.csv", index=False)
+    adds = target[target.op == "add"][["board", "op", "B", "H", "time_ms"]]
+    adds.to_csv(folder / "adds.csv", index=False)
+    adds.assign(time_ms=1.5 * adds.time_ms).to_csv(folder / "synthetic_slower_adds.csv", index=False)
+    target[target.op == "mul"][["board", "op", "B", "H", "time_ms"]].to_csv(folder / "muls.csv", index=False)
+    return folder
+
+
+def _predict(model, folder, tmp_path, *extra):
+    out = tmp_path / f"out{len(list(tmp_path.iterdir()))}.csv"
+    status = main(["predict", "--model", str(model), "--queries", str(folder / "queries.csv"), "--output", str(out),
+                   "--data-home", str(HOME.path), *extra])
+    return status, out
+
+
+def test_the_training_boards_are_characterized_from_their_add_calls_only(trained):
+    path, rows, _ = trained
+    bundle = load_predictor(path, data_home=HOME)
+    assert set(bundle.models) == {"dlops", "dlops-calibrated"}
+    model = bundle.models["dlops-calibrated"]
+    assert model.characterization and model.metadata_["calibration"] == {"column": "op", "kernels": ["add"]}
+    # what was saved is what training_characterizations builds from the add rows, and nothing of other ops
+    expected = training_characterizations("dlops-calibrated", rows)
+    assert sorted(model.characterizations) == sorted(expected) == sorted(rows.board.unique())
+    for board, ch in model.characterizations.items():
+        assert ch.to_dict()["values"] == expected[board].to_dict()["values"]
+        calibrated = [v for v in ch.values if v.tier == "calibrated"]
+        assert calibrated
+        for v in calibrated:  # each names the kernels it came from
+            kernels = v.provenance.get("kernels") or [v.provenance.get("kernel")]
+            assert kernels == ["add"], (board, v.quantity, kernels)
+    # the spec-only sub-model has no characterization at all
+    assert bundle.models["dlops"].characterizations is None and not bundle.models["dlops"].characterization
+
+
+def test_the_add_runs_that_characterize_a_board_are_not_scored(trained):
+    _, rows, parts = trained
+    oof = parts["dlops-calibrated/oof"]
+    is_add = rows.op.to_numpy() == "add"
+    assert np.isnan(oof[is_add]).all() and np.isfinite(oof[~is_add]).all()
+    figures = corpus_figures("dlops-calibrated", rows, oof)
+    assert figures[0]["rows"] == int((~is_add).sum())
+    assert np.isfinite(parts["dlops/oof"]).all()  # the spec-only tier scores every row
+
+
+def test_without_a_calibration_the_spec_only_sub_model_answers(trained, files, tmp_path, capsys):
+    path, _, _ = trained
+    status, out = _predict(path, files, tmp_path)
+    assert status == 0, capsys.readouterr().err
+    bundle = load_predictor(path, data_home=HOME)
+    queries = pd.read_csv(files / "queries.csv")
+    np.testing.assert_allclose(pd.read_csv(out)["predicted_ms"], bundle.models["dlops"].predict(queries), rtol=1e-6)
+
+
+def test_a_calibration_of_add_calls_is_answered_by_the_calibrated_sub_model(trained, files, tmp_path, capsys):
+    from perfml.learned.target_characterization import calibrate_target
+
+    path, _, _ = trained
+    status, out = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "changes no prediction" not in err and "fp32_throughput not calibrated" not in err
+    bundle = load_predictor(path, data_home=HOME)
+    model = bundle.models["dlops-calibrated"]
+    queries = pd.read_csv(files / "queries.csv")
+    target = calibrate_target(files / "adds.csv", [TARGET], kernels=("op", ("add",)))
+    model.set_params(characterizations={**model.characterizations, TARGET: target})
+    np.testing.assert_allclose(pd.read_csv(out)["predicted_ms"], model.predict(queries), rtol=1e-6)
+    spec = bundle.models["dlops"].predict(queries)
+    assert not np.allclose(model.predict(queries), spec)
+
+
+def test_slower_add_calls_never_speed_a_call_up(trained, files, tmp_path):
+    path, _, _ = trained
+    predicted = {}
+    for name in ("adds", "synthetic_slower_adds"):
+        status, out = _predict(path, files, tmp_path, "--calibration", str(files / f"{name}.csv"))
+        assert status == 0
+        predicted[name] = pd.read_csv(out)
+    ew = predicted["adds"].op.isin(["relu", "mul"]).to_numpy()  # memory-bound element-wise calls
+    slow, base = predicted["synthetic_slower_adds"].predicted_ms.to_numpy(), predicted["adds"].predicted_ms.to_numpy()
+    assert np.all(slow[ew] >= base[ew] * (1 - 1e-9))
+    assert np.median(slow[ew] / base[ew]) > 1.2
+
+
+def test_a_calibration_without_add_calls_is_refused_and_nothing_written(trained, files, tmp_path, capsys):
+    path, _, _ = trained
+    status, out = _predict(path, files, tmp_path, "--calibration", str(files / "muls.csv"))
+    err = capsys.readouterr().err
+    assert status == 2 and not out.exists()
+    assert "no run of add" in err and "Tesla-T4" in err and "Traceback" not in err
+
+
+def test_a_characterization_with_values_the_training_boards_lacked_is_flagged(trained, files, tmp_path, capsys):
+    """The committed Tesla-T4 characterization was calibrated from every op (its FP32 rate from bmm)."""
+    from perfml.characterize import board_characterization
+
+    path, _, _ = trained
+    board_characterization(TARGET).save(tmp_path / "t4.json")
+    status, out = _predict(path, files, tmp_path, "--characterization", str(tmp_path / "t4.json"))
+    err = capsys.readouterr().err
+    assert status == 0 and out.exists()
+    assert "fp32_throughput" in err and "never saw such values" in err
+
+
+def test_a_changed_or_misnamed_characterization_file_is_refused(trained, tmp_path):
+    import shutil
+
+    path, _, _ = trained
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    first = sorted((copy / "dlops-calibrated" / "characterizations").iterdir())[0]
+    data = json.loads(first.read_text())
+    data["warnings"] = data["warnings"] + ["edited"]
+    first.write_text(json.dumps(data))
+    with pytest.raises(ModelFormatError, match="changed after saving"):
+        load_predictor(copy, data_home=HOME)
+
+
+def test_a_board_whose_add_runs_cannot_calibrate_it_stops_training_with_the_way_out(corpus):
+    rows = corpus[corpus.board != TARGET]
+    rows = rows[~((rows.board == "Tesla-P4") & (rows.op == "add"))].reset_index(drop=True)
+    with pytest.raises(CalibrationDataError, match=r"Tesla-P4.*--no-calibrated-tier"):
+        training_characterizations("dlops-calibrated", rows)
+
+
+def test_a_bundle_without_a_calibrated_sub_model_keeps_the_spec_one_and_says_so(trained, files, tmp_path, capsys):
+    path, rows, parts = trained
+    only_spec = save_bundle({"dlops": parts["dlops"]}, tmp_path / "spec_only")
+    status, out = _predict(only_spec, files, tmp_path, "--calibration", str(files / "adds.csv"))
+    assert status == 0 and "changes no prediction" in capsys.readouterr().err
