@@ -21,6 +21,7 @@ def train(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
     sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
+    exclude_board: Optional[list[str]] = typer.Option(None, "--exclude-board", help="Leave this board's rows out of training (repeatable): the board is then unseen, and its measurements can check the predictions."),
     calibrated_tier: bool = typer.Option(True, "--calibrated-tier/--no-calibrated-tier", help="Also train the calibrated-tier operator sub-model (dlops-calibrated: each board characterized from its own add calls), which answers `perfml predict --calibration`. Default: on when dlops is trained."),
     wave_scaling: str = typer.Option("off", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: off (default), on, or auto (kept where an inner leave-one-board-out finds it helps)."),
 ) -> None:
@@ -61,7 +62,8 @@ def train(
     from perfml.cli._home import entry_data_home
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
-    rows = corpus_rows(data_home, sources=source, corpora=corpus, dlops_max_rows=dlops_rows, random_state=seed)
+    rows = corpus_rows(data_home, sources=source, corpora=corpus, dlops_max_rows=dlops_rows, random_state=seed,
+                       exclude_boards=exclude_board or ())
     if sweep:  # microbenchmark kernels are known by their measurements: the undescribed sub-model's rows
         if corpus and "undescribed" not in corpus:
             from perfml.errors import InvalidValueError
@@ -96,6 +98,7 @@ def train(
                 figures[name] = corpus_figures(name, rt, oof)
             parts[name] = (model, rt, extra)
         top = {"training_sources": sorted({s for rt in rows.values() for s in rt["source"].astype(str)}),
+               "excluded_boards": list(exclude_board or ()),
                "dlops_max_rows": dlops_rows, "seed": seed, "fit_seconds": seconds, "figures": figures}
         save_bundle(parts, out, overwrite=overwrite, extra=top,
                     extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None)

@@ -115,7 +115,7 @@ def operator_training_rows(data_home=None, *, max_rows: int | None = None, rando
 
 
 def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: int | None = None,
-                random_state: int = 0) -> dict[str, pd.DataFrame]:
+                random_state: int = 0, exclude_boards=()) -> dict[str, pd.DataFrame]:
     """Training rows per corpus (``described``, ``undescribed``, ``dlops``) of the data home.
 
     Parameters
@@ -127,6 +127,10 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
         Keep only these corpora. Default: all three.
     dlops_max_rows : int, optional
         Subsample the operator rows (:func:`operator_training_rows`).
+    exclude_boards : iterable of str
+        Boards (registry names or aliases) whose rows are left out of every corpus: a
+        model for which they are unseen (``perfml train --exclude-board``), to check a
+        prediction for a board against its measurements.
 
     Raises
     ------
@@ -159,6 +163,7 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
                 out[g] = part
     if DLOPS_SOURCE in sources and "dlops" in corpora:
         out["dlops"] = operator_training_rows(data_home, max_rows=dlops_max_rows, random_state=random_state)
+    out = _without_boards(out, exclude_boards)
     if not out:
         raise InvalidValueError(f"no training rows for corpora {', '.join(corpora)} in sources {', '.join(sources)}; "
                                 "choose a source that holds the corpus (neusight-2025 for dlops)")
@@ -223,6 +228,28 @@ def training_characterizations(name: str, rows: pd.DataFrame) -> dict:
                 f"the calibrated-tier sub-model {name} characterizes each training board from its "
                 f"{', '.join(kernels)} runs, and board {board} cannot be: {exc}; train on more rows "
                 "(a larger --dlops-rows) or leave the calibrated tier out (--no-calibrated-tier)") from None
+    return out
+
+
+def _without_boards(rows: dict[str, pd.DataFrame], boards) -> dict[str, pd.DataFrame]:
+    """``rows`` without the rows of ``boards``; a board in no corpus is refused (a typo would exclude nothing)."""
+    from perfml.boards import same_board
+    from perfml.errors import InvalidValueError
+
+    boards = list(boards or ())
+    if not boards:
+        return rows
+    present = sorted({str(b) for part in rows.values() for b in part["board"].astype(str).unique()})
+    for board in boards:
+        if not any(same_board(board, name) for name in present):
+            raise InvalidValueError(f"--exclude-board {board!r}: no training row is of that board; choose among "
+                                    f"{', '.join(present)}")
+    out = {}
+    for name, part in rows.items():
+        names = part["board"].astype(str)
+        drop = names.isin([n for n in names.unique() if any(same_board(b, n) for b in boards)])
+        if (~drop).any():
+            out[name] = part[~drop].reset_index(drop=True)
     return out
 
 
