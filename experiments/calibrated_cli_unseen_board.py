@@ -16,8 +16,11 @@ share within [0.8, 1.2], and the coverage and mean relative width of the 90 % in
 scored against B's measured times. Asserts nothing. Default board: A100-PCIe-40GB (the
 newest generation of the corpus, so the four training boards are all older).
 
+With ``--calibration-rows 20,50`` the calibrated tier is also run from random subsets of
+that many ``add`` calls (seed 0): how many a user needs to time.
+
 Usage: PYTHONPATH=. python experiments/calibrated_cli_unseen_board.py [--board B] [--data-home DIR]
-       [--workdir DIR] [--n-jobs N]
+       [--workdir DIR] [--n-jobs N] [--calibration-rows N,N,...]
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ def main() -> None:
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--workdir", default=None, help="Keep the model and files here (default: a temporary directory).")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--calibration-rows", default="",
+                        help="Also calibrate from random subsets of the add calls of these sizes (comma-separated, seed 0).")
     args = parser.parse_args()
+    subsets = [int(n) for n in args.calibration_rows.split(",") if n.strip()]
 
     import numpy as np
     import pandas as pd
@@ -67,21 +73,26 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         queries = target[target["op"] != "add"].reset_index(drop=True)
         queries.drop(columns=["time_ms"]).to_csv(work / "queries.csv", index=False)
-        target[target["op"] == "add"][["board", "op", "B", "H", "time_ms"]].to_csv(work / "adds.csv", index=False)
+        adds = target[target["op"] == "add"][["board", "op", "B", "H", "time_ms"]]
+        adds.to_csv(work / "adds.csv", index=False)
+        for n in subsets:  # what fewer add calls give: a random subset, every size equally likely
+            adds.sample(n=min(n, len(adds)), random_state=0).to_csv(work / f"adds_{n}.csv", index=False)
         print(f"board {args.board}: {len(queries)} query rows (every op but add), "
               f"{int((target['op'] == 'add').sum())} add calls as the calibration\n")
         model = work / "model"
         _run(["--quiet", "train", "--out", str(model), "--overwrite", "--data-home", str(home), "--source", "neusight-2025",
               "--corpus", "dlops", "--exclude-board", args.board, "--seed", "0", "--n-jobs", str(args.n_jobs)])
         results = {}
-        for tier, extra in (("spec-only", []), ("calibrated", ["--calibration", str(work / "adds.csv")])):
+        tiers = [("spec-only", []), ("calibrated", ["--calibration", str(work / "adds.csv")])]
+        tiers += [(f"cal-{n}-adds", ["--calibration", str(work / f"adds_{n}.csv")]) for n in subsets]
+        for tier, extra in tiers:
             out = work / f"predicted_{tier}.csv"
             _run(["predict", "--model", str(model), "--queries", str(work / "queries.csv"), "--output", str(out),
                   "--overwrite", "--data-home", str(home), *extra])
             results[tier] = pd.read_csv(out)
     y = queries["time_ms"].to_numpy(dtype=float)
     classes = queries["op"].map(OP_CLASS).to_numpy(dtype=object)
-    print(f"\n{'tier':<11} {'class':<8} {'rows':>6} {'MAPE %':>8} {'in 0.8-1.2 %':>13} {'90% cover %':>12} {'mean width':>11}")
+    print(f"\n{'tier':<14} {'class':<8} {'rows':>6} {'MAPE %':>8} {'in 0.8-1.2 %':>13} {'90% cover %':>12} {'mean width':>11}")
     for tier, frame in results.items():
         pred = frame["predicted_ms"].to_numpy(dtype=float)
         lo, hi = frame["lower_ms"].to_numpy(dtype=float), frame["upper_ms"].to_numpy(dtype=float)
@@ -90,7 +101,7 @@ def main() -> None:
             ape = np.abs(pred[m] / y[m] - 1.0)
             cover = np.mean((lo[m] <= y[m]) & (y[m] <= hi[m]))
             width = np.mean((hi[m] - lo[m]) / pred[m])
-            print(f"{tier:<11} {cls:<8} {int(m.sum()):>6} {100 * ape.mean():>8.2f} {100 * np.mean(ape <= 0.2):>13.1f} "
+            print(f"{tier:<14} {cls:<8} {int(m.sum()):>6} {100 * ape.mean():>8.2f} {100 * np.mean(ape <= 0.2):>13.1f} "
                   f"{100 * cover:>12.1f} {width:>11.3f}")
 
 
