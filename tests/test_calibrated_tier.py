@@ -192,3 +192,23 @@ def test_a_bundle_without_a_calibrated_sub_model_keeps_the_spec_one_and_says_so(
     only_spec = save_bundle({"dlops": parts["dlops"]}, tmp_path / "spec_only")
     status, out = _predict(only_spec, files, tmp_path, "--calibration", str(files / "adds.csv"))
     assert status == 0 and "changes no prediction" in capsys.readouterr().err
+
+
+def test_a_calibration_that_skips_the_l2_step_or_never_leaves_the_l2_is_flagged(trained, files, tmp_path, capsys):
+    """Sizes of the target's real add calls chosen to leave a gap around its L2, or to stay inside it."""
+    from perfml.boards import get_board
+
+    path, _, _ = trained
+    l2 = get_board(TARGET).l2_bytes
+    adds = pd.read_csv(files / "adds.csv")
+    nbytes = 3 * 4 * adds.B * adds.H  # add: two inputs and one output of B*H float32
+    gapped, small = tmp_path / "gapped.csv", tmp_path / "small.csv"
+    adds[(nbytes < l2 / 8) | (nbytes > 8 * l2)].to_csv(gapped, index=False)
+    adds[nbytes < l2].to_csv(small, index=False)
+    for name, expected in ((gapped, "interpolated across the step from L2 to DRAM"), (small, "under 4 x the L2")):
+        status, _ = _predict(path, files, tmp_path, "--calibration", str(name))
+        err = capsys.readouterr().err
+        assert status == 0 and expected in err, err
+    status, _ = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
+    err = capsys.readouterr().err
+    assert status == 0 and "step from L2" not in err and "x the L2" not in err

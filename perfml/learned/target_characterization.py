@@ -104,14 +104,58 @@ def _achieved_quantities(characterization) -> set[str]:
     return {v.quantity for v in characterization.values if v.tier in ACHIEVED_TIERS}
 
 
+def _curve_warnings(characterization, where) -> list[str]:
+    """Where the target's streaming curve cannot carry the board's memory system.
+
+    Between two knots a curve interpolates a power law, so a gap of more than
+    :data:`~perfml.characterize.limits.L2_FACTOR` in bytes around the board's L2 size can
+    skip the whole step from L2-resident to DRAM-bound (the working sets
+    [L2 / L2_FACTOR, L2 x L2_FACTOR]). Measured: the T4 calibrated from 10 random ``add``
+    calls (no call between 1.9 and 21.9 MB, around its 4 MB L2) missed the element-wise
+    calls by 19.9 %, from 30 (largest gap a factor of 2.4) by 5.2 %, from all 1,814 by 5.4 %
+    (``experiments/results/calibrated_cli_calibration_rows_Tesla-T4.txt``). A curve that
+    ends below L2_FACTOR x L2 has no DRAM-bound call, and charges larger calls the bandwidth
+    of its largest one.
+    """
+    from perfml.boards import get_board
+    from perfml.characterize.limits import L2_FACTOR
+    from perfml.errors import UnknownBoardError
+
+    curve = characterization.stream_curve
+    if curve is None:
+        return [f"{where} has no streaming curve (too few distinct sizes of the calibration kernel): time it at a few "
+                "dozen sizes, from a few kB to several times the board's L2"]
+    try:
+        l2 = float(getattr(get_board(characterization.board), "l2_bytes", 0) or 0) or None
+    except UnknownBoardError:
+        l2 = None
+    lo, hi = (l2 / L2_FACTOR, l2 * L2_FACTOR) if l2 else (0.0, np.inf)
+    knots = np.asarray(curve.bytes, dtype=float)
+    out = []
+    for a, b in zip(knots[:-1], knots[1:]):
+        if b / a > L2_FACTOR and b > lo and a < hi:
+            around = f" around the board's {l2 / 2**20:.3g} MiB L2" if l2 else ""
+            out.append(f"{where}: no call between {a:.3g} and {b:.3g} bytes (a factor of {b / a:.3g}){around}, so "
+                       "the time in between is interpolated across the step from L2 to DRAM: add calls at sizes in "
+                       f"between (at most a factor of {L2_FACTOR:g} apart)")
+            break
+    if l2 and knots[-1] < hi:
+        out.append(f"{where}: its largest call moves {knots[-1]:.3g} bytes, under {L2_FACTOR:g} x the L2 "
+                   f"({hi:.3g} bytes), so larger calls are charged its bandwidth: add calls of several times the L2 "
+                   "to give the DRAM bandwidth")
+    return out
+
+
 def use_target_characterization(model, characterization, boards: Iterable[str], where: object) -> list[str]:
     """Make ``model`` (a fitted :class:`~perfml.learned.regressors.RuntimeRegressor` or
     :class:`~perfml.learned.operators.OperatorRegressor`) use ``characterization`` for its board.
 
     The model's characterizations of other boards stay (:class:`TargetFirst`). Returns the
-    warnings to show: the characterization's own; one when the model was trained without
-    the characterization features (then the file changes no prediction); one when the
-    file gives achieved quantities the model's training characterizations lacked.
+    warnings to show: the characterization's own (less those every training board's had
+    too); one when the model was trained without the characterization features (then the
+    file changes no prediction); those of its streaming curve (:func:`_curve_warnings`);
+    one when the file gives achieved quantities the model's training characterizations
+    lacked.
 
     Raises
     ------
@@ -141,7 +185,9 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
             f"the model was trained without the characterization features, so {where} changes no prediction; "
             "train one with characterization features to use it"
         )
-    elif isinstance(trained, Mapping) and trained:
+        return warnings
+    warnings += _curve_warnings(characterization, where)
+    if isinstance(trained, Mapping) and trained:
         known = set.union(*(_achieved_quantities(ch) for ch in trained.values()))
         extra = sorted(_achieved_quantities(characterization) - known)
         if extra:
