@@ -122,6 +122,24 @@ def _bundle(home, args) -> None:
         warm = _latency_ms(lambda: predict_any(bundle, query, "bench"))
         print(f"bundle: single-query latency, {name} (perfml predict path, with interval): first {first:.1f} ms, "
               f"then {warm:.1f} ms (target < 50)")
+    if "dlops-calibrated" in bundle.models:  # the calibrated tier: the target's add calls calibrate it first
+        import tempfile
+
+        from perfml.datasets import load_dlops_runtimes
+        from perfml.learned.target_characterization import use_target
+
+        rt = load_dlops_runtimes(home)
+        adds = rt[(rt["board"] == "A100-PCIe-40GB") & (rt["op"] == "add")][["board", "op", "B", "H", "time_ms"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = f"{tmp}/adds.csv"
+            adds.to_csv(path, index=False)
+
+            def calibrated():
+                use_target(bundle, op, "bench", calibration=path)
+                return predict_any(bundle, op, "bench")
+
+            print(f"bundle: single-query latency, operator row with --calibration of {len(adds)} add calls "
+                  f"(calibration + prediction): {_latency_ms(calibrated):.1f} ms (target < 50)")
 
 
 def _latency_ms(call, repeats: int = 20) -> float:

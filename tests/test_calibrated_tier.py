@@ -212,3 +212,26 @@ def test_a_calibration_that_skips_the_l2_step_or_never_leaves_the_l2_is_flagged(
     status, _ = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
     err = capsys.readouterr().err
     assert status == 0 and "step from L2" not in err and "x the L2" not in err
+
+
+def test_a_second_target_replaces_the_first_and_keeps_the_training_characterizations(trained, files):
+    from perfml.learned.target_characterization import TargetFirst, use_target
+
+    path, _, _ = trained
+    bundle = load_predictor(path, data_home=HOME)
+    queries = pd.read_csv(files / "queries.csv")
+    trained_with = bundle.models["dlops-calibrated"].characterizations
+    first = None
+    for name in ("synthetic_slower_adds", "adds"):
+        use_target(bundle, queries, "q", calibration=files / f"{name}.csv")
+        given = bundle.models["dlops-calibrated"].characterizations
+        assert isinstance(given, TargetFirst) and given.others is trained_with
+        first = first if first is not None else predict_any_ms(bundle, queries)
+    # the second call's target (the measured adds) replaced the first (1.5x slower) one
+    assert np.median(first / predict_any_ms(bundle, queries)) > 1.2
+
+
+def predict_any_ms(bundle, queries):
+    from perfml.learned.bundle import predict_any
+
+    return predict_any(bundle, queries, "q")["predicted_ms"].to_numpy()

@@ -166,12 +166,15 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
 
     for board in sorted(set(boards)):
         check_board(characterization, board, where)
-    trained = model.characterizations
+    def own(characterizations):  # what the model was trained with, under an earlier target's file
+        return characterizations.others if isinstance(characterizations, TargetFirst) else characterizations
+
+    trained = own(model.characterizations)
     # an operator model fitted with transfer="auto" may hold a second model for some op classes
     for part in (model, getattr(model, "no_transfer_model_", None)):
         if part is None:
             continue
-        given = TargetFirst(characterization, part.characterizations)
+        given = TargetFirst(characterization, own(part.characterizations))
         part.set_params(characterizations=given)
         if hasattr(part, "features_"):  # RuntimeRegressor: its fitted feature builder holds them too
             part.features_.characterizations = given
