@@ -23,7 +23,7 @@ def train(
     sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
     exclude_board: Optional[list[str]] = typer.Option(None, "--exclude-board", help="Leave this board's rows out of training (repeatable): the board is then unseen, and its measurements can check the predictions."),
     calibrated_tier: bool = typer.Option(True, "--calibrated-tier/--no-calibrated-tier", help="Also train the calibrated-tier operator sub-model (dlops-calibrated: each board characterized from its own add calls), which answers `perfml predict --calibration`. Default: on when dlops is trained."),
-    wave_scaling: str = typer.Option("off", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: off (default), on, or auto (kept where an inner leave-one-board-out finds it helps)."),
+    wave_scaling: str = typer.Option("default", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: default (on for undescribed, off for described), off, on, or auto (kept where an inner leave-one-board-out finds it helps)."),
 ) -> None:
     """Train one sub-model per corpus of the data home, each with its interval calibration.
 
@@ -50,11 +50,12 @@ def train(
     from perfml.learned.persistence import replace_directory_check
     from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus, with_sweep_rows
 
-    waves = {"off": False, "on": True, "auto": "auto"}.get(wave_scaling)
-    if waves is None:
+    choices = {"default": None, "off": False, "on": True, "auto": "auto"}
+    if wave_scaling not in choices:
         from perfml.errors import InvalidValueError
 
-        raise InvalidValueError(f"--wave-scaling must be off, on or auto, got {wave_scaling!r}")
+        raise InvalidValueError(f"--wave-scaling must be default, off, on or auto, got {wave_scaling!r}")
+    waves = choices[wave_scaling]
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
     from perfml.cli import quiet_requested
