@@ -51,7 +51,7 @@ import pandas as pd
 
 from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
 from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad, write_manifest
-from perfml.learned.training import CALIBRATED_TIER
+from perfml.learned.tiers import CALIBRATED_TIER
 
 __all__ = [
     "CORPORA",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfml.learned.tiers import CALIBRATED_TIER, data_corpus  # noqa: F401  (re-exported)
+
 
 def training_runtimes(data_home=None, source: str | None = None) -> pd.DataFrame:
     """Runtime rows (default GPU configuration) of every kernel, measured time in ``measured_ms``."""
@@ -171,23 +173,6 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
 
 
 # -- the calibrated tier (issue 11 §3): a sub-model that takes the target's calibration -------
-#: sub-models of the calibrated tier: name -> (data corpus whose rows train it, kernel column,
-#: the kernels whose runs calibrate a board). The deep-learning operators' calibration is the
-#: board's element-wise ``add`` calls, as in ``experiments/dlops_unseen_boards_calibrated.toml``
-#: (leave-one-board-out MAPE 17.85 % against 25.31 % spec-only,
-#: ``experiments/results/dlops_unseen_boards_calibrated_row_char.txt``). The application
-#: corpora have none: their calibrated tier gains little (nine apps 10.76 % -> 10.52 %,
-#: ``experiments/results/unseen_boards_calibrated_stream_curve.txt``) and a characterized
-#: application model's transfer would need every training board's characterization at
-#: prediction time.
-CALIBRATED_TIER = {"dlops-calibrated": ("dlops", "op", ("add",))}
-
-
-def data_corpus(name: str) -> str:
-    """The data corpus of a sub-model name (``dlops-calibrated`` -> ``dlops``)."""
-    return CALIBRATED_TIER[name][0] if name in CALIBRATED_TIER else name
-
-
 def calibration_mask(name: str, rows: pd.DataFrame):
     """Per row of ``rows``: is it a run of the sub-model's calibration kernels (all False for a spec-tier one)?"""
     import numpy as np
