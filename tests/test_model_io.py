@@ -381,20 +381,26 @@ def test_a_model_card_is_stored_and_hashed(fitted, rows, tmp_path):
 
 
 def test_the_shipped_default_model_loads_and_verifies():
-    """models/default is a bundle of the three corpora, as `perfml train` (every corpus) writes it."""
+    """models/default is a bundle of the three corpora and the operators' calibrated tier, as
+    `perfml train` (every corpus) writes it."""
     from pathlib import Path
 
     from perfml.learned.bundle import load_predictor
-    from perfml.learned.training import corpus_rows
+    from perfml.learned.training import corpus_rows, data_corpus
 
     path = Path(__file__).resolve().parents[1] / "models" / "default"
     bundle = load_predictor(path, data_home=HOME)
     meta = bundle.metadata_
     assert meta["version"] == 3 and "MODEL_CARD.md" in meta["files"]
-    assert set(bundle.models) == {"described", "undescribed", "dlops"}
+    assert set(bundle.models) == {"described", "undescribed", "dlops", "dlops-calibrated"}
     rows = corpus_rows(HOME, dlops_max_rows=meta["dlops_max_rows"], random_state=meta["seed"])
     for name, model in bundle.models.items():
-        assert model.metadata_["training_rows"] == len(rows[name])
+        assert model.metadata_["training_rows"] == len(rows[data_corpus(name)])
+    calibrated = bundle.models["dlops-calibrated"]
+    assert calibrated.characterization and sorted(calibrated.characterizations) == sorted(rows["dlops"]["board"].unique())
+    assert calibrated.metadata_["calibration"] == {"column": "op", "kernels": ["add"]}
+    assert "EW" in calibrated.metadata_["intervals"]["groups"]
+    assert bundle.models["undescribed"].wave_scaling is True and bundle.models["described"].wave_scaling is False
     assert set(bundle.models["described"].metadata_["training"]["apps"]) == set(rows["described"]["app_id"])
     assert set(bundle.models["undescribed"].metadata_["training"]["apps"]) == set(rows["undescribed"]["app_id"])
     assert bundle.models["dlops"].metadata_["training"]["ops"] == sorted(rows["dlops"]["op"].unique())
