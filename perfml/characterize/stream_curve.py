@@ -118,9 +118,10 @@ class StreamCurve:
         seconds = np.asarray(seconds, dtype=float)
         keep = np.isfinite(nbytes) & np.isfinite(seconds) & (nbytes > 0) & (seconds > 0)
         nbytes, seconds = nbytes[keep], seconds[keep]
-        knots = np.unique(nbytes)
-        times = [float(np.median(seconds[nbytes == k])) for k in knots]
-        return cls(bytes=tuple(knots), seconds=tuple(times), **kwargs)
+        import pandas as pd
+
+        medians = pd.Series(seconds).groupby(nbytes, sort=True).median()  # one pass, not a mask per knot
+        return cls(bytes=tuple(medians.index.astype(float)), seconds=tuple(medians.to_numpy(dtype=float)), **kwargs)
 
     def time_s(self, nbytes) -> np.ndarray:
         """Time (s) to stream ``nbytes`` (array-like) on the board; NaN where ``nbytes`` is not positive."""
