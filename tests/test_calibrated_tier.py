@@ -180,11 +180,20 @@ def test_a_changed_or_misnamed_characterization_file_is_refused(trained, tmp_pat
         load_predictor(copy, data_home=HOME)
 
 
-def test_a_board_whose_add_runs_cannot_calibrate_it_stops_training_with_the_way_out(corpus):
+def test_a_board_without_add_runs_is_left_out_and_one_with_too_few_stops_training(corpus):
+    from perfml.errors import InvalidValueError
+    from perfml.learned.training import calibrated_tier_rows
+
     rows = corpus[corpus.board != TARGET]
-    rows = rows[~((rows.board == "Tesla-P4") & (rows.op == "add"))].reset_index(drop=True)
+    p4_add = (rows.board == "Tesla-P4") & (rows.op == "add")
+    without = rows[~p4_add].reset_index(drop=True)
+    kept, left_out = calibrated_tier_rows("dlops-calibrated", without)
+    assert left_out == ["Tesla-P4"] and "Tesla-P4" not in set(kept.board)
+    with pytest.raises(InvalidValueError, match="Tesla-P4"):  # not silently trained with a committed characterization
+        fit_corpus("dlops-calibrated", without, data_home=HOME, calibrate=False)
+    too_few = rows[~p4_add | (p4_add & (rows.groupby(p4_add).cumcount() < 2))].reset_index(drop=True)
     with pytest.raises(CalibrationDataError, match=r"Tesla-P4.*--no-calibrated-tier"):
-        training_characterizations("dlops-calibrated", rows)
+        training_characterizations("dlops-calibrated", too_few)
 
 
 def test_a_bundle_without_a_calibrated_sub_model_keeps_the_spec_one_and_says_so(trained, files, tmp_path, capsys):
@@ -235,3 +244,70 @@ def predict_any_ms(bundle, queries):
     from perfml.learned.bundle import predict_any
 
     return predict_any(bundle, queries, "q")["predicted_ms"].to_numpy()
+
+
+# -- the nine described apps: calibrated by the target's vectorAdd runs -------------------------
+
+APP_BOARDS = ["GTX-680", "GTX-970", "GTX-980", "Tesla-K20"]
+APP_TARGET = "GTX-750"
+
+
+@pytest.fixture(scope="module")
+def apps_trained(tmp_path_factory):
+    from perfml.learned import regressors
+    from perfml.learned.training import calibrated_tier_rows, corpus_rows
+
+    rows = corpus_rows(HOME, corpora=["described"])["described"]
+    target = rows[rows.board == APP_TARGET]
+    rows = rows[rows.board.isin(APP_BOARDS + ["GT-630"])].reset_index(drop=True)  # GT-630: no vectorAdd runs
+    mp = pytest.MonkeyPatch()
+    mp.setitem(regressors._DEFAULTS, "xgboost", {**regressors._DEFAULTS["xgboost"], **FAST})
+    try:
+        spec_model, spec_cal, _ = fit_corpus("described", rows, data_home=HOME)
+        kept, left_out = calibrated_tier_rows("described-calibrated", rows)
+        cal_model, cal_cal, oof = fit_corpus("described-calibrated", kept, data_home=HOME)
+    finally:
+        mp.undo()
+    path = save_bundle({"described": (spec_model, rows, {"intervals": spec_cal}),
+                        "described-calibrated": (cal_model, kept, {"intervals": cal_cal, "calibration": {
+                            "column": "app_id", "kernels": ["vectorAdd"]}})}, tmp_path_factory.mktemp("a") / "model")
+    folder = tmp_path_factory.mktemp("apps")
+    # matrix_sum_coalesced: carried by the memory roofline, where the achieved bandwidth enters
+    queries = target[target.app_id.isin(["matrix_sum_coalesced", "dotProd"])].groupby("app_id").head(20)
+    queries[["board", "app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y"]].to_csv(folder / "q.csv", index=False)
+    vadd = target[target.app_id == "vectorAdd"].rename(columns={"measured_ms": "time_ms"})
+    vadd[["board", "app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y", "time_ms"]].to_csv(
+        folder / "vadd.csv", index=False)
+    queries.rename(columns={"measured_ms": "time_ms"})[["board", "app_id", "input_size", "time_ms"]].to_csv(
+        folder / "no_vadd.csv", index=False)
+    return path, kept, left_out, oof, folder
+
+
+def test_the_described_calibrated_tier_trains_on_boards_with_vectoradd_runs_only(apps_trained):
+    path, kept, left_out, oof, _ = apps_trained
+    assert left_out == ["GT-630"] and sorted(kept.board.unique()) == sorted(APP_BOARDS)
+    assert np.isnan(oof[kept.app_id.to_numpy() == "vectorAdd"]).all()
+    model = load_predictor(path, data_home=HOME).models["described-calibrated"]
+    assert model.characterization and model.closed_form_peaks == "characterized"
+    assert sorted(model.characterizations) == sorted(APP_BOARDS)  # saved as files, read back
+
+
+def test_a_vectoradd_calibration_moves_the_nine_apps_and_a_file_without_it_is_refused(apps_trained, tmp_path, capsys):
+    path, _, _, _, folder = apps_trained
+    outs = {}
+    for name, extra in (("spec", []), ("cal", ["--calibration", str(folder / "vadd.csv")])):
+        out = tmp_path / f"{name}.csv"
+        status = main(["predict", "--model", str(path), "--queries", str(folder / "q.csv"), "--output", str(out),
+                       "--data-home", str(HOME.path), *extra])
+        assert status == 0, capsys.readouterr().err
+        outs[name] = pd.read_csv(out)["predicted_ms"].to_numpy()
+    assert "changes no prediction" not in capsys.readouterr().err
+    bundle = load_predictor(path, data_home=HOME)
+    queries = pd.read_csv(folder / "q.csv")
+    np.testing.assert_allclose(outs["spec"], bundle.models["described"].predict(queries), rtol=1e-6)
+    memory_bound = (queries.app_id == "matrix_sum_coalesced").to_numpy()
+    assert not np.allclose(outs["cal"][memory_bound], outs["spec"][memory_bound])
+    out = tmp_path / "refused.csv"
+    status = main(["predict", "--model", str(path), "--queries", str(folder / "q.csv"), "--output", str(out),
+                   "--data-home", str(HOME.path), "--calibration", str(folder / "no_vadd.csv")])
+    assert status == 2 and not out.exists() and "no run of vectorAdd" in capsys.readouterr().err

@@ -74,11 +74,16 @@ def train(
         import pandas as pd
 
         rows["undescribed"] = with_sweep_rows(rows.get("undescribed", pd.DataFrame()), sweep)
-    from perfml.learned.training import CALIBRATED_TIER, data_corpus
+    from perfml.learned.training import CALIBRATED_TIER, calibrated_tier_rows, data_corpus
 
     jobs = dict(rows)  # sub-model name -> its training rows
+    left_out = {}  # calibrated-tier sub-model -> boards without calibration runs
     if calibrated_tier:
-        jobs.update({name: rows[corpus] for name, (corpus, *_) in CALIBRATED_TIER.items() if corpus in rows})
+        for name, (corpus_name, *_) in CALIBRATED_TIER.items():
+            if corpus_name in rows:
+                kept, left_out[name] = calibrated_tier_rows(name, rows[corpus_name])
+                if kept["board"].nunique() >= 2:
+                    jobs[name] = kept
     parts, figures, seconds = {}, {}, {}
     total = sum(1 + r["board"].nunique() for r in jobs.values()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:
@@ -107,6 +112,8 @@ def train(
     for name, rt in jobs.items():
         tier = (f"; calibrated tier: each board characterized from its own {', '.join(CALIBRATED_TIER[name][2])} runs, "
                 "which are not scored") if name in CALIBRATED_TIER else ""
+        if left_out.get(name):
+            tier += f"; boards without such runs left out: {', '.join(left_out[name])}"
         typer.echo(f"{name}: trained on {len(rt)} rows of {rt['board'].nunique()} boards and "
                    f"{rt['op' if data_corpus(name) == 'dlops' else 'app_id'].nunique()} "
                    f"kernels in {seconds[name]:.1f} s (fit + leave-one-board-out calibration{tier})")

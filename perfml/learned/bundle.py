@@ -18,12 +18,13 @@ another population, on other boards, with their own features. So a model directo
     gives through ``--reference``), a ``RuntimeRegressor``;
 ``dlops``
     the deep-learning operators, an operator regressor (``perfml.learned.operators``);
-``dlops-calibrated`` (optional)
-    the same corpus at the calibrated tier (issue 11 §3): an operator regressor with the
+``dlops-calibrated``, ``described-calibrated`` (optional)
+    the same corpora at the calibrated tier (issue 11 §3): a model with the
     characterization features, every training board characterized from its own ``add``
-    calls (:data:`perfml.learned.training.CALIBRATED_TIER`). It answers operator rows
-    only when the target board's calibration is given (``perfml predict --calibration``
-    or ``--characterization``); without one the spec-only ``dlops`` answers.
+    calls (operators) or ``vectorAdd`` runs (nine apps; :data:`perfml.learned.tiers.CALIBRATED_TIER`).
+    Each answers its rows only when the target board's calibration is given (``perfml
+    predict --calibration`` or ``--characterization``); without one the spec-only
+    sub-model answers.
 
 Each sub-model is a version-2 model directory of its own (:mod:`perfml.learned.persistence`)
 with its own interval calibration (leave-one-board-out split conformal, per kernel group
@@ -72,6 +73,7 @@ CORPUS_TITLES = {
     "undescribed": "Amaris kernels known only from measurements (Rodinia, --reference kernels)",
     "dlops": "deep-learning operators (NeuSight)",
     "dlops-calibrated": "deep-learning operators (NeuSight), calibrated tier: takes the target's add calls",
+    "described-calibrated": "Amaris kernels with a description (nine apps), calibrated tier: takes the target's vectorAdd runs",
     "amaris": "every Amaris kernel (one joint model, version-2 directory)",
 }
 _KINDS = ("runtime-regressor", "operator-regressor")
@@ -118,7 +120,8 @@ class ModelBundle:
     @property
     def amaris_models(self) -> list:
         """The sub-models that answer Amaris rows (RuntimeRegressors)."""
-        return [self.models[n] for n in ("described", "undescribed", "amaris") if n in self.models]
+        names = ("described", "undescribed", "amaris")
+        return [m for n, m in self.models.items() if n in names or CALIBRATED_TIER.get(n, ("",))[0] in names]
 
 
 def _kind(model) -> str:

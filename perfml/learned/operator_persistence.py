@@ -39,7 +39,6 @@ __all__ = ["load_operator_model", "write_operator_model_files"]
 ESTIMATOR = "OperatorRegressor"
 _BOOSTER = "booster.json"
 _TRANSFER = "features/transfer.parquet"
-_CHARACTERIZATIONS = "characterizations"
 _PARAMS = ("characterization", "transfer", "tiles", "wave_base", "board_identity", "monotone", "random_state", "n_jobs",
            "learner_params")
 _REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
@@ -61,7 +60,7 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
 
     from perfml import __version__
     from perfml.learned.operator_queries import operator_training_ranges
-    from perfml.learned.persistence import FORMAT, VERSION, write_manifest
+    from perfml.learned.persistence import FORMAT, VERSION, write_characterization_files, write_manifest
 
     if not hasattr(model, "model_"):
         raise ModelFormatError("the operator model is not fitted; fit it before saving")
@@ -91,13 +90,7 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
         **(extra or {}),
     }
     if model.characterizations is not None:  # a mapping: one JSON file per board, in its own format
-        (directory / _CHARACTERIZATIONS).mkdir()
-        files = {}
-        for i, (board, characterization) in enumerate(sorted(model.characterizations.items())):
-            rel = f"{_CHARACTERIZATIONS}/{i:02d}.json"
-            (directory / rel).write_text(characterization.to_json(), encoding="utf-8")
-            files[str(board)] = rel
-        meta["characterizations"] = files
+        meta["characterizations"] = write_characterization_files(directory, model.characterizations)
     booster = model.model_.get_booster().copy()
     booster.feature_names = None  # the manifest holds the names; xgboost refuses some characters
     booster.save_model(str(directory / _BOOSTER))
@@ -124,7 +117,14 @@ def load_operator_model(path, *, data_home=None):
     from perfml.learned.intervals import check_calibration
     from perfml.learned.operator_model._transfer import TransferTable
     from perfml.learned.operators import OperatorRegressor
-    from perfml.learned.persistence import FORMAT, VERSION, check_required, read_manifest_json, verify_tree
+    from perfml.learned.persistence import (
+        FORMAT,
+        VERSION,
+        check_required,
+        read_characterization_files,
+        read_manifest_json,
+        verify_tree,
+    )
 
     path = Path(path)
     meta_path, meta = read_manifest_json(path)
@@ -146,7 +146,7 @@ def load_operator_model(path, *, data_home=None):
     missing = [k for k in _PARAMS if k not in params]
     if missing:  # a default changed since: rebuilding from today's defaults would build other features
         raise _bad(meta_path, f"regressor_params lacks {', '.join(missing)} (saved by an older perfml)")
-    characterizations = _read_characterizations(path, meta, meta_path)
+    characterizations = read_characterization_files(path, meta, meta_path)
     calibration_kernels(meta, meta_path)  # checked now, not at the first --calibration
     try:
         model = OperatorRegressor(**params, characterizations=characterizations, data_home=data_home)
@@ -189,33 +189,6 @@ def load_operator_model(path, *, data_home=None):
         model.transfer_ = transfer
     model.metadata_ = meta
     return model
-
-
-def _read_characterizations(path: Path, meta: dict, meta_path) -> dict | None:
-    """The ``characterizations`` files of a model directory (None when the manifest names none)."""
-    import json
-
-    from perfml.boards import same_board
-    from perfml.characterize import Characterization
-
-    listed = meta.get("characterizations")
-    if listed is None:
-        return None
-    if not isinstance(listed, dict) or not listed or not all(
-            isinstance(k, str) and isinstance(v, str) and v.startswith(f"{_CHARACTERIZATIONS}/") for k, v in listed.items()):
-        raise _bad(meta_path, f"'characterizations' must map board names to files under {_CHARACTERIZATIONS}/")
-    out = {}
-    for board, rel in listed.items():
-        if rel not in meta["files"]:
-            raise ModelFormatError(f"{path / rel} is not among the model's files; {_RETRAIN}")
-        try:
-            characterization = Characterization.from_dict(json.loads((path / rel).read_text(encoding="utf-8")))
-        except (ValueError, PerfmlError) as exc:  # json.JSONDecodeError is a ValueError
-            raise ModelFormatError(f"{path / rel} is not a readable characterization ({exc}); {_RETRAIN}") from None
-        if not same_board(characterization.board, board):
-            raise _bad(meta_path, f"characterizations[{board!r}] holds a characterization of {characterization.board!r}")
-        out[board] = characterization
-    return out
 
 
 def calibration_kernels(meta: dict, meta_path="the model manifest") -> tuple[str, tuple[str, ...]] | None:

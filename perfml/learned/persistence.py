@@ -175,7 +175,8 @@ def write_model_files(model, directory, *, extra: dict | None = None, training_r
         "format": FORMAT,
         "version": VERSION,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "regressor_params": model.get_params(deep=False) | {"data_home": None},
+        # characterizations go to files of their own (below), never into the JSON of the parameters
+        "regressor_params": model.get_params(deep=False) | {"data_home": None, "characterizations": None},
         "feature_names": list(model.feature_names_),
         "shrinkage": float(model.shrinkage_),
         "features": meta_features,
@@ -194,6 +195,8 @@ def write_model_files(model, directory, *, extra: dict | None = None, training_r
         table.to_parquet(staging / _FEATURES / f"{name}.parquet", index=False)
     for name, text in (extra_files or {}).items():
         (staging / name).write_text(text)
+    if model.characterizations is not None:
+        meta["characterizations"] = write_characterization_files(staging, model.characterizations)
     return write_manifest(staging, meta)
 
 
@@ -448,9 +451,12 @@ def load_model(path, *, data_home=None):
                 tables[Path(rel).stem] = pd.read_parquet(path / rel)
             except Exception as exc:  # pyarrow raises several unrelated types on a bad file
                 raise ModelFormatError(f"{path / rel} cannot be read as Parquet ({exc.__class__.__name__}); {_RETRAIN}") from None
+    characterizations = read_characterization_files(path, meta, meta_path)
     try:
-        model = RuntimeRegressor(**{**meta["regressor_params"], "data_home": data_home})
+        model = RuntimeRegressor(**{**meta["regressor_params"], "data_home": data_home,
+                                    "characterizations": characterizations})
         model.features_ = FeatureBuilder.from_state(meta["features"], tables, data_home=data_home)
+        model.features_.characterizations = characterizations
     except PerfmlError:
         raise
     except (TypeError, KeyError, ValueError) as exc:
@@ -471,3 +477,65 @@ def load_model(path, *, data_home=None):
     model.n_features_in_ = None
     model.metadata_ = meta
     return model
+
+
+# -- characterizations a model was trained with (the calibrated tier) --------------------------
+_CHARACTERIZATIONS = "characterizations"
+
+
+def write_characterization_files(directory, characterizations) -> dict[str, str]:
+    """Write each board's characterization as ``characterizations/NN.json`` (``perfml characterize``'s
+    own JSON format) under ``directory``; return the manifest entry board -> file.
+
+    Raises
+    ------
+    ModelFormatError
+        ``characterizations`` is not a mapping (a callable has no file form).
+    """
+    from collections.abc import Mapping
+
+    if not isinstance(characterizations, Mapping):
+        raise ModelFormatError("a model fitted with a callable of characterizations cannot be saved safely; train it "
+                               "with characterizations=None (the committed ones) or a mapping board -> Characterization")
+    folder = Path(directory) / _CHARACTERIZATIONS
+    folder.mkdir()
+    files = {}
+    for i, (board, characterization) in enumerate(sorted(characterizations.items())):
+        rel = f"{_CHARACTERIZATIONS}/{i:02d}.json"
+        (Path(directory) / rel).write_text(characterization.to_json(), encoding="utf-8")
+        files[str(board)] = rel
+    return files
+
+
+def read_characterization_files(path, meta: dict, meta_path) -> dict | None:
+    """The characterizations a model directory's manifest lists (None when it lists none).
+
+    Raises
+    ------
+    ModelFormatError
+        A malformed entry, a file not among the hashed ones, a file that is no
+        characterization, or one of another board than its key.
+    """
+    import json
+
+    from perfml.boards import same_board
+    from perfml.characterize import Characterization
+
+    listed = meta.get("characterizations")
+    if listed is None:
+        return None
+    if not isinstance(listed, dict) or not listed or not all(
+            isinstance(k, str) and isinstance(v, str) and v.startswith(f"{_CHARACTERIZATIONS}/") for k, v in listed.items()):
+        raise _bad(meta_path, f"'characterizations' must map board names to files under {_CHARACTERIZATIONS}/")
+    out = {}
+    for board, rel in listed.items():
+        if rel not in meta["files"]:
+            raise ModelFormatError(f"{Path(path) / rel} is not among the model's files; {_RETRAIN}")
+        try:
+            characterization = Characterization.from_dict(json.loads((Path(path) / rel).read_text(encoding="utf-8")))
+        except (ValueError, PerfmlError) as exc:  # json.JSONDecodeError is a ValueError
+            raise ModelFormatError(f"{Path(path) / rel} is not a readable characterization ({exc}); {_RETRAIN}") from None
+        if not same_board(characterization.board, board):
+            raise _bad(meta_path, f"characterizations[{board!r}] holds a characterization of {characterization.board!r}")
+        out[board] = characterization
+    return out

@@ -183,8 +183,20 @@ def calibration_mask(name: str, rows: pd.DataFrame):
     return rows[column].astype(str).isin(kernels).to_numpy()
 
 
+def calibrated_tier_rows(name: str, rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``(rows of the boards that have calibration runs, the boards left out)`` for a calibrated-tier sub-model.
+
+    A board without any run of the calibration kernels cannot be characterized as a
+    target is, so its rows do not train the calibrated tier.
+    """
+    _, column, kernels = CALIBRATED_TIER[name]
+    has = rows.loc[rows[column].astype(str).isin(kernels), "board"].astype(str).unique()
+    keep = rows["board"].astype(str).isin(has).to_numpy()
+    return rows[keep].reset_index(drop=True), sorted(set(rows["board"].astype(str)) - set(has))
+
+
 def training_characterizations(name: str, rows: pd.DataFrame) -> dict:
-    """Per training board, its calibrated tier from that board's calibration-kernel runs only.
+    """Per training board with calibration runs, its calibrated tier from those runs only.
 
     The same construction as a target's ``perfml predict --calibration`` (and the
     experiments' ``[characterization] tier = "calibrated"``): the training boards are
@@ -205,7 +217,7 @@ def training_characterizations(name: str, rows: pd.DataFrame) -> dict:
         calibration = calibration.drop(columns=[c for c in ("app_id",) if c in calibration.columns])
     command = f"perfml train: calibrate_from_rows on the {', '.join(kernels)} runs of each training board"
     out = {}
-    for board in sorted(rows["board"].astype(str).unique()):
+    for board in sorted(calibration["board"].astype(str).unique()):
         try:
             out[board] = calibrate_from_rows(calibration, board, command=command)
         except CalibrationDataError as exc:
@@ -293,6 +305,13 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
                                  **({"n_jobs": int(n_jobs)} if n_jobs is not None else {}))
     from perfml.learned.regressors import RuntimeRegressor
 
+    tier = {}
+    if corpus in CALIBRATED_TIER:
+        # the characterization features and the achieved-peak closed forms (streaming curve),
+        # as hybrid_xgboost_characterized_issue of experiments/unseen_boards_calibrated.toml
+        tier = {"characterization": True, "closed_form_peaks": "characterized", "characterizations": characterizations}
+        corpus = data_corpus(corpus)
+
     # the issue-limited compute rate carries simple kernels across architectures (Kepler's
     # 192-core SMX issues 128 lanes per clock without dual issue): leave-one-board-out MAPE
     # nine apps 11.93 % -> 10.90 %, Rodinia 24.53 % -> 20.06 %; leave-one-architecture-out
@@ -300,7 +319,7 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     if wave_scaling is None:
         wave_scaling = DEFAULT_WAVE_SCALING.get(corpus, False)
     return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home, compute_rate="issue",
-                            wave_scaling=wave_scaling)
+                            wave_scaling=wave_scaling, **tier)
 
 
 def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None,
@@ -322,7 +341,16 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
     from perfml.learned.intervals import board_oof_predictions, calibrate as make_calibration, log_scores
 
     y = rows["measured_ms"].to_numpy(dtype=float)
-    characterizations = training_characterizations(corpus, rows) if corpus in CALIBRATED_TIER else None
+    characterizations = None
+    if corpus in CALIBRATED_TIER:
+        lacking = calibrated_tier_rows(corpus, rows)[1]
+        if lacking:
+            from perfml.errors import InvalidValueError
+
+            raise InvalidValueError(f"{corpus}: boards {', '.join(lacking)} have no calibration runs "
+                                    f"({', '.join(CALIBRATED_TIER[corpus][2])}); keep only the rows of "
+                                    "calibrated_tier_rows()")
+        characterizations = training_characterizations(corpus, rows)
     est = estimator if estimator is not None else make_corpus_model(corpus, data_home=data_home,
                                                                    random_state=random_state, n_jobs=n_jobs,
                                                                    wave_scaling=wave_scaling,
