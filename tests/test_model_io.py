@@ -386,16 +386,21 @@ def test_the_shipped_default_model_loads_and_verifies():
     from pathlib import Path
 
     from perfml.learned.bundle import load_predictor
-    from perfml.learned.training import corpus_rows, data_corpus
+    from perfml.learned.training import CALIBRATED_TIER, calibrated_tier_rows, corpus_rows, data_corpus
 
     path = Path(__file__).resolve().parents[1] / "models" / "default"
     bundle = load_predictor(path, data_home=HOME)
     meta = bundle.metadata_
     assert meta["version"] == 3 and "MODEL_CARD.md" in meta["files"]
-    assert set(bundle.models) == {"described", "undescribed", "dlops", "dlops-calibrated"}
+    assert set(bundle.models) == {"described", "undescribed", "dlops", "described-calibrated", "dlops-calibrated"}
     rows = corpus_rows(HOME, dlops_max_rows=meta["dlops_max_rows"], random_state=meta["seed"])
     for name, model in bundle.models.items():
-        assert model.metadata_["training_rows"] == len(rows[data_corpus(name)])
+        expected = rows[data_corpus(name)]
+        if name in CALIBRATED_TIER:  # boards without calibration runs do not train the calibrated tier
+            expected = calibrated_tier_rows(name, expected)[0]
+        assert model.metadata_["training_rows"] == len(expected)
+    assert sorted(bundle.models["described-calibrated"].characterizations) == sorted(
+        calibrated_tier_rows("described-calibrated", rows["described"])[0]["board"].unique())
     calibrated = bundle.models["dlops-calibrated"]
     assert calibrated.characterization and sorted(calibrated.characterizations) == sorted(rows["dlops"]["board"].unique())
     assert calibrated.metadata_["calibration"] == {"column": "op", "kernels": ["add"]}
