@@ -154,6 +154,11 @@ CASES = [
     (["report"], None),
     (["report", "--experiment", "nope", "--json"], None),
     (["train", "--out", "{in}/model", "--wave-scaling", "maybe"], 2),
+    # a board no training row is of: refused (a typo would exclude nothing), before any training
+    (["train", "--out", "{in}/model", "--source", "BSPGPU", "--exclude-board", "GTX-6800"], 2),
+    (["train", "--out", "{in}/model", "--source", "BSPGPU", "--corpus", "described", "--exclude-board", "GT-630",
+      "--exclude-board", "GTX-295", "--exclude-board", "GTX-680", "--exclude-board", "GTX-Titan",
+      "--exclude-board", "Tesla-K20"], 2),
 ]
 
 DATA_CASES = [

@@ -247,6 +247,9 @@ def _without_boards(rows: dict[str, pd.DataFrame], boards) -> dict[str, pd.DataF
         drop = names.isin([n for n in names.unique() if any(same_board(b, n) for b in boards)])
         if (~drop).any():
             out[name] = part[~drop].reset_index(drop=True)
+    if not out:
+        raise InvalidValueError(f"--exclude-board left no training rows: the excluded boards ({', '.join(boards)}) "
+                                "were every board of the chosen sources and corpora; exclude fewer boards")
     return out
 
 
