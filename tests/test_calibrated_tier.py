@@ -113,6 +113,19 @@ def test_without_a_calibration_the_spec_only_sub_model_answers(trained, files, t
     bundle = load_predictor(path, data_home=HOME)
     queries = pd.read_csv(files / "queries.csv")
     np.testing.assert_allclose(pd.read_csv(out)["predicted_ms"], bundle.models["dlops"].predict(queries), rtol=1e-6)
+    assert set(pd.read_csv(out)["tier"]) == {"spec"}
+
+
+def test_each_row_says_which_tier_answered_it(trained, files, tmp_path, capsys):
+    path, _, _ = trained
+    status, out = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
+    assert status == 0 and set(pd.read_csv(out)["tier"]) == {"calibrated"}
+    queries = pd.read_csv(files / "queries.csv").assign(tier="x")
+    queries.to_csv(tmp_path / "with_tier.csv", index=False)
+    bad = tmp_path / "bad.csv"
+    status = main(["predict", "--model", str(path), "--queries", str(tmp_path / "with_tier.csv"), "--output", str(bad),
+                   "--data-home", str(HOME.path)])
+    assert status == 2 and not bad.exists() and "column 'tier' is an output column" in capsys.readouterr().err
 
 
 def test_a_calibration_of_add_calls_is_answered_by_the_calibrated_sub_model(trained, files, tmp_path, capsys):

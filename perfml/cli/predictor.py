@@ -127,7 +127,7 @@ def train(
 def predict(
     model: Path = typer.Option(..., "--model", help="Model directory written by `perfml train`."),
     queries: Path = typer.Option(..., "--queries", help="CSV of application rows (board, app_id, input_size: the columns of runtimes.csv) and/or operator rows (board, op and its dims: the columns of dlops_runtimes.csv), without time columns; other columns are carried through."),
-    output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, lower_ms, upper_ms, basis, clamped_to_bound, extrapolated, extrapolation."),
+    output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, lower_ms, upper_ms, basis, clamped_to_bound, extrapolated, extrapolation, tier (spec or calibrated)."),
     data_home: Optional[Path] = DataHome,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
     reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms; application or operator rows) on boards you have; the same runs on other boards are predicted from them."),

@@ -359,7 +359,11 @@ def _reference_names(reference, reference_where):
 
 def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference=None,
                 reference_where: str = "--reference", level: float = 0.90) -> pd.DataFrame:
-    """The queries as given plus ``predicted_ms``, ``lower_ms``, ``upper_ms``, ``basis`` and flags, row for row.
+    """The queries as given plus ``predicted_ms``, ``lower_ms``, ``upper_ms``, ``basis``, flags and ``tier``, row for row.
+
+    ``tier`` names the tier of the sub-model that answered the row: ``spec`` (the board
+    known by its registry entry) or ``calibrated`` (a calibrated-tier sub-model, after
+    :func:`perfml.learned.target_characterization.use_target`).
 
     Parameters
     ----------
@@ -392,12 +396,17 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
     routes = _routes(original, where)
     app_ref, op_ref = reference if reference is not None else (None, None)
+    if "tier" in original.columns:
+        raise QueryValidationError(f"{where}: column 'tier' is an output column (the tier of the sub-model that "
+                                   "answered the row: spec or calibrated); rename or drop it")
     parts = []
+    tiers = np.empty(len(original), dtype=object)
     for route in ("described", "undescribed", "dlops"):
         idx = np.flatnonzero(routes == route)
         if not idx.size:
             continue
         model = bundle.model_for(route)
+        tiers[idx] = "calibrated" if any(m is model for n, m in bundle.models.items() if n in CALIBRATED_TIER) else "spec"
         i = int(idx[0])
         if model is None:
             from perfml.learned.queries import _at
@@ -417,7 +426,7 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
                                   reference_where=_reference_names(app_ref, reference_where))
         parts.append((idx, out))
     if len(parts) == 1:
-        return parts[0][1]
+        return parts[0][1].assign(tier=tiers)
     result = original.copy()
     for column in OUTPUT_COLUMNS:
         values = np.empty(len(original), dtype=object)
@@ -429,6 +438,7 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
         elif column in ("clamped_to_bound", "extrapolated"):
             series = series.astype(bool)
         result[column] = series
+    result["tier"] = tiers
     return result
 
 
