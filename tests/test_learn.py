@@ -175,7 +175,8 @@ def test_cli_train_predict_on_unseen_board(tmp_path, monkeypatch, capsys):
     assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 0
     out = pd.read_csv("p.csv")
     assert list(out.columns) == ["board", "app_id", "input_size", "predicted_ms", "lower_ms", "upper_ms", "basis",
-                                 "clamped_to_bound", "extrapolated", "extrapolation"]
+                                 "clamped_to_bound", "extrapolated", "extrapolation", "tier"]
+    assert (out.tier == "spec").all()  # no --calibration: the spec tier answered
     assert (out.predicted_ms > 0).all()
     assert out.board.tolist() == ["H100-SXM", "Tesla K20c"]  # row for row, as given
     assert main(["predict", "--model", "m", "--queries", "q.csv", "--output", "p.csv"]) == 2  # never overwrite silently
