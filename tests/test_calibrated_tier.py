@@ -19,7 +19,7 @@ from perfml.cli import main
 from perfml.errors import CalibrationDataError, ModelFormatError
 from perfml.learned.bundle import load_predictor, save_bundle
 from perfml.learned.operator_model import _regressor
-from perfml.learned.training import CALIBRATED_TIER, corpus_figures, fit_corpus, operator_training_rows, \
+from perfml.learned.training import corpus_figures, fit_corpus, operator_training_rows, \
     training_characterizations
 from conftest import shared_data_home
 
@@ -42,10 +42,7 @@ def trained(corpus, tmp_path_factory):
         parts = {}
         for name in ("dlops", "dlops-calibrated"):
             model, calibration, oof = fit_corpus(name, rows, data_home=HOME, n_jobs=1)
-            extra = {"intervals": calibration}
-            if name in CALIBRATED_TIER:
-                extra["calibration"] = {"column": "op", "kernels": ["add"]}
-            parts[name] = (model, rows, extra)
+            parts[name] = (model, rows, {"intervals": calibration})  # save_bundle adds the calibration entry
             parts[name + "/oof"] = oof
     finally:
         mp.undo()
@@ -282,8 +279,8 @@ def apps_trained(tmp_path_factory):
     finally:
         mp.undo()
     path = save_bundle({"described": (spec_model, rows, {"intervals": spec_cal}),
-                        "described-calibrated": (cal_model, kept, {"intervals": cal_cal, "calibration": {
-                            "column": "app_id", "kernels": ["vectorAdd"]}})}, tmp_path_factory.mktemp("a") / "model")
+                        "described-calibrated": (cal_model, kept, {"intervals": cal_cal})},
+                       tmp_path_factory.mktemp("a") / "model")
     folder = tmp_path_factory.mktemp("apps")
     # matrix_sum_coalesced: carried by the memory roofline, where the achieved bandwidth enters
     queries = target[target.app_id.isin(["matrix_sum_coalesced", "dotProd"])].groupby("app_id").head(20)

@@ -142,11 +142,16 @@ class Characterization:
             raise InvalidValueError("Characterization.values must hold CharacterizedValue objects")
         object.__setattr__(self, "values", check_physical_limits(values))
         if self.stream_curve is not None:
-            check_stream_curve(self.stream_curve, values, _l2_bytes(self.board))
+            check_stream_curve(self.stream_curve, values, self.registry_l2_bytes)
         object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
     # -- an immutable value: copies are the object itself ----------------------------
+    @property
+    def registry_l2_bytes(self) -> float | None:
+        """The registry's L2 size of the board (None for a board it does not know or whose L2 it lacks)."""
+        return _l2_bytes(self.board)
+
     def __copy__(self) -> Characterization:
         return self
 

@@ -22,7 +22,7 @@ def train(
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
     sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
     exclude_board: Optional[list[str]] = typer.Option(None, "--exclude-board", help="Leave this board's rows out of training (repeatable): the board is then unseen, and its measurements can check the predictions."),
-    calibrated_tier: bool = typer.Option(True, "--calibrated-tier/--no-calibrated-tier", help="Also train the calibrated-tier operator sub-model (dlops-calibrated: each board characterized from its own add calls), which answers `perfml predict --calibration`. Default: on when dlops is trained."),
+    calibrated_tier: bool = typer.Option(True, "--calibrated-tier/--no-calibrated-tier", help="Also train the calibrated-tier sub-models (dlops-calibrated and described-calibrated: each board characterized from its own add calls or vectorAdd runs), which answer `perfml predict --calibration`. Default: on."),
     wave_scaling: str = typer.Option("default", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: default (on for undescribed, off for described), off, on, or auto (kept where an inner leave-one-board-out finds it helps)."),
 ) -> None:
     """Train one sub-model per corpus of the data home, each with its interval calibration.
@@ -98,8 +98,6 @@ def train(
                      "training_boards": sorted(rt["board"].astype(str).unique()), "fit_seconds": seconds[name]}
             if calibration is not None:
                 extra["intervals"] = calibration
-            if name in CALIBRATED_TIER:  # the runs a target's --calibration must hold
-                extra["calibration"] = {"column": CALIBRATED_TIER[name][1], "kernels": list(CALIBRATED_TIER[name][2])}
             if oof is not None:
                 figures[name] = corpus_figures(name, rt, oof)
             parts[name] = (model, rt, extra)
@@ -146,7 +144,7 @@ def predict(
     With ``--characterization`` or ``--calibration`` (the calibrated tier), that file is
     the only thing of the target board the prediction uses, and a corpus whose model has a
     calibrated-tier sub-model (``dlops-calibrated``: give the target's element-wise ``add``
-    calls) is answered by it.
+    calls; ``described-calibrated``: its ``vectorAdd`` runs) is answered by it.
 
     Rows beyond the training range are flagged in the ``extrapolated`` column; a bad row
     stops everything and nothing is written.

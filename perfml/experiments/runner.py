@@ -162,11 +162,10 @@ def calibrated_characterizations(spec: ExperimentSpec, rt: pd.DataFrame, data_ho
     if spec.characterization.get("tier") != "calibrated":
         return None
     from perfml.characterize import calibrate_from_rows
+    from perfml.learned.tiers import calibration_runs
 
     column, kernels = calibration_kernels(spec)
-    calibration = calibration_rows(spec, rt, data_home)
-    if column == "op":  # calibrate_from_rows reads the kernel from op (dlops) or app_id (runtimes)
-        calibration = calibration.drop(columns=[c for c in ("app_id",) if c in calibration.columns])
+    calibration = calibration_runs(calibration_rows(spec, rt, data_home), column, kernels)
     source = spec.characterization.get("calibration_source")
     command = (f"experiment {spec.name}: calibrate_from_rows on the {', '.join(kernels)} rows of each board"
                + (f" (source {source})" if source else ""))

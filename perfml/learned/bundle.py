@@ -52,7 +52,7 @@ import pandas as pd
 
 from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
 from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad, write_manifest
-from perfml.learned.tiers import CALIBRATED_TIER
+from perfml.learned.tiers import CALIBRATED_TIER, calibration_entry, data_corpus
 
 __all__ = [
     "CORPORA",
@@ -99,29 +99,22 @@ class ModelBundle:
     metadata_: dict = field(default_factory=dict)
     tier: str = "spec"
 
-    def model_for(self, route: str):
-        """The sub-model answering rows of ``route`` (described, undescribed or dlops), or None."""
+    def name_for(self, route: str) -> str | None:
+        """The name of the sub-model answering rows of ``route`` (described, undescribed or dlops), or None."""
         names = _ROUTES[route]
         if self.tier == "calibrated":
-            names = tuple(n for n, (corpus, *_) in CALIBRATED_TIER.items() if corpus == route) + names
-        for name in names:
-            if name in self.models:
-                return self.models[name]
-        return None
+            names = tuple(n for n in CALIBRATED_TIER if data_corpus(n) == route) + names
+        return next((name for name in names if name in self.models), None)
 
-    def answering(self) -> dict:
-        """The sub-models that answer queries at the bundle's tier, by name (a spec-tier
-        sub-model shadowed by its calibrated one is left out)."""
-        shadowed = {corpus for name, (corpus, *_) in CALIBRATED_TIER.items() if name in self.models}
-        if self.tier != "calibrated":
-            return {n: m for n, m in self.models.items() if n not in CALIBRATED_TIER}
-        return {n: m for n, m in self.models.items() if n not in shadowed}
+    def model_for(self, route: str):
+        """The sub-model answering rows of ``route`` (described, undescribed or dlops), or None."""
+        name = self.name_for(route)
+        return None if name is None else self.models[name]
 
     @property
     def amaris_models(self) -> list:
         """The sub-models that answer Amaris rows (RuntimeRegressors)."""
-        names = ("described", "undescribed", "amaris")
-        return [m for n, m in self.models.items() if n in names or CALIBRATED_TIER.get(n, ("",))[0] in names]
+        return [m for n, m in self.models.items() if data_corpus(n) in ("described", "undescribed", "amaris")]
 
 
 def _kind(model) -> str:
@@ -184,6 +177,8 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
             sub.mkdir()
             kind = _kind(model)
             sub_extra = {**(sub_extra or {}), "corpus": corpus}
+            if corpus in CALIBRATED_TIER:  # the runs a target's --calibration must hold
+                sub_extra["calibration"] = calibration_entry(corpus)
             if kind == "runtime-regressor":
                 from perfml.learned.persistence import write_model_files
 
@@ -405,8 +400,9 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
         idx = np.flatnonzero(routes == route)
         if not idx.size:
             continue
-        model = bundle.model_for(route)
-        tiers[idx] = "calibrated" if any(m is model for n, m in bundle.models.items() if n in CALIBRATED_TIER) else "spec"
+        name = bundle.name_for(route)
+        model = None if name is None else bundle.models[name]
+        tiers[idx] = "calibrated" if name in CALIBRATED_TIER else "spec"
         i = int(idx[0])
         if model is None:
             from perfml.learned.queries import _at

@@ -10,7 +10,7 @@ The directory has the layout of a version-2 model directory (:mod:`perfml.learne
 * ``features/transfer.parquet``: the transfer table (mean residual per call and training
   board), when the model has the transfer group;
 * ``characterizations/NN.json``: a model fitted with a mapping of ``characterizations``
-  (the calibrated tier, :data:`perfml.learned.training.CALIBRATED_TIER`) keeps each
+  (the calibrated tier, :data:`perfml.learned.tiers.CALIBRATED_TIER`) keeps each
   board's characterization in its own file format (``perfml characterize``'s JSON), the
   manifest's ``characterizations`` mapping each board to its file. At prediction time
   only the query board's characterization is read (the transfer table holds the training
@@ -64,15 +64,9 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
 
     if not hasattr(model, "model_"):
         raise ModelFormatError("the operator model is not fitted; fit it before saving")
-    from collections.abc import Mapping
-
     if model.registry is not None:
         raise ModelFormatError("an operator model fitted with an explicit registry cannot be saved safely; train it "
                                "with registry=None (the shipped registry)")
-    if model.characterizations is not None and not isinstance(model.characterizations, Mapping):
-        raise ModelFormatError("an operator model fitted with a callable of characterizations cannot be saved safely; "
-                               "train it with characterizations=None (the committed ones) or a mapping board -> "
-                               "Characterization")
     if getattr(model, "no_transfer_model_", None) is not None:
         raise ModelFormatError("an operator model fitted with transfer='auto' that kept two boosters (the op classes "
                                "disagreed) has no file form yet; train it with transfer=True or transfer=False")
@@ -89,7 +83,7 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
         "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
         **(extra or {}),
     }
-    if model.characterizations is not None:  # a mapping: one JSON file per board, in its own format
+    if model.characterizations is not None:  # one JSON file per board (a callable is refused there)
         meta["characterizations"] = write_characterization_files(directory, model.characterizations)
     booster = model.model_.get_booster().copy()
     booster.feature_names = None  # the manifest holds the names; xgboost refuses some characters
@@ -121,6 +115,7 @@ def load_operator_model(path, *, data_home=None):
         FORMAT,
         VERSION,
         check_required,
+        read_calibration_entry,
         read_characterization_files,
         read_manifest_json,
         verify_tree,
@@ -147,7 +142,7 @@ def load_operator_model(path, *, data_home=None):
     if missing:  # a default changed since: rebuilding from today's defaults would build other features
         raise _bad(meta_path, f"regressor_params lacks {', '.join(missing)} (saved by an older perfml)")
     characterizations = read_characterization_files(path, meta, meta_path)
-    calibration_kernels(meta, meta_path)  # checked now, not at the first --calibration
+    read_calibration_entry(meta, meta_path)  # checked now, not at the first --calibration
     try:
         model = OperatorRegressor(**params, characterizations=characterizations, data_home=data_home)
         model._check_params()
@@ -190,18 +185,3 @@ def load_operator_model(path, *, data_home=None):
     model.metadata_ = meta
     return model
 
-
-def calibration_kernels(meta: dict, meta_path="the model manifest") -> tuple[str, tuple[str, ...]] | None:
-    """``(kernel column, kernels)`` whose runs a target's ``--calibration`` must hold, or None (any runs).
-
-    From the manifest's optional ``calibration`` entry, written for a calibrated-tier
-    sub-model (:data:`perfml.learned.training.CALIBRATED_TIER`).
-    """
-    entry = meta.get("calibration")
-    if entry is None:
-        return None
-    if (not isinstance(entry, dict) or entry.get("column") not in ("op", "app_id")
-            or not isinstance(entry.get("kernels"), list) or not entry["kernels"]
-            or not all(isinstance(k, str) and k for k in entry["kernels"])):
-        raise _bad(meta_path, "'calibration' must give a column (op or app_id) and a non-empty list of kernels")
-    return entry["column"], tuple(entry["kernels"])

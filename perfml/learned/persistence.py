@@ -452,6 +452,7 @@ def load_model(path, *, data_home=None):
             except Exception as exc:  # pyarrow raises several unrelated types on a bad file
                 raise ModelFormatError(f"{path / rel} cannot be read as Parquet ({exc.__class__.__name__}); {_RETRAIN}") from None
     characterizations = read_characterization_files(path, meta, meta_path)
+    read_calibration_entry(meta, meta_path)  # checked now, not at the first --calibration
     try:
         model = RuntimeRegressor(**{**meta["regressor_params"], "data_home": data_home,
                                     "characterizations": characterizations})
@@ -539,3 +540,24 @@ def read_characterization_files(path, meta: dict, meta_path) -> dict | None:
             raise _bad(meta_path, f"characterizations[{board!r}] holds a characterization of {characterization.board!r}")
         out[board] = characterization
     return out
+
+
+def read_calibration_entry(meta: dict, meta_path="the model manifest") -> tuple[str, tuple[str, ...]] | None:
+    """``(kernel column, kernels)`` whose runs a target's ``--calibration`` must hold, or None (any runs).
+
+    From the manifest's optional ``calibration`` entry, written for a calibrated-tier
+    sub-model (:func:`perfml.learned.tiers.calibration_entry`).
+
+    Raises
+    ------
+    ModelFormatError
+        A malformed entry.
+    """
+    entry = meta.get("calibration")
+    if entry is None:
+        return None
+    if (not isinstance(entry, dict) or entry.get("column") not in ("op", "app_id")
+            or not isinstance(entry.get("kernels"), list) or not entry["kernels"]
+            or not all(isinstance(k, str) and k for k in entry["kernels"])):
+        raise _bad(meta_path, "'calibration' must give a column (op or app_id) and a non-empty list of kernels")
+    return entry["column"], tuple(entry["kernels"])

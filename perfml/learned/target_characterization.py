@@ -5,9 +5,9 @@
 turned into the calibrated tier by :func:`perfml.characterize.calibrate_from_rows`):
 nothing else of the target board enters the prediction.
 
-A calibrated-tier sub-model (:data:`perfml.learned.training.CALIBRATED_TIER`, e.g. a
+A calibrated-tier sub-model (:data:`perfml.learned.tiers.CALIBRATED_TIER`, e.g. a
 bundle's ``dlops-calibrated``) was trained on boards characterized from one kind of run
-(the operators: element-wise ``add`` calls); its manifest's ``calibration`` entry names
+(the operators: element-wise ``add`` calls; the nine apps: ``vectorAdd`` runs); its manifest's ``calibration`` entry names
 them, and the target is calibrated from the same runs of the file only, so that the model
 sees a characterization of the kind it learned from. Other sub-models calibrate from every
 row of the file.
@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from perfml.errors import CalibrationDataError, InvalidValueError
+from perfml.learned.tiers import calibration_runs, is_calibration_run
 
 __all__ = ["TargetFirst", "calibrate_target", "use_target", "use_target_characterization"]
 
@@ -57,7 +58,7 @@ def calibrate_target(path, boards: Iterable[str], *, kernels: tuple[str, tuple[s
     command = f"perfml predict --calibration {path}"
     if kernels is not None:
         column, names = kernels
-        if column not in rows.columns or not rows[column].astype(str).isin(names).any():
+        if not is_calibration_run(rows, column, names).any():
             what = ", ".join(names)
             dims = "board, op, B, H and time_ms" if column == "op" else "board, app_id, input_size and time_ms"
             raise CalibrationDataError(
@@ -65,9 +66,7 @@ def calibrate_target(path, boards: Iterable[str], *, kernels: tuple[str, tuple[s
                 f"boards characterized from their {what} runs, so the target's must be too: include runs of "
                 f"{what} measured on {board} (columns {dims}) at several sizes"
             )
-        rows = rows[rows[column].astype(str).isin(names)]
-        if column == "op":  # calibrate_from_rows reads the kernel from app_id when that column exists
-            rows = rows.drop(columns=[c for c in ("app_id",) if c in rows.columns])
+        rows = calibration_runs(rows, column, names)
         command += f" ({', '.join(names)} runs)"
     return calibrate_from_rows(rows, board, file=path, command=command)
 
@@ -86,16 +85,12 @@ class TargetFirst:
 
     def __call__(self, board: str):
         from perfml.boards import same_board
+        from perfml.characterize import board_characterization
+        from perfml.closed_form._characterized import characterization_for
 
         if same_board(board, self.target.board):
             return self.target
-        if self.others is None:
-            from perfml.characterize import board_characterization
-
-            return board_characterization(board)
-        if isinstance(self.others, Mapping):
-            return next((ch for key, ch in self.others.items() if same_board(key, board)), None)
-        return self.others(board)
+        return characterization_for(board, board_characterization if self.others is None else self.others)
 
 
 def _achieved_quantities(characterization) -> set[str]:
@@ -117,18 +112,13 @@ def _curve_warnings(characterization, where) -> list[str]:
     ends below L2_FACTOR x L2 has no DRAM-bound call, and charges larger calls the bandwidth
     of its largest one.
     """
-    from perfml.boards import get_board
     from perfml.characterize.limits import L2_FACTOR
-    from perfml.errors import UnknownBoardError
 
     curve = characterization.stream_curve
     if curve is None:
         return [f"{where} has no streaming curve (too few distinct sizes of the calibration kernel): time it at a few "
                 "dozen sizes, from a few kB to several times the board's L2"]
-    try:
-        l2 = float(getattr(get_board(characterization.board), "l2_bytes", 0) or 0) or None
-    except UnknownBoardError:
-        l2 = None
+    l2 = characterization.registry_l2_bytes
     lo, hi = (l2 / L2_FACTOR, l2 * L2_FACTOR) if l2 else (0.0, np.inf)
     knots = np.asarray(curve.bytes, dtype=float)
     out = []
@@ -219,7 +209,7 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
         The file cannot calibrate or characterize the queries' board.
     """
     from perfml.learned.bundle import _routes
-    from perfml.learned.operator_persistence import calibration_kernels
+    from perfml.learned.persistence import read_calibration_entry
 
     if characterization is not None and calibration is not None:
         raise InvalidValueError("give --characterization or --calibration, not both (a calibration builds a characterization)")
@@ -240,7 +230,7 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
     warnings: list[str] = []
     for model in used.values():
         if characterization is None:
-            kernels = calibration_kernels(getattr(model, "metadata_", None) or {})
+            kernels = read_calibration_entry(getattr(model, "metadata_", None) or {})
             if kernels not in by_kernels:
                 by_kernels[kernels] = calibrate_target(calibration, boards, kernels=kernels, frame=rows)
             ch = by_kernels[kernels]

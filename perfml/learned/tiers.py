@@ -7,7 +7,7 @@ Shared by training (:mod:`perfml.learned.training`), the bundle's routing
 
 from __future__ import annotations
 
-__all__ = ["CALIBRATED_TIER", "data_corpus"]
+__all__ = ["CALIBRATED_TIER", "calibration_entry", "calibration_runs", "data_corpus", "is_calibration_run"]
 
 #: sub-models of the calibrated tier: name -> (data corpus whose rows train it, kernel column,
 #: the kernels whose runs calibrate a board).
@@ -33,3 +33,30 @@ CALIBRATED_TIER = {
 def data_corpus(name: str) -> str:
     """The data corpus of a sub-model name (``dlops-calibrated`` -> ``dlops``)."""
     return CALIBRATED_TIER[name][0] if name in CALIBRATED_TIER else name
+
+
+def calibration_entry(name: str) -> dict:
+    """The manifest's ``calibration`` entry of a calibrated-tier sub-model: the runs a target's file must hold."""
+    _, column, kernels = CALIBRATED_TIER[name]
+    return {"column": column, "kernels": list(kernels)}
+
+
+def is_calibration_run(rows, column: str, kernels) -> "np.ndarray":
+    """Per row of ``rows``: is it a run of one of ``kernels`` (in ``column``)? All False without that column."""
+    import numpy as np
+
+    if column not in rows.columns:
+        return np.zeros(len(rows), dtype=bool)
+    return rows[column].astype(str).isin(list(kernels)).to_numpy()
+
+
+def calibration_runs(rows, column: str, kernels):
+    """The rows of ``rows`` that are runs of ``kernels``, ready for :func:`perfml.characterize.calibrate_from_rows`.
+
+    For operator runs (``column == "op"``) an ``app_id`` column is dropped:
+    ``calibrate_from_rows`` reads the kernel from ``app_id`` whenever that column exists.
+    """
+    runs = rows[is_calibration_run(rows, column, kernels)]
+    if column == "op":
+        runs = runs.drop(columns=[c for c in ("app_id",) if c in runs.columns])
+    return runs

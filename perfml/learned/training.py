@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from perfml.learned.tiers import CALIBRATED_TIER, data_corpus  # noqa: F401  (re-exported)
+from perfml.learned.tiers import CALIBRATED_TIER, calibration_runs, data_corpus, is_calibration_run  # noqa: F401
 
 
 def training_runtimes(data_home=None, source: str | None = None) -> pd.DataFrame:
@@ -179,8 +179,7 @@ def calibration_mask(name: str, rows: pd.DataFrame):
 
     if name not in CALIBRATED_TIER:
         return np.zeros(len(rows), dtype=bool)
-    _, column, kernels = CALIBRATED_TIER[name]
-    return rows[column].astype(str).isin(kernels).to_numpy()
+    return is_calibration_run(rows, *CALIBRATED_TIER[name][1:])
 
 
 def calibrated_tier_rows(name: str, rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -189,8 +188,7 @@ def calibrated_tier_rows(name: str, rows: pd.DataFrame) -> tuple[pd.DataFrame, l
     A board without any run of the calibration kernels cannot be characterized as a
     target is, so its rows do not train the calibrated tier.
     """
-    _, column, kernels = CALIBRATED_TIER[name]
-    has = rows.loc[rows[column].astype(str).isin(kernels), "board"].astype(str).unique()
+    has = rows.loc[calibration_mask(name, rows), "board"].astype(str).unique()
     keep = rows["board"].astype(str).isin(has).to_numpy()
     return rows[keep].reset_index(drop=True), sorted(set(rows["board"].astype(str)) - set(has))
 
@@ -212,9 +210,7 @@ def training_characterizations(name: str, rows: pd.DataFrame) -> dict:
     from perfml.errors import CalibrationDataError
 
     _, column, kernels = CALIBRATED_TIER[name]
-    calibration = rows[rows[column].astype(str).isin(kernels)]
-    if column == "op":  # calibrate_from_rows reads the kernel from app_id when the column exists
-        calibration = calibration.drop(columns=[c for c in ("app_id",) if c in calibration.columns])
+    calibration = calibration_runs(rows, column, kernels)
     command = f"perfml train: calibrate_from_rows on the {', '.join(kernels)} runs of each training board"
     out = {}
     for board in sorted(calibration["board"].astype(str).unique()):
