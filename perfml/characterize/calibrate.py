@@ -470,7 +470,7 @@ def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict,
     return StreamCurve.from_samples(
         rows["_bytes"].to_numpy(), rows["_time_s"].to_numpy(), kernel=kernel, tier="calibrated",
         source=f"{kernel} rows of {base['file']} ({len(rows)} rows, bytes = {work})",
-        statistic="median time per distinct byte count",
+        statistic="median time per distinct byte count, made non-decreasing in bytes (weighted isotonic regression)",
     )
 
 

@@ -7,7 +7,8 @@ bytes in flight needed to cover the latency (Little's law: a small call cannot k
 requests outstanding, so its achieved bandwidth is below the peak), and at the bottom the
 launch floor. The curve keeps all of that as measured: knots ``(bytes, seconds)`` of one
 streaming kernel (element-wise ``add``: 3 tensors of B*H float32; ``vectorAdd``: its
-``dram_bytes_total``), the median time per distinct byte count.
+``dram_bytes_total``), the median time per distinct byte count, made non-decreasing in
+bytes (moving more bytes cannot take less time; :meth:`StreamCurve.from_samples`).
 
 Used as the memory roof of a roofline (Williams et al. [1]_) whose roof is the board's
 *achieved* time per byte count instead of a datasheet bandwidth: a call that must move
@@ -113,15 +114,32 @@ class StreamCurve:
 
     @classmethod
     def from_samples(cls, nbytes, seconds, **kwargs: Any) -> StreamCurve:
-        """A curve from raw samples: the median time of each distinct byte count."""
+        """A curve from raw samples: the median time of each distinct byte count, made non-decreasing.
+
+        Moving more bytes with the same kernel cannot take less time, so a knot below a
+        smaller call's knot is measurement noise (or a shape that happened to run faster),
+        not a property of the board. The medians are therefore fitted by weighted isotonic
+        regression in ``log bytes -> log seconds`` (pool adjacent violators, scikit-learn's
+        ``IsotonicRegression``; weight = samples at that size): runs of violating knots
+        take their weighted geometric mean, every other knot is kept as measured.
+        """
         nbytes = np.asarray(nbytes, dtype=float)
         seconds = np.asarray(seconds, dtype=float)
         keep = np.isfinite(nbytes) & np.isfinite(seconds) & (nbytes > 0) & (seconds > 0)
         nbytes, seconds = nbytes[keep], seconds[keep]
         import pandas as pd
+        from sklearn.isotonic import IsotonicRegression
 
-        medians = pd.Series(seconds).groupby(nbytes, sort=True).median()  # one pass, not a mask per knot
-        return cls(bytes=tuple(medians.index.astype(float)), seconds=tuple(medians.to_numpy(dtype=float)), **kwargs)
+        groups = pd.Series(seconds).groupby(nbytes, sort=True)  # one pass, not a mask per knot
+        medians, counts = groups.median(), groups.size()
+        knots, measured = medians.index.to_numpy(dtype=float), medians.to_numpy(dtype=float)
+        fitted = measured
+        if len(knots) > 1:
+            log_fit = IsotonicRegression(increasing=True).fit_transform(
+                np.log(knots), np.log(measured), sample_weight=counts.to_numpy(dtype=float))
+            pooled = ~np.isclose(log_fit, np.log(measured), rtol=0.0, atol=1e-12)
+            fitted = np.where(pooled, np.exp(log_fit), measured)  # untouched knots keep their exact median
+        return cls(bytes=tuple(knots), seconds=tuple(float(v) for v in fitted), **kwargs)
 
     def time_s(self, nbytes) -> np.ndarray:
         """Time (s) to stream ``nbytes`` (array-like) on the board; NaN where ``nbytes`` is not positive."""
