@@ -130,15 +130,19 @@ def test_input_columns_named_like_outputs_are_refused(model_dir, tmp_path, capsy
 
 def test_extrapolation_is_flagged_with_the_training_range(model_dir, rows, tmp_path, capsys):
     lo, hi = rows[rows.app_id == "vectorAdd"].input_size.agg(["min", "max"])
-    frame = pd.DataFrame([{**GOOD, "input_size": int(lo)}, {**GOOD, "input_size": int(hi) * 8},
-                          {**GOOD, "input_size": int(lo) // 4}, {**GOOD, "app_id": "matMul_gpu", "input_size": 1024}])
+    inside = {**GOOD, "board": "Quadro-K5200"}  # every figure of perfml.learned.board_range within the training boards'
+    frame = pd.DataFrame([{**inside, "input_size": int(lo)}, {**inside, "input_size": int(hi) * 8},
+                          {**inside, "input_size": int(lo) // 4}, {**inside, "app_id": "matMul_gpu", "input_size": 1024},
+                          {**GOOD, "input_size": int(hi) * 8}])
     code, out, err = _predict_cli(model_dir, tmp_path, frame, capsys)
     assert code == 0, err
     result = pd.read_csv(out, keep_default_na=False)
-    assert result.extrapolated.tolist() == [False, True, True, False]
+    assert result.extrapolated.tolist() == [False, True, True, False, True]
     assert result.extrapolation[1] == f"input_size above the training range [{int(lo)}, {int(hi)}] of app vectorAdd"
     assert result.extrapolation[2].startswith("input_size below the training range")
     assert result.extrapolation[0] == result.extrapolation[3] == ""
+    # the GTX-980 is beyond the three training boards (FP32 rate, SMs, L2): both reasons, one after the other
+    assert result.extrapolation[4].startswith(result.extrapolation[1] + "; board GTX-980: FP32 rate")
     assert np.all(np.isfinite(result.predicted_ms)) and (result.predicted_ms > 0).all()
 
 

@@ -46,6 +46,7 @@ def test_the_walkthrough_runs_as_printed(readme, tmp_path, capsys):
         cells = [c.strip() for c in line.strip("|").split("|")]
         board, predicted, lower, upper, basis = cells[0], float(cells[3]), float(cells[4]), float(cells[5]), cells[6]
         assert board == row["board"] and basis == row["basis"]
+        assert cells[8] == str(bool(row["extrapolated"]))  # the H100 and L4 rows: boards beyond the training boards'
         for printed, value in ((predicted, row["predicted_ms"]), (lower, row["lower_ms"]), (upper, row["upper_ms"])):
             assert value == pytest.approx(printed, rel=1e-3)
 

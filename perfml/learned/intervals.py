@@ -36,7 +36,9 @@ no calibration row uses ``all``. They are
 stored in the model's manifest (hashed with it) at every level of :data:`LEVELS`.
 
 Extrapolation rule: a row flagged ``extrapolated`` (input size outside the training range
-of its kernel, or a kernel with no recorded range) gets **twice** the log half-width
+of its kernel, a kernel with no recorded range, or a board whose DRAM bandwidth, FP32 rate,
+SM count or L2 size lies beyond every training board's, :mod:`perfml.learned.board_range`)
+gets **twice** the log half-width
 (:data:`EXTRAPOLATION_WIDENING`): the calibration rows say nothing about such rows, and
 doubling the log-width squares the ratio (a +-20 % band becomes about -36 %/+44 %). This
 factor is a convention, not a calibrated figure.
@@ -189,22 +191,25 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
         return pred * np.exp(-half), pred * np.exp(half)
 
 
-def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict:
+def held_out_board_coverage(pred, measured, boards, level: float = 0.90, *, widened=()) -> dict:
     """Coverage and mean relative width of the level interval, each board held out in turn.
 
     For board ``b`` the half-width is the conformal quantile of the scores of the *other*
     boards' out-of-fold predictions; the rows of ``b`` (predicted by a model not fitted on
-    ``b``) count as covered when ``|log(pred/measured)| <= q``. Returns the overall
+    ``b``) count as covered when ``|log(pred/measured)| <= q``. A board in ``widened``
+    (beyond the other boards' figures, :mod:`perfml.learned.board_range`) gets
+    ``EXTRAPOLATION_WIDENING * q``, as ``perfml predict`` gives it. Returns the overall
     coverage, the per-board coverage, and the mean of ``(upper - lower) / pred``.
     """
     scores = log_scores(pred, measured)
     boards = np.asarray(boards, dtype=object).astype(str)
+    widened = set(map(str, widened))
     covered = np.zeros(len(scores), dtype=bool)
     width = np.zeros(len(scores))
     per_board = {}
     for b in sorted(set(boards)):
         test = boards == b
-        q = conformal_quantile(scores[~test], level)
+        q = conformal_quantile(scores[~test], level) * (EXTRAPOLATION_WIDENING if b in widened else 1.0)
         covered[test] = scores[test] <= q
         width[test] = np.exp(q) - np.exp(-q)
         per_board[b] = float(covered[test].mean())

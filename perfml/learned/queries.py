@@ -30,7 +30,8 @@ user can act on, and the row's other knowledge still holds).
 
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
-app vectorAdd"). A prediction that is not finite and positive is an error naming the row:
+app vectorAdd", or "board H100-SXM: DRAM bandwidth 3350 GB/s above the training boards'
+range ...", :mod:`perfml.learned.board_range`). A prediction that is not finite and positive is an error naming the row:
 ``inf`` and ``NaN`` are never written.
 """
 
@@ -42,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
+from perfml.learned.board_range import board_range_flags
 
 QUERY_REQUIRED = ("board", "app_id", "input_size")
 #: columns ``perfml predict`` adds to the queries; an input column of the same name is refused
@@ -574,16 +576,22 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
             "the query is too far outside the training data: choose a size nearer the training range"
         )
     flags, reasons = extrapolation(q, meta.get("training"))
-    bound = roofline_bound_ms(q, getattr(model, "registry", None))
-    return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"])
+    registry = getattr(model, "registry", None)
+    bound = roofline_bound_ms(q, registry)
+    on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
+    return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
+                    board_flags=on_board)
 
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
-             app_ids=None, groups=None) -> pd.DataFrame:
+             app_ids=None, groups=None, board_flags=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
-    the user's own measurement of that run, ``basis == "reference"``). ``bound``: the
+    the user's own measurement of that run, ``basis == "reference"``). ``board_flags``:
+    ``(flags, reasons)`` of the rows whose board is beyond the training boards' figures
+    (:func:`perfml.learned.board_range.board_range_flags`); those stay flagged whatever the
+    basis (a reference on another board is carried to this one by the model). ``bound``: the
     row's roofline lower bound (NaN where the work is unknown); a faster prediction is
     raised to it and flagged ``clamped_to_bound``, and ``lower_ms`` never goes below it.
     ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
@@ -593,6 +601,10 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
 
     flags = np.where(basis == "reference", False, flags)  # the user measured this very run
     reasons = [r if f else "" for r, f in zip(reasons, flags)]
+    if board_flags is not None:
+        on_board, why = board_flags
+        reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
+        flags = flags | np.asarray(on_board, dtype=bool)
     if calibration is not None:
         calibration = check_calibration(calibration, "model manifest")
         lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)

@@ -1,0 +1,103 @@
+"""Whether a query's board lies within the training boards' datasheet figures (issue 10 §2).
+
+The interval of a prediction (:mod:`perfml.learned.intervals`) is calibrated on boards held
+out one at a time, each predicted from the others. Such a held-out board is mostly *between*
+the others; a board whose DRAM bandwidth, FP32 rate, SM count or L2 size is beyond every
+training board's (an H100 for a model trained on 2012-2016 boards, an A100 for one trained
+on the P4 to the V100) asks the model to extrapolate, which the calibration rows did not
+measure: on the A100 left out of the operators' training, the calibrated tier's 90 %
+interval covered 83.8 % of its rows, 72.5 % of its GEMMs
+(``experiments/results/calibrated_cli_unseen_board_A100-PCIe-40GB.txt``).
+
+Such rows are flagged ``extrapolated`` like a size outside the training range, with the
+reason in ``extrapolation`` ("board H100-SXM: DRAM bandwidth 3350 GB/s above the training
+boards' range [21.3, 336] GB/s"), and get the widened interval of
+:data:`perfml.learned.intervals.EXTRAPOLATION_WIDENING` (a convention, not a calibrated
+figure). A figure the registry does not know for the query's board, or for no training
+board, is not compared.
+
+The figures are the registry's (:mod:`perfml.boards`): :func:`~perfml.boards.peak_bandwidth`,
+:func:`~perfml.boards.peak_flops` (FP32, boost clock), ``sms`` and ``l2_bytes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BOARD_RANGE_FIGURES", "board_figures", "board_range_flags", "outside_training_boards"]
+
+
+def _bandwidth(board) -> float:
+    from perfml.boards import peak_bandwidth
+
+    return peak_bandwidth(board)
+
+
+def _fp32(board) -> float:
+    from perfml.boards import peak_flops
+
+    return peak_flops(board)
+
+
+#: figure name -> (how to read it from a registry board, unit divisor, unit label)
+BOARD_RANGE_FIGURES: dict[str, tuple[Callable, float, str]] = {
+    "DRAM bandwidth": (_bandwidth, 1e9, "GB/s"),
+    "FP32 rate": (_fp32, 1e12, "TFLOP/s"),
+    "SM count": (lambda b: b.sms, 1.0, "SMs"),
+    "L2 size": (lambda b: b.l2_bytes, 2.0**20, "MiB"),
+}
+
+
+def board_figures(name: str, registry=None) -> dict[str, float]:
+    """The :data:`BOARD_RANGE_FIGURES` of a registry board; NaN where the registry lacks one."""
+    from perfml.boards import get_board
+    from perfml.errors import PerfmlError
+
+    board = get_board(name, registry=registry)
+    out = {}
+    for figure, (read, _, _) in BOARD_RANGE_FIGURES.items():
+        try:
+            value = read(board)
+        except (PerfmlError, TypeError, ValueError):  # a figure the registry does not give
+            value = None
+        out[figure] = float(value) if value is not None and np.isfinite(float(value)) else float("nan")
+    return out
+
+
+def outside_training_boards(name: str, training_boards: Iterable[str], registry=None) -> str:
+    """Why board ``name`` is beyond the training boards' figures, or ``""`` when it is within them."""
+    from perfml.boards import resolve_board_name
+
+    training = [board_figures(b, registry) for b in training_boards]
+    if not training:
+        return ""
+    mine = board_figures(name, registry)
+    canonical = resolve_board_name(name, registry=registry)
+    reasons = []
+    for figure, (_, unit, label) in BOARD_RANGE_FIGURES.items():
+        known = [t[figure] for t in training if np.isfinite(t[figure])]
+        value = mine[figure]
+        if not known or not np.isfinite(value):
+            continue
+        lo, hi = min(known), max(known)
+        side = "above" if value > hi * (1 + 1e-9) else "below" if value < lo * (1 - 1e-9) else ""
+        if side:
+            reasons.append(f"{figure} {value / unit:.4g} {label} {side} the training boards' range "
+                           f"[{lo / unit:.4g}, {hi / unit:.4g}] {label}")
+    return f"board {canonical}: " + "; ".join(reasons) if reasons else ""
+
+
+def board_range_flags(boards, training_boards, registry=None) -> tuple[np.ndarray, list[str]]:
+    """Per row, whether its board is beyond the training boards' figures, and why (``""`` if not).
+
+    ``training_boards`` empty or None (a model that records none): no row is flagged here.
+    """
+    boards = pd.Series(np.asarray(boards, dtype=object)).astype(str)
+    training = list(training_boards or ())
+    codes, names = pd.factorize(boards)
+    why = [outside_training_boards(str(n), training, registry) if training else "" for n in names]
+    reasons = [why[c] for c in codes]
+    return np.array([bool(r) for r in reasons], dtype=bool), reasons
