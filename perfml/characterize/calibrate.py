@@ -127,7 +127,10 @@ def read_runtime_rows(path: str | os.PathLike[str]):
     path = Path(path)
     if not path.is_file():
         raise CalibrationDataError(f"calibration file {path} does not exist; pass a CSV of runtime rows")
+    from perfml._csv_header import refuse_duplicate_columns
+
     try:
+        refuse_duplicate_columns(path, CalibrationDataError, f"calibration file {path}")
         header = pd.read_csv(path, nrows=0).columns
         usecols = [c for c in header if c in _READ_COLUMNS]
         try:
@@ -137,6 +140,8 @@ def read_runtime_rows(path: str | os.PathLike[str]):
         except ImportError:  # pragma: no cover - pyarrow is optional
             engine = "c"
         return pd.read_csv(path, usecols=usecols, engine=engine)
+    except CalibrationDataError:
+        raise
     except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError) as exc:
         raise CalibrationDataError(f"cannot read calibration file {path} as CSV ({exc})") from None
 

@@ -36,12 +36,12 @@ no calibration row uses ``all``. They are
 stored in the model's manifest (hashed with it) at every level of :data:`LEVELS`.
 
 Extrapolation rule: a row flagged ``extrapolated`` (input size outside the training range
-of its kernel, a kernel with no recorded range, or a board whose DRAM bandwidth, FP32 rate,
-SM count or L2 size lies beyond every training board's, :mod:`perfml.learned.board_range`)
-gets **twice** the log half-width
+of its kernel, or a kernel with no recorded range) gets **twice** the log half-width
 (:data:`EXTRAPOLATION_WIDENING`): the calibration rows say nothing about such rows, and
 doubling the log-width squares the ratio (a +-20 % band becomes about -36 %/+44 %). This
-factor is a convention, not a calibrated figure.
+factor is a convention, not a calibrated figure. A row whose board lies beyond every
+training board's figures is flagged too but keeps its interval
+(:mod:`perfml.learned.board_range` says why).
 """
 
 from __future__ import annotations
@@ -191,25 +191,22 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
         return pred * np.exp(-half), pred * np.exp(half)
 
 
-def held_out_board_coverage(pred, measured, boards, level: float = 0.90, *, widened=()) -> dict:
+def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict:
     """Coverage and mean relative width of the level interval, each board held out in turn.
 
     For board ``b`` the half-width is the conformal quantile of the scores of the *other*
     boards' out-of-fold predictions; the rows of ``b`` (predicted by a model not fitted on
-    ``b``) count as covered when ``|log(pred/measured)| <= q``. A board in ``widened``
-    (beyond the other boards' figures, :mod:`perfml.learned.board_range`) gets
-    ``EXTRAPOLATION_WIDENING * q``, as ``perfml predict`` gives it. Returns the overall
+    ``b``) count as covered when ``|log(pred/measured)| <= q``. Returns the overall
     coverage, the per-board coverage, and the mean of ``(upper - lower) / pred``.
     """
     scores = log_scores(pred, measured)
     boards = np.asarray(boards, dtype=object).astype(str)
-    widened = set(map(str, widened))
     covered = np.zeros(len(scores), dtype=bool)
     width = np.zeros(len(scores))
     per_board = {}
     for b in sorted(set(boards)):
         test = boards == b
-        q = conformal_quantile(scores[~test], level) * (EXTRAPOLATION_WIDENING if b in widened else 1.0)
+        q = conformal_quantile(scores[~test], level)
         covered[test] = scores[test] <= q
         width[test] = np.exp(q) - np.exp(-q)
         per_board[b] = float(covered[test].mean())

@@ -124,7 +124,10 @@ def read_query_csv(path) -> pd.DataFrame:
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         raise DatasetSchemaError(f"query file {str(path)!r} {what}; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
+    from perfml._csv_header import refuse_duplicate_columns
+
     try:
+        refuse_duplicate_columns(path, DatasetSchemaError)
         return pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise DatasetSchemaError(f"{path}: cannot be read as CSV ({exc.__class__.__name__}); give a CSV with a header line") from None
@@ -588,10 +591,11 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
-    the user's own measurement of that run, ``basis == "reference"``). ``board_flags``:
-    ``(flags, reasons)`` of the rows whose board is beyond the training boards' figures
-    (:func:`perfml.learned.board_range.board_range_flags`); those stay flagged whatever the
-    basis (a reference on another board is carried to this one by the model). ``bound``: the
+    the user's own measurement of that run, ``basis == "reference"``), whose interval is
+    widened. ``board_flags``: ``(flags, reasons)`` of the rows whose board is beyond the
+    training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
+    flagged whatever the basis (a reference on another board is carried to this one by the
+    model) and not widened. ``bound``: the
     row's roofline lower bound (NaN where the work is unknown); a faster prediction is
     raised to it and flagged ``clamped_to_bound``, and ``lower_ms`` never goes below it.
     ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
@@ -601,12 +605,14 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
 
     flags = np.where(basis == "reference", False, flags)  # the user measured this very run
     reasons = [r if f else "" for r, f in zip(reasons, flags)]
+    beyond = np.zeros(len(flags), dtype=bool)
     if board_flags is not None:
-        on_board, why = board_flags
+        beyond, why = np.asarray(board_flags[0], dtype=bool), board_flags[1]
         reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
-        flags = flags | np.asarray(on_board, dtype=bool)
     if calibration is not None:
         calibration = check_calibration(calibration, "model manifest")
+        # only a size beyond the training range widens the interval: a board beyond the training
+        # boards is flagged, its interval is the calibrated one (perfml.learned.board_range says why)
         lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
     else:
         lower = upper = np.full(len(pred), np.nan)
@@ -621,7 +627,7 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     out["upper_ms"] = upper
     out["basis"] = basis
     out["clamped_to_bound"] = clamped
-    out["extrapolated"] = flags
+    out["extrapolated"] = flags | beyond
     out["extrapolation"] = reasons
     return out
 

@@ -370,14 +370,12 @@ def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) ->
 
     Each entry: ``group``, ``rows``, ``mape`` (%), ``in_band`` (% of rows within
     [0.8, 1.2] of the measurement), ``coverage`` (% of held-out-board rows inside the
-    ``level`` interval calibrated on the other boards, :func:`held_out_board_coverage`,
-    widened for a board beyond the other boards' figures as ``perfml predict`` widens it),
+    ``level`` interval calibrated on the other boards, :func:`held_out_board_coverage`),
     ``mean_relative_width``. Rows whose out-of-fold prediction is NaN (a calibrated
     tier's calibration runs, :func:`fit_corpus`) are not scored.
     """
     import numpy as np
 
-    from perfml.learned.board_range import outside_training_boards
     from perfml.learned.intervals import held_out_board_coverage
 
     oof = np.asarray(oof, dtype=float)
@@ -386,14 +384,11 @@ def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) ->
     y = rows["measured_ms"].to_numpy(dtype=float)
     groups = calibration_groups(corpus, rows)
     boards = rows["board"].astype(str).to_numpy()
-    # a held-out board beyond the others' figures gets the widened interval, as predict gives it
-    names = sorted(set(boards))
-    widened = [b for b in names if outside_training_boards(b, [o for o in names if o != b])]
     ape = np.abs(oof / y - 1.0)
     out = []
     for g in dict.fromkeys(groups):
         m = groups == g
-        cov = held_out_board_coverage(oof[m], y[m], boards[m], level, widened=widened)
+        cov = held_out_board_coverage(oof[m], y[m], boards[m], level)
         out.append({"group": str(g), "rows": int(m.sum()), "mape": float(100 * ape[m].mean()),
                     "in_band": float(100 * np.mean(ape[m] <= 0.2)), "coverage": float(100 * cov["coverage"]),
                     "mean_relative_width": float(cov["mean_relative_width"])})

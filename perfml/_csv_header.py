@@ -1,0 +1,34 @@
+"""A CSV whose header names one column twice is refused, not silently renamed.
+
+pandas reads a repeated header name as ``name`` and ``name.1``: a query file with two
+``input_size`` columns would then be answered from the first and carry the second to the
+output under another name, and nobody would know which size was meant. The readers of the
+user's files (queries, ``--reference``, ``--calibration``) call :func:`refuse_duplicate_columns`
+first. (nvprof exports legitimately repeat two metric descriptions, so the profile reader
+does not.)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+__all__ = ["duplicate_columns", "refuse_duplicate_columns"]
+
+
+def duplicate_columns(path) -> dict[str, list[int]]:
+    """Header names given more than once (surrounding spaces ignored) -> their 1-based column numbers."""
+    import pandas as pd
+
+    header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    names = [str(v).strip() for v in header.iloc[0].tolist()] if len(header) else []
+    counts = Counter(names)
+    return {name: [i + 1 for i, n in enumerate(names) if n == name] for name, k in counts.items() if k > 1}
+
+
+def refuse_duplicate_columns(path, error: type[Exception], where: str | None = None) -> None:
+    """Raise ``error`` naming the first repeated header name of ``path`` and where it occurs."""
+    repeated = duplicate_columns(path)
+    if repeated:
+        name, columns = next(iter(repeated.items()))
+        raise error(f"{where or path}: the header names column {name!r} {len(columns)} times (columns "
+                    f"{', '.join(map(str, columns))}); keep one, so that it is clear which values are meant")
