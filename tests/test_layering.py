@@ -18,7 +18,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "perfml"
 #: subpackages and from packages of a strictly lower layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("<root>", "_expr", "_files", "_safe_output", "_progress", "_mlflow", "_secrets"),
+    ("<root>", "_expr", "_files", "_safe_output", "_progress", "_mlflow", "_secrets", "_csv_header"),
     ("boards", "datasets", "kernels"),
     ("apps", "operators"),
     ("closed_form",),
