@@ -112,8 +112,15 @@ def _ops(frame: pd.DataFrame) -> pd.Series:
 
 
 def _isin(ops: pd.Series, wanted) -> np.ndarray:
-    """Rows whose operator is one of ``wanted`` (a boolean array)."""
-    return ops.isin(list(wanted)).to_numpy()
+    """Rows whose operator is one of ``wanted`` (a boolean array).
+
+    Compares the categorical codes, not the strings: ``operator_work`` asks this a dozen
+    times per call, and a single query's latency is mostly such fixed costs.
+    """
+    wanted = set(wanted)
+    codes = ops.cat.codes.to_numpy()
+    hits = [i for i, name in enumerate(ops.cat.categories) if name in wanted]
+    return np.isin(codes, hits)
 
 
 def _dimension(frame: pd.DataFrame, ops: pd.Series, column: str, needed: np.ndarray, minimum: float) -> np.ndarray:
