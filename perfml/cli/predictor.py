@@ -78,13 +78,18 @@ def train(
 
     jobs = dict(rows)  # sub-model name -> its training rows
     left_out = {}  # calibrated-tier sub-model -> boards without calibration runs
+    not_trained = {}  # calibrated-tier sub-model -> why it was not trained
     if calibrated_tier:
         for name, (corpus_name, *_) in CALIBRATED_TIER.items():
             if corpus_name in rows:
                 kept, left_out[name] = calibrated_tier_rows(name, rows[corpus_name])
                 if kept["board"].nunique() >= 2:
                     jobs[name] = kept
-    parts, figures, seconds = {}, {}, {}
+                else:
+                    not_trained[name] = (f"{name}: not trained: it needs boards with calibration runs "
+                                         f"({', '.join(CALIBRATED_TIER[name][2])}) to learn from, at least 2, and the "
+                                         f"rows have {kept['board'].nunique()}")
+    parts, figures, seconds, calibrated = {}, {}, {}, {}
     total = sum(1 + r["board"].nunique() for r in jobs.values()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:
         for name, rt in jobs.items():
@@ -101,6 +106,7 @@ def train(
             if oof is not None:
                 figures[name] = corpus_figures(name, rt, oof)
             parts[name] = (model, rt, extra)
+            calibrated[name] = calibration is not None
         top = {"training_sources": sorted({s for rt in rows.values() for s in rt["source"].astype(str)}),
                "excluded_boards": list(exclude_board or ()),
                "dlops_max_rows": dlops_rows, "seed": seed, "fit_seconds": seconds, "figures": figures}
@@ -112,13 +118,18 @@ def train(
                 "which are not scored") if name in CALIBRATED_TIER else ""
         if left_out.get(name):
             tier += f"; boards without such runs left out: {', '.join(left_out[name])}"
+        how = ("fit + leave-one-board-out calibration" if calibrated[name] else
+               f"fit only: an interval is calibrated by leave-one-board-out over at least 3 boards, so this "
+               f"sub-model's predictions have no lower_ms/upper_ms")
         typer.echo(f"{name}: trained on {len(rt)} rows of {rt['board'].nunique()} boards and "
                    f"{rt['op' if data_corpus(name) == 'dlops' else 'app_id'].nunique()} "
-                   f"kernels in {seconds[name]:.1f} s (fit + leave-one-board-out calibration{tier})")
+                   f"kernels in {seconds[name]:.1f} s ({how}{tier})")
         for f in figures.get(name, ()):
             typer.echo(f"  {name} {f['group']}: {f['rows']} rows, leave-one-board-out MAPE {f['mape']:.2f}%, "
                        f"{f['in_band']:.1f}% within 0.8-1.2; 90% interval covers {f['coverage']:.1f}% of held-out-board "
                        f"rows, mean relative width {f['mean_relative_width']:.3f}")
+    for line in not_trained.values():
+        typer.echo(line)
     typer.echo(f"saved to {out}")
 
 
