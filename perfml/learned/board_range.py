@@ -32,26 +32,16 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from perfml.boards import peak_bandwidth, peak_flops
+
 __all__ = ["BOARD_RANGE_FIGURES", "board_figures", "board_range_flags", "boards_beyond_the_others",
            "outside_training_boards"]
 
 
-def _bandwidth(board) -> float:
-    from perfml.boards import peak_bandwidth
-
-    return peak_bandwidth(board)
-
-
-def _fp32(board) -> float:
-    from perfml.boards import peak_flops
-
-    return peak_flops(board)
-
-
 #: figure name -> (how to read it from a registry board, unit divisor, unit label)
 BOARD_RANGE_FIGURES: dict[str, tuple[Callable, float, str]] = {
-    "DRAM bandwidth": (_bandwidth, 1e9, "GB/s"),
-    "FP32 rate": (_fp32, 1e12, "TFLOP/s"),
+    "DRAM bandwidth": (peak_bandwidth, 1e9, "GB/s"),
+    "FP32 rate": (peak_flops, 1e12, "TFLOP/s"),
     "SM count": (lambda b: b.sms, 1.0, "SMs"),
     "L2 size": (lambda b: b.l2_bytes, 2.0**20, "MiB"),
 }
@@ -112,9 +102,9 @@ def board_range_flags(boards, training_boards, registry=None) -> tuple[np.ndarra
 def boards_beyond_the_others(boards, registry=None) -> list[str]:
     """The boards of a training set that lie beyond all the *other* boards' figures.
 
-    Held out in turn, these are the boards that ask the model to extrapolate, as a new
-    board beyond every training board does; the interval calibration
-    (:func:`perfml.learned.intervals.calibrate`) measures its board widening on them.
+    Held out in turn under leave-one-board-out, these are the boards that ask the model to
+    extrapolate, as a new board beyond every training board does (the module docstring
+    names them for the default corpora).
     """
     names = sorted(set(map(str, boards)))
     return [b for b in names if outside_training_boards(b, [o for o in names if o != b], registry)]
