@@ -31,8 +31,8 @@ user can act on, and the row's other knowledge still holds).
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
 app vectorAdd", or "board H100-SXM: DRAM bandwidth 3350 GB/s above the training boards'
-range ...", :mod:`perfml.learned.board_range`). A prediction that is not finite and positive is an error naming the row:
-``inf`` and ``NaN`` are never written.
+range ...", :mod:`perfml.learned.board_range`). A prediction that is not finite and
+positive is an error naming the row: ``inf`` and ``NaN`` are never written.
 """
 
 from __future__ import annotations
