@@ -89,3 +89,14 @@ def test_predict_flags_the_board_and_keeps_the_calibrated_interval(board, flagge
     q90 = bundle.model_for("described").metadata_["intervals"]["groups"]["described"]["log_halfwidth"][LEVELS.index(0.9)]
     half = np.log(out["upper_ms"].iat[0] / out["predicted_ms"].iat[0])
     assert half == pytest.approx(q90)  # flagged, not widened (perfml.learned.board_range says why)
+
+
+def test_the_module_docstring_names_the_default_models_boards_beyond_the_others():
+    """board_range's docstring: the nine apps' GT-630, GTX-295, GTX-Titan-Black; the operators' P4 and A100."""
+    import json
+
+    root = Path(__file__).resolve().parents[1] / "models" / "default"
+    boards = {name: json.loads((root / name / "perfml-model.json").read_text())["training"]["boards"]
+              for name in ("described", "dlops")}
+    assert boards_beyond_the_others(boards["described"]) == ["GT-630", "GTX-295", "GTX-Titan-Black"]
+    assert boards_beyond_the_others(boards["dlops"]) == ["A100-PCIe-40GB", "Tesla-P4"]

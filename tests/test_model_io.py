@@ -386,7 +386,8 @@ def test_the_shipped_default_model_loads_and_verifies():
     from pathlib import Path
 
     from perfml.learned.bundle import load_predictor
-    from perfml.learned.training import CALIBRATED_TIER, calibrated_tier_rows, corpus_rows, data_corpus
+    from perfml.learned.tiers import CALIBRATED_TIER, data_corpus
+    from perfml.learned.training import calibrated_tier_rows, corpus_rows
 
     path = Path(__file__).resolve().parents[1] / "models" / "default"
     bundle = load_predictor(path, data_home=HOME)

@@ -74,7 +74,8 @@ def train(
         import pandas as pd
 
         rows["undescribed"] = with_sweep_rows(rows.get("undescribed", pd.DataFrame()), sweep)
-    from perfml.learned.training import CALIBRATED_TIER, calibrated_tier_rows, data_corpus
+    from perfml.learned.tiers import CALIBRATED_TIER, data_corpus
+    from perfml.learned.training import calibrated_tier_rows
 
     jobs = dict(rows)  # sub-model name -> its training rows
     left_out = {}  # calibrated-tier sub-model -> boards without calibration runs
@@ -119,8 +120,8 @@ def train(
         if left_out.get(name):
             tier += f"; boards without such runs left out: {', '.join(left_out[name])}"
         how = ("fit + leave-one-board-out calibration" if calibrated[name] else
-               f"fit only: an interval is calibrated by leave-one-board-out over at least 3 boards, so this "
-               f"sub-model's predictions have no lower_ms/upper_ms")
+               "fit only: an interval is calibrated by leave-one-board-out over at least 3 boards, so this "
+               "sub-model's predictions have no lower_ms/upper_ms")
         typer.echo(f"{name}: trained on {len(rt)} rows of {rt['board'].nunique()} boards and "
                    f"{rt['op' if data_corpus(name) == 'dlops' else 'app_id'].nunique()} "
                    f"kernels in {seconds[name]:.1f} s ({how}{tier})")

@@ -106,8 +106,8 @@ def _curve_warnings(characterization, where) -> list[str]:
     :data:`~perfml.characterize.limits.L2_FACTOR` in bytes around the board's L2 size can
     skip the whole step from L2-resident to DRAM-bound (the working sets
     [L2 / L2_FACTOR, L2 x L2_FACTOR]). Measured: the T4 calibrated from 10 random ``add``
-    calls (no call between 1.9 and 21.9 MB, around its 4 MB L2) missed the element-wise
-    calls by 19.9 %, from 30 (largest gap a factor of 2.4) by 5.2 %, from all 1,814 by 5.4 %
+    calls (no call between 1.9 and 21.9 MB, around its 4 MiB L2) missed the element-wise
+    calls by 20.25 %, from 30 by 4.62 %, from all 1,807 by 4.57 %
     (``experiments/results/calibrated_cli_calibration_rows_Tesla-T4.txt``). A curve that
     ends below L2_FACTOR x L2 has no DRAM-bound call, and charges larger calls the bandwidth
     of its largest one.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from perfml.learned.tiers import CALIBRATED_TIER, calibration_runs, data_corpus, is_calibration_run  # noqa: F401
+from perfml.learned.tiers import CALIBRATED_TIER, calibration_runs, data_corpus, is_calibration_run
 
 
 def training_runtimes(data_home=None, source: str | None = None) -> pd.DataFrame:
