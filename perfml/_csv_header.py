@@ -12,23 +12,36 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["duplicate_columns", "refuse_duplicate_columns"]
+__all__ = ["duplicate_columns", "header_names", "refuse_duplicate_columns"]
 
 
-def duplicate_columns(path) -> dict[str, list[int]]:
-    """Header names given more than once (surrounding spaces ignored) -> their 1-based column numbers."""
+def header_names(path) -> list[str]:
+    """The header's names as written (a file without a header line: none)."""
     import pandas as pd
 
     header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-    names = [str(v).strip() for v in header.iloc[0].tolist()] if len(header) else []
+    return [str(v) for v in header.iloc[0].tolist()] if len(header) else []
+
+
+def duplicate_columns(path, names: list[str] | None = None) -> dict[str, list[int]]:
+    """Header names given more than once (surrounding spaces ignored) -> their 1-based column numbers.
+
+    ``names``: the header, already read (:func:`header_names`).
+    """
+    names = [n.strip() for n in (header_names(path) if names is None else names)]
     counts = Counter(names)
     return {name: [i + 1 for i, n in enumerate(names) if n == name] for name, k in counts.items() if k > 1}
 
 
-def refuse_duplicate_columns(path, error: type[Exception], where: str | None = None) -> None:
-    """Raise ``error`` naming the first repeated header name of ``path`` and where it occurs."""
-    repeated = duplicate_columns(path)
+def refuse_duplicate_columns(path, error: type[Exception], where: str | None = None) -> list[str]:
+    """Raise ``error`` naming the first repeated header name of ``path`` and where it occurs.
+
+    Returns the header's names (as :func:`header_names`), so a reader need not read it again.
+    """
+    names = header_names(path)
+    repeated = duplicate_columns(path, names)
     if repeated:
         name, columns = next(iter(repeated.items()))
         raise error(f"{where or path}: the header names column {name!r} {len(columns)} times (columns "
                     f"{', '.join(map(str, columns))}); keep one, so that it is clear which values are meant")
+    return names

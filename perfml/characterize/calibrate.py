@@ -130,8 +130,7 @@ def read_runtime_rows(path: str | os.PathLike[str]):
     from perfml._csv_header import refuse_duplicate_columns
 
     try:
-        refuse_duplicate_columns(path, CalibrationDataError, f"calibration file {path}")
-        header = pd.read_csv(path, nrows=0).columns
+        header = refuse_duplicate_columns(path, CalibrationDataError, f"calibration file {path}")
         usecols = [c for c in header if c in _READ_COLUMNS]
         try:
             import pyarrow  # noqa: F401

@@ -138,9 +138,10 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
             "measured time in a --reference CSV"
         )
     q["op"] = ops
+    codes, names = pd.factorize(ops)  # the questions below are asked of the distinct ops, then indexed by code
     for column in OPERATOR_DIM_COLUMNS:
-        uses = {op: column in _needs(op) or (column == "padding" and op == "conv") for op in DLOPS_OPS}
-        needed = pd.Series(ops).map(uses).to_numpy(dtype=bool)
+        needed = np.array([column in _needs(op) or (column == "padding" and op == "conv") for op in names],
+                          dtype=bool)[codes]
         q[column] = _check_integers(
             frame, column, needed, where, low=0 if column == "padding" else 1, high=MAX_DIM, error=error,
             required=column != "padding",

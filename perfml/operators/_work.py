@@ -94,42 +94,55 @@ def _row_label(frame: pd.DataFrame, position: int) -> str:
     return f"row {frame.index[position]!r}"
 
 
-def _ops(frame: pd.DataFrame) -> pd.Series:
+class _Ops:
+    """The rows' operators as codes into their distinct names (``pandas.factorize``).
+
+    ``operator_work`` asks a dozen questions of the operators per call; answering them on
+    the distinct names and indexing by code keeps a one-row query cheap (its latency is
+    mostly such fixed costs) and a corpus of 10^5 rows vectorized.
+    """
+
+    def __init__(self, codes: np.ndarray, names: np.ndarray):
+        self.codes, self.names = codes, names
+
+    def __getitem__(self, position: int) -> str:
+        return str(self.names[self.codes[position]])
+
+    def isin(self, wanted) -> np.ndarray:
+        """Rows whose operator is one of ``wanted`` (a boolean array)."""
+        wanted = set(wanted)
+        return np.array([name in wanted for name in self.names], dtype=bool)[self.codes]
+
+    def lookup(self, table: dict, default, dtype=object) -> np.ndarray:
+        """``table[op]`` per row (``default`` for an op not in it)."""
+        return np.array([table.get(name, default) for name in self.names], dtype=dtype)[self.codes]
+
+
+def _ops(frame: pd.DataFrame) -> _Ops:
     if "op" not in frame.columns:
         raise OperatorWorkError(
             "operator rows need an 'op' column naming the operator; add it (one of "
             f"{', '.join(OP_CLASS)})"
         )
-    ops = pd.Series(pd.Categorical(frame["op"].astype("string").fillna("").to_numpy(dtype=object)))
-    known = ops.isin(list(OP_CLASS)).to_numpy()
+    codes, names = pd.factorize(frame["op"].astype("string").fillna("").to_numpy(dtype=object))
+    ops = _Ops(codes, np.asarray(names, dtype=object))
+    known = ops.isin(OP_CLASS)
     if not known.all():
         position = int(np.flatnonzero(~known)[0])
         raise OperatorWorkError(
-            f"{_row_label(frame, position)}: column 'op' holds unknown operator {ops.iloc[position]!r}; "
+            f"{_row_label(frame, position)}: column 'op' holds unknown operator {ops[position]!r}; "
             f"expected one of {', '.join(OP_CLASS)}"
         )
     return ops
 
 
-def _isin(ops: pd.Series, wanted) -> np.ndarray:
-    """Rows whose operator is one of ``wanted`` (a boolean array).
-
-    Compares the categorical codes, not the strings: ``operator_work`` asks this a dozen
-    times per call, and a single query's latency is mostly such fixed costs.
-    """
-    wanted = set(wanted)
-    codes = ops.cat.codes.to_numpy()
-    hits = [i for i, name in enumerate(ops.cat.categories) if name in wanted]
-    return np.isin(codes, hits)
-
-
-def _dimension(frame: pd.DataFrame, ops: pd.Series, column: str, needed: np.ndarray, minimum: float) -> np.ndarray:
+def _dimension(frame: pd.DataFrame, ops: _Ops, column: str, needed: np.ndarray, minimum: float) -> np.ndarray:
     """Float values of ``column``, checked on the rows that need it (whole numbers >= minimum)."""
     if not needed.any():
         return np.zeros(len(frame))
     if column not in frame.columns:
         position = int(np.flatnonzero(needed)[0])
-        op = ops.iloc[position]
+        op = ops[position]
         raise OperatorWorkError(
             f"{_row_label(frame, position)}: column {column!r} is missing; operator {op!r} needs "
             f"{', '.join(_needs(op))}; add the column"
@@ -140,7 +153,7 @@ def _dimension(frame: pd.DataFrame, ops: pd.Series, column: str, needed: np.ndar
     bad = needed & ~good
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        op = ops.iloc[position]
+        op = ops[position]
         kind = "a positive whole number" if minimum > 0 else "a whole number >= 0"
         raise OperatorWorkError(
             f"{_row_label(frame, position)}: column {column!r} must be {kind} for operator {op!r} "
@@ -183,9 +196,9 @@ def operator_work(frame: pd.DataFrame) -> pd.DataFrame:
     """
     ops = _ops(frame)
     n = len(frame)
-    is_matmul = _isin(ops, ["bmm", "linear"])
-    is_vector = _isin(ops, [*_EW_BINARY, *_EW_UNARY, "softmax", "ln"])
-    is_conv = _isin(ops, ["conv"])
+    is_matmul = ops.isin(["bmm", "linear"])
+    is_vector = ops.isin([*_EW_BINARY, *_EW_UNARY, "softmax", "ln"])
+    is_conv = ops.isin(["conv"])
 
     b = _dimension(frame, ops, "B", np.ones(n, dtype=bool), 1)
     m, nn, k = (_dimension(frame, ops, c, is_matmul, 1) for c in ("M", "N", "K"))
@@ -209,33 +222,33 @@ def operator_work(frame: pd.DataFrame) -> pd.DataFrame:
     elements = np.zeros(n)  # FP32 elements moved
     # bmm / linear
     matmul = 2.0 * b * m * nn * k
-    is_bmm = _isin(ops, ["bmm"])
-    is_linear = _isin(ops, ["linear"])
+    is_bmm = ops.isin(["bmm"])
+    is_linear = ops.isin(["linear"])
     flops = np.where(is_bmm, matmul, flops)
     elements = np.where(is_bmm, b * m * nn + b * nn * k + b * m * k, elements)
     flops = np.where(is_linear, matmul + b * m * k, flops)
     elements = np.where(is_linear, b * m * nn + k * nn + k + b * m * k, elements)
     # element-wise
     bh = b * h
-    binary = _isin(ops, _EW_BINARY)
-    unary = _isin(ops, _EW_UNARY)
+    binary = ops.isin(_EW_BINARY)
+    unary = ops.isin(_EW_UNARY)
     flops = np.where(binary | unary, bh, flops)
     elements = np.where(binary, 3 * bh, elements)
     elements = np.where(unary, 2 * bh, elements)
     # softmax / layer norm: two reductions over H per row
     for op, per_element in _FLOPS_PER_ELEMENT.items():
-        flops = np.where(_isin(ops, [op]), per_element * bh, flops)
-    elements = np.where(_isin(ops, ["softmax"]), 2 * bh, elements)
-    elements = np.where(_isin(ops, ["ln"]), 2 * bh + 2 * h + 2 * b, elements)
+        flops = np.where(ops.isin([op]), per_element * bh, flops)
+    elements = np.where(ops.isin(["softmax"]), 2 * bh, elements)
+    elements = np.where(ops.isin(["ln"]), 2 * bh + 2 * h + 2 * b, elements)
     # conv2d (direct algorithm)
     flops = np.where(is_conv, 2.0 * b * c_out * out_size**2 * c_in * ksize**2, flops)
     elements = np.where(is_conv, b * c_in * size**2 + c_out * c_in * ksize**2 + b * c_out * out_size**2, elements)
 
     nbytes = BYTES_PER_ELEMENT * elements
-    reductions = ops.map(_REDUCTIONS_PER_ROW).astype(float).fillna(0).to_numpy(dtype=np.int64)
+    reductions = ops.lookup(_REDUCTIONS_PER_ROW, 0, dtype=np.int64)
     return pd.DataFrame(
         {
-            "op_class": pd.array(ops.map(dict(OP_CLASS)).astype(str).to_numpy(dtype=object), dtype="string"),
+            "op_class": pd.array(ops.lookup(dict(OP_CLASS), ""), dtype="string"),
             "flops": flops,
             "bytes": nbytes,
             "arithmetic_intensity": flops / nbytes,
