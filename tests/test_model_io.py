@@ -76,6 +76,18 @@ def _rehash_manifest(path, meta):
     (path / META).write_text(json.dumps(meta))
 
 
+def test_blended_transfer_round_trips(rows, tmp_path):
+    """The blend weights (the calibrated nine-apps sub-model's baseline) are saved and used after loading."""
+    blend = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.5, baseline="blend",
+                             data_home=HOME).fit(rows, rows.measured_ms)
+    assert len(blend.features_.blend_weights_)
+    path = save_model(blend, tmp_path / "blend", training_rows=rows)
+    loaded = load_model(path, data_home=HOME)
+    q = rows.sample(30, random_state=3)
+    assert np.allclose(loaded.predict(q), blend.predict(q))
+    assert loaded.features_.blend_weights_.equals(blend.features_.blend_weights_)
+
+
 # -- class 2 of issue 14: --overwrite replaces only a perfml model directory ---------------------
 def test_round_trip_records_every_file_hash(model_dir, fitted, rows):
     meta = json.loads((model_dir / META).read_text())
