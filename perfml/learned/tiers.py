@@ -17,12 +17,12 @@ __all__ = ["CALIBRATED_TIER", "calibration_entry", "calibration_runs", "data_cor
 #:   MAPE 17.85 % against 25.31 % spec-only,
 #:   ``experiments/results/dlops_unseen_boards_calibrated_row_char.txt``);
 #: * ``described-calibrated``: the nine described apps, calibrated by the board's
-#:   ``vectorAdd`` runs, as in ``experiments/unseen_boards_calibrated.toml`` (10.52 % against
-#:   10.94 % for the spec-only transfer on the same rows,
-#:   ``experiments/results/unseen_boards_calibrated_stream_curve.txt``), but no better than
-#:   ``perfml train``'s spec-only ``described`` scored on the same rows (10.49 % both,
-#:   ``experiments/results/gtx750_training_boards.txt``). Only boards with such runs train it
-#:   (the two BSPGPU boards have none).
+#:   ``vectorAdd`` runs, with the blended transfer, as ``hybrid_xgboost_characterized_issue_blend``
+#:   of ``experiments/unseen_boards_calibrated.toml`` (10.18 % against 10.94 % for the
+#:   spec-only transfer on the same rows, ``experiments/results/unseen_boards_calibrated_blend.txt``;
+#:   ``perfml train``'s own spec-only ``described`` scored on the same rows: 10.49 % against
+#:   10.07 %, ``experiments/results/gtx750_training_boards.txt``). Only boards with such runs
+#:   train it (the two BSPGPU boards have none).
 #:
 #: The undescribed kernels (Rodinia) have none: their rows hold no kernel of known work
 #: to calibrate a board with.
