@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["duplicate_columns", "header_names", "refuse_duplicate_columns"]
+__all__ = ["duplicate_columns", "header_names", "not_utf8", "refuse_duplicate_columns"]
 
 
 def header_names(path) -> list[str]:
@@ -45,3 +45,9 @@ def refuse_duplicate_columns(path, error: type[Exception], where: str | None = N
         raise error(f"{where or path}: the header names column {name!r} {len(columns)} times (columns "
                     f"{', '.join(map(str, columns))}); keep one, so that it is clear which values are meant")
     return names
+
+
+def not_utf8(where, exc: UnicodeDecodeError) -> str:
+    """The message for a user's CSV that is not UTF-8 text (a UTF-16 or legacy-encoded export)."""
+    return (f"{where}: is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as a UTF-8 CSV (a spreadsheet's "
+            "'CSV UTF-8'; UTF-16 'Unicode text' exports are not read)")

@@ -380,3 +380,25 @@ def test_debug_env_is_not_needed_for_help_speed():
             "print(sorted(m for m in ('xgboost', 'mlflow', 'optuna', 'pyarrow', 'sqlalchemy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+@needs_data
+@pytest.mark.parametrize("which", ["queries", "reference", "calibration", "from-runtimes"])
+def test_a_csv_that_is_not_utf8_is_named_with_the_encoding_to_save_it_in(hostile, capsys, which):
+    """A spreadsheet's UTF-16 "Unicode text" export: one line saying it is not UTF-8 and how to save it."""
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    files = hostile / "in"
+    good_query = files / "op_queries.csv"
+    good_query.write_text("board,op,B,M,N,K\nA100-PCIe-40GB,bmm,8,512,64,512\n")
+    utf16 = files / "utf16.csv"
+    utf16.write_bytes("board,op,B,H,time_ms\nA100-PCIe-40GB,add,1,1024,0.01\n".encode("utf-16"))
+    out = ["--output", str(files / "out.csv"), "--data-home", str(SHARED)]
+    argv = {
+        "queries": ["predict", "--model", str(model), "--queries", str(utf16), *out],
+        "reference": ["predict", "--model", str(model), "--queries", str(good_query), "--reference", str(utf16), *out],
+        "calibration": ["predict", "--model", str(model), "--queries", str(good_query), "--calibration", str(utf16), *out],
+        "from-runtimes": ["characterize", "--from-runtimes", str(utf16), "--board", "A100-PCIe-40GB",
+                          "--out", str(files / "c.json")],
+    }[which]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "is not UTF-8 text" in err and "save it as a UTF-8 CSV" in err, err

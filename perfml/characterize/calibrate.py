@@ -141,7 +141,11 @@ def read_runtime_rows(path: str | os.PathLike[str]):
         return pd.read_csv(path, usecols=usecols, engine=engine)
     except CalibrationDataError:
         raise
-    except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError as exc:
+        from perfml._csv_header import not_utf8
+
+        raise CalibrationDataError(not_utf8(f"calibration file {path}", exc)) from None
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise CalibrationDataError(f"cannot read calibration file {path} as CSV ({exc})") from None
 
 

@@ -129,7 +129,11 @@ def read_query_csv(path) -> pd.DataFrame:
     try:
         refuse_duplicate_columns(path, DatasetSchemaError)
         return pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        from perfml._csv_header import not_utf8
+
+        raise DatasetSchemaError(not_utf8(path, exc)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DatasetSchemaError(f"{path}: cannot be read as CSV ({exc.__class__.__name__}); give a CSV with a header line") from None
     except OSError as exc:
         raise DatasetSchemaError(f"{path}: cannot be read ({exc.strerror}); give a readable CSV file") from None
