@@ -250,6 +250,27 @@ def test_a_second_target_replaces_the_first_and_keeps_the_training_characterizat
     assert np.median(first / predict_any_ms(bundle, queries)) > 1.2
 
 
+def test_a_bundle_calibrated_for_one_board_refuses_rows_of_another(trained, files):
+    """After use_target the sub-models hold the target's characterization: another board's row is refused, not mispredicted."""
+    from perfml.errors import QueryValidationError
+    from perfml.learned.bundle import predict_any
+    from perfml.learned.target_characterization import use_target
+
+    path, _, _ = trained
+    bundle = load_predictor(path, data_home=HOME)
+    queries = pd.read_csv(files / "queries.csv")
+    other = queries.head(3).assign(board="A100-PCIe-40GB")
+    spec_answer = predict_any(bundle, other, "q")  # before: the spec-only sub-model answers any board
+    assert (spec_answer["tier"] == "spec").all()
+    use_target(bundle, queries, "q", calibration=files / "adds.csv")
+    assert bundle.target_board == TARGET
+    assert (predict_any(bundle, queries.assign(board="Tesla T4"), "q")["tier"] == "calibrated").all()  # an alias
+    mixed = pd.concat([queries.head(2), other], ignore_index=True)
+    with pytest.raises(QueryValidationError, match=r"row 3 \(line 4\), column board: this model was calibrated for Tesla-T4.*"
+                                                   r"'A100-PCIe-40GB'"):
+        predict_any(bundle, mixed, "q")
+
+
 def predict_any_ms(bundle, queries):
     from perfml.learned.bundle import predict_any
 

@@ -92,12 +92,16 @@ class ModelBundle:
     ``tier`` is ``"spec"`` (the target board known by its registry entry) or
     ``"calibrated"`` (its characterization was given to the sub-models,
     :func:`perfml.learned.target_characterization.use_target`): then a corpus with a
-    calibrated-tier sub-model is answered by that one.
+    calibrated-tier sub-model is answered by that one, and ``target_board`` names the
+    board it was calibrated for: the sub-models now hold that board's characterization, so
+    :func:`predict_any` refuses rows of any other board (a calibrated model asked about a
+    board known only by its registry entry misses by far more than the spec-only one).
     """
 
     models: dict
     metadata_: dict = field(default_factory=dict)
     tier: str = "spec"
+    target_board: str | None = None
 
     def name_for(self, route: str) -> str | None:
         """The name of the sub-model answering rows of ``route`` (described, undescribed or dlops), or None."""
@@ -352,6 +356,25 @@ def _reference_names(reference, reference_where):
     return RowNames(str(reference_where), rows) if rows is not None else reference_where
 
 
+def _check_target_board(bundle: ModelBundle, original: pd.DataFrame, where) -> None:
+    """A bundle calibrated for one board (``use_target``) answers rows of that board only."""
+    if bundle.tier != "calibrated" or bundle.target_board is None or "board" not in original.columns:
+        return
+    from perfml.boards import same_board
+    from perfml.learned.queries import _at
+
+    seen: dict[str, bool] = {}
+    for i, name in enumerate(original["board"].astype(str).str.strip()):
+        if name not in seen:
+            seen[name] = same_board(name, bundle.target_board)
+        if not seen[name]:
+            raise QueryValidationError(
+                f"{_at(where, i)}, column board: this model was calibrated for {bundle.target_board} (--calibration / "
+                f"--characterization, use_target), found {name!r}; ask about other boards with the model loaded "
+                "afresh (load_predictor), or calibrate it for that board"
+            )
+
+
 def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference=None,
                 reference_where: str = "--reference", level: float = 0.90) -> pd.DataFrame:
     """The queries as given plus ``predicted_ms``, ``lower_ms``, ``upper_ms``, ``basis``, flags and ``tier``, row for row.
@@ -390,6 +413,7 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
     if len(original) == 0:
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
     routes = _routes(original, where)
+    _check_target_board(bundle, original, where)
     app_ref, op_ref = reference if reference is not None else (None, None)
     if "tier" in original.columns:
         raise QueryValidationError(f"{where}: column 'tier' is an output column (the tier of the sub-model that "

@@ -197,7 +197,8 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
 
     ``characterization``: a file of ``perfml characterize``; ``calibration``: runtime rows
     measured on the target board. The bundle's tier becomes ``"calibrated"``, so a corpus
-    with a calibrated-tier sub-model is answered by it (:meth:`ModelBundle.model_for`).
+    with a calibrated-tier sub-model is answered by it (:meth:`ModelBundle.model_for`), and
+    its ``target_board`` the characterized board: it answers no other board afterwards.
     Each sub-model with a ``calibration`` entry calibrates the target from those runs of
     the file only; the others from every row. Returns the warnings to show, once each.
 
@@ -236,4 +237,6 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
             ch = by_kernels[kernels]
             file_where = f"the calibration of {calibration}" + (f" ({', '.join(kernels[1])} runs)" if kernels else "")
         warnings += use_target_characterization(model, ch, boards, file_where)
+    if used:
+        bundle.target_board = ch.board  # predict_any answers this board only from now on
     return list(dict.fromkeys(warnings))
