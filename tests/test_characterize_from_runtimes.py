@@ -242,9 +242,15 @@ def test_committed_values_are_what_the_command_gives(board):
     again = calibrate_from_runtimes(data_file, board, source=committed.provenance["filters"].get("source"))
     for v in committed.values:
         assert again.value(v.quantity, v.unit, tiers=(v.tier,)) == pytest.approx(v.value, rel=1e-12)
-    # the streaming curve too (perfml.characterize.stream_curve), knot for knot
-    assert committed.stream_curve is not None
-    assert committed.stream_curve == again.stream_curve
+    # the streaming curve too (perfml.characterize.stream_curve), knot for knot: the byte
+    # counts exactly, the times to rounding (the isotonic fit's pooled means may differ in the
+    # last bit between numpy / scikit-learn releases, as seen on the Tesla-P4's curve)
+    curve, again_curve = committed.stream_curve, again.stream_curve
+    assert curve is not None and again_curve is not None
+    assert curve.bytes == again_curve.bytes
+    assert curve.seconds == pytest.approx(again_curve.seconds, rel=1e-12)
+    assert (curve.kernel, curve.tier, curve.source, curve.statistic) == (
+        again_curve.kernel, again_curve.tier, again_curve.source, again_curve.statistic)
 
 
 @pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00garbage\x00\x01", b"board,op\nGTX-980,add\n"],
