@@ -214,7 +214,8 @@ def test_shipped_dlops_experiment_files_parse():
         assert spec.corpus == "dlops"
 
 
-@pytest.mark.parametrize("features", ["{ tiles = true }", "{ transfer = \"auto\" }", "{ board_identity = true }"])
+@pytest.mark.parametrize("features", ["{ tiles = true }", "{ transfer = \"auto\" }", "{ board_identity = true }",
+                                      "{ launch_floor = false }"])
 def test_operator_model_features_are_refused_on_the_runtimes_corpus(tmp_path, features):
     from pathlib import Path
 
@@ -233,18 +234,18 @@ def test_a_dlops_model_entry_passes_the_operator_options_to_the_estimator(tmp_pa
     from perfml.experiments.spec import load_experiment
 
     path = write(tmp_path, extra='[[models]]\nname = "x"\nkind = "learned"\nlearner = "xgboost"\n'
-                 'features = { transfer = "auto", tiles = false, board_identity = true }\n'
+                 'features = { transfer = "auto", tiles = false, board_identity = true, launch_floor = false }\n'
                  '[[models]]\nname = "y"\nkind = "learned"\nlearner = "xgboost"\n')
     model = [m for m in load_experiment(path).models if m.name == "x"][0]
     est = build_operator_estimator(model)
-    assert (est.transfer, est.tiles, est.board_identity, est.wave_base) == ("auto", False, True, False)
+    assert (est.transfer, est.tiles, est.board_identity, est.wave_base, est.launch_floor) == ("auto", False, True, False, False)
     # an entry without them gets the estimator's defaults
     plain = [m for m in load_experiment(path).models if m.name == "y"][0]
     from perfml.learned.operators import OperatorRegressor
 
     defaults = OperatorRegressor().get_params()
     est = build_operator_estimator(plain)
-    assert all(est.get_params()[k] == defaults[k] for k in ("transfer", "tiles", "board_identity", "wave_base"))
+    assert all(est.get_params()[k] == defaults[k] for k in ("transfer", "tiles", "board_identity", "wave_base", "launch_floor"))
 
 
 def test_an_xgboost_objective_reaches_the_operator_model_and_a_bad_one_is_refused(tmp_path):

@@ -77,6 +77,7 @@ def build_operator_estimator(model, random_state: int = 0, registry=None, charac
         transfer=_bool_or_auto(features, "transfer", True),
         tiles=bool(features.get("tiles", True)),
         wave_base=bool(features.get("wave_base", False)),
+        launch_floor=bool(features.get("launch_floor", True)),
         board_identity=_bool_or_auto(features, "board_identity", False),
         random_state=random_state,
         n_jobs=n_jobs,

@@ -169,13 +169,14 @@ FEATURES = {
     "transfer": either(BOOL, one_of("auto")),
     "tiles": BOOL,
     "wave_base": BOOL,
+    "launch_floor": BOOL,
     "board_identity": either(BOOL, one_of("auto")),
     "baseline_selection": one_of("spread", "transfer-cv"),
     "compute_rate": one_of(*COMPUTE_RATES),
     "wave_scaling": either(BOOL, one_of("auto")),
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
-DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "board_identity")
+DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "launch_floor", "board_identity")
 TUNE = {
     "n_trials": integer(1, MAX_TRIALS),
     "n_splits": integer(*SPLITS),
@@ -398,7 +399,7 @@ def _check_corpus(path: Path, corpus: str, data: dict, models, entries, publishe
         if published.get("suite") == "NeuSight":
             raise ExperimentSpecError(f"{path}: [published] suite 'NeuSight' needs [data] corpus = \"dlops\"")
         for i, model in enumerate(models):
-            dlops_only = sorted(k for k in ("tiles", "wave_base", "board_identity") if k in model.features)
+            dlops_only = sorted(k for k in ("tiles", "wave_base", "launch_floor", "board_identity") if k in model.features)
             if model.features.get("transfer") == "auto":
                 dlops_only.insert(0, "transfer = 'auto'")
             if dlops_only:

@@ -6,6 +6,9 @@ The directory has the layout of a version-2 model directory (:mod:`perfml.learne
   "OperatorRegressor"``, its JSON-able parameters, the feature names, the training boards,
   the training ranges (:func:`perfml.learned.operator_queries.operator_training_ranges`),
   the interval calibration, library versions, the sha256 of every file and of itself;
+* ``launch_floor`` (in the manifest): the operators' launch floors in ms learned from the
+  training rows (:mod:`perfml.learned.operator_model._floor`), part of every base time of a
+  spec-only model (``launch_floor`` true, ``characterization`` false);
 * ``booster.json``: the xgboost booster in xgboost's own JSON format;
 * ``features/transfer.parquet``: the transfer table (mean residual per call and training
   board), when the model has the transfer group;
@@ -39,8 +42,8 @@ __all__ = ["load_operator_model", "write_operator_model_files"]
 ESTIMATOR = "OperatorRegressor"
 _BOOSTER = "booster.json"
 _TRANSFER = "features/transfer.parquet"
-_PARAMS = ("characterization", "transfer", "tiles", "wave_base", "board_identity", "monotone", "random_state", "n_jobs",
-           "learner_params")
+_PARAMS = ("characterization", "transfer", "tiles", "wave_base", "launch_floor", "board_identity", "monotone",
+           "random_state", "n_jobs", "learner_params")
 _REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
              "feature_names": list, "train_boards": list, "training": dict, "versions": dict, "files": dict,
              "manifest_sha256": str}
@@ -79,6 +82,8 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
         "regressor_params": params, "feature_names": list(model.feature_names_),
         "train_boards": list(model.train_boards_), "n_features_in": int(model.n_features_in_),
         "use_transfer": bool(model.use_transfer_),  # transfer="auto" decides it at fit time
+        # the operators' launch floors learned from the training rows (part of every spec-only base time)
+        **({"launch_floor": model.floor_.to_dict()} if getattr(model, "floor_", None) is not None else {}),
         "training": operator_training_ranges(training_rows) if training_rows is not None else {},
         "versions": {"perfml": __version__, "xgboost": xgboost.__version__, "scikit-learn": sklearn.__version__},
         **(extra or {}),
@@ -167,6 +172,13 @@ def load_operator_model(path, *, data_home=None):
     model.board_identity_ = bool(model.board_identity)
     model.board_identity_selection_ = None
     model.transfer_selection_ = model.transfer_classes_ = model.no_transfer_model_ = None
+    model.floor_ = None
+    if model.launch_floor and not model.characterization:
+        from perfml.learned.operator_model._floor import LaunchFloor
+
+        if "launch_floor" not in meta:
+            raise _bad(meta_path, "has launch_floor set but no 'launch_floor' entry (the floors it was trained with)")
+        model.floor_ = LaunchFloor.from_dict(meta["launch_floor"], str(meta_path))
     model.transfer_ = None
     if use_transfer:
         if _TRANSFER not in meta["files"]:

@@ -4,12 +4,16 @@ The model predicts a call's time as its roofline lower bound times a learned fac
 
     T = max(T_base * exp(f(x)), T_bound),  T_bound = max(FLOPs / peak FP32, bytes / peak bandwidth)
 
-with ``T_base = T_bound`` (spec peaks), or with ``characterization=True`` the roofline of
-the board's achieved peaks (``max(T_achieved, T_bound)``), whose memory roof is the
-board's streaming curve where its characterization has one
-(:mod:`perfml.characterize.stream_curve`: the time the board's element-wise ``add`` took
-for the same number of bytes, so that L2-resident, latency-bound and launch-bound sizes
-are carried as measured, not through one bandwidth figure),
+with ``T_base = T_floor(op) + T_bound`` (spec peaks; ``T_floor`` the operator's launch
+floor learned from the training boards' work-free calls,
+:mod:`~perfml.learned.operator_model._floor`: latency plus work at the roof, so that a
+call smaller than any trained on is predicted at the floor, not at its nanosecond
+bound), or with ``characterization=True`` the roofline of the board's achieved peaks
+(``max(T_achieved, T_bound)``), whose memory roof is the board's streaming curve where its
+characterization has one (:mod:`perfml.characterize.stream_curve`: the time the board's
+element-wise ``add`` took for the same number of bytes, so that L2-resident,
+latency-bound and launch-bound sizes are carried as measured, not through one bandwidth
+figure),
 
 and ``f`` (gradient-boosted trees, xgboost ``hist``) is fitted to the residual
 ``r = log(T / T_bound)`` (with ``characterization=True``: against the roofline of the
@@ -80,6 +84,7 @@ from perfml.learned.operator_model._features import (
     operator_feature_frame,
 )
 from perfml.operators import OP_CLASS
+from perfml.learned.operator_model._floor import LaunchFloor
 from perfml.learned.operator_model._tiles import tile_block, wave_quantized_base
 from perfml.learned.operator_model._transfer import TransferTable, call_keys
 
@@ -154,6 +159,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         Base time of GEMM rows = the wave-quantized compute time of a nominal 128 x 64
         tile (:func:`~perfml.learned.operator_model._tiles.wave_quantized_base`) instead
         of the roofline bound.
+    launch_floor : bool, default=True
+        Base time ``T_floor(op) + T_bound`` with the operators' launch floors learned from
+        the training rows (:mod:`~perfml.learned.operator_model._floor`), and the feature
+        ``fit_log_bound_over_floor``; False: the bound alone. Not used with
+        ``characterization``: the achieved-peak base time's streaming curve carries the
+        board's own floor, measured on its ``add`` calls.
     board_identity : bool or "auto", default=False
         Add the raw board figures (``board_*``, and with ``characterization`` the
         board-level ``char_*`` figures); see the module docstring for why not.
@@ -174,6 +185,8 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
     model_ : xgboost.XGBRegressor
     feature_names_ : list of str
     transfer_ : TransferTable or None
+    floor_ : LaunchFloor or None
+        The operators' launch floors (``launch_floor=True``).
     train_boards_ : list of str
     use_transfer_ : bool
         Whether the main model has the transfer group.
@@ -216,6 +229,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         transfer: bool | str = True,
         tiles: bool = True,
         wave_base: bool = False,
+        launch_floor: bool = True,
         board_identity: bool = False,
         monotone: bool = True,
         random_state: int = 0,
@@ -229,6 +243,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         self.transfer = transfer
         self.tiles = tiles
         self.wave_base = wave_base
+        self.launch_floor = launch_floor
         self.board_identity = board_identity
         self.monotone = monotone
         self.random_state = random_state
@@ -241,7 +256,7 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         from perfml.closed_form._params import check_bool, check_bool_or_auto, check_positive_int
 
         who = "OperatorRegressor"
-        for name in ("characterization", "tiles", "wave_base", "monotone"):
+        for name in ("characterization", "tiles", "wave_base", "launch_floor", "monotone"):
             check_bool(who, name, getattr(self, name))
         check_bool_or_auto(who, "board_identity", self.board_identity)
         check_bool_or_auto(who, "transfer", self.transfer)
@@ -274,9 +289,17 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
                 parts.append(tiles)
             if self.wave_base:
                 base = wave_quantized_base(frame, tiles, bound)
+        floor = getattr(self, "floor_", None)
+        if floor is not None and not self.characterization:
+            floor_ms = floor.floor_ms(X["op"])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                over = np.where(floor_ms > 0, np.log(bound / np.where(floor_ms > 0, floor_ms, 1.0)), np.nan)
+            parts.append(pd.DataFrame({"fit_log_bound_over_floor": over}, index=X.index))
+            base = base + floor_ms  # latency plus work at the roof (Hockney; _floor)
         if self.characterization:
             char = characterization_block(X, frame, bound, self.characterizations)
-            # the roofline with the achieved peaks (never below the spec one)
+            # the roofline with the achieved peaks (never below the spec one); its streaming
+            # curve carries the board's own floor (launch_floor is not used here)
             base = np.fmax(np.exp(char["char_log_bound_ms"].to_numpy()), bound)
             parts.append(char)
         return parts, bound, base
@@ -415,6 +438,9 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         return self._fit_fixed(X, y)
 
     def _fit_fixed(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
+        self.floor_ = None
+        if self.launch_floor and not self.characterization:
+            self.floor_ = LaunchFloor().fit(X["op"], X["board"], y, operator_feature_frame(X, self.registry)[1])
         _, _, base = self._own_features(X)
         self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.use_transfer_ else None
         F, _, base = self._features(X)
