@@ -402,3 +402,31 @@ def test_a_csv_that_is_not_utf8_is_named_with_the_encoding_to_save_it_in(hostile
     }[which]
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and "is not UTF-8 text" in err and "save it as a UTF-8 CSV" in err, err
+
+
+@needs_data
+@pytest.mark.parametrize("which, row", [
+    ("queries", "Tesla-T4,add,1000000,1000000,,,"),
+    ("queries", "A100-PCIe-40GB,bmm,1,,100000,100000,100000"),
+    ("reference", "Tesla-T4,add,1000000,1000000,,,"),
+])
+def test_an_operator_call_whose_tensors_exceed_the_boards_memory_is_refused(hostile, capsys, which, row):
+    """A T4 holds 16 GB: an add of 10^12 floats (11,176 GiB of tensors) cannot run there, so no
+    time is predicted for it, nor taken as a reference (the largest measured call of the data
+    home holds 0.96 of its board's memory)."""
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    files = hostile / "in"
+    header = "board,op,B,H,M,N,K"
+    huge = files / "huge.csv"
+    good = files / "good.csv"
+    good.write_text(f"{header}\nA100-PCIe-40GB,bmm,8,,512,64,512\n")
+    out = ["--output", str(files / "out.csv"), "--data-home", str(SHARED)]
+    if which == "queries":
+        huge.write_text(f"{header}\n{row}\n")
+        argv = ["predict", "--model", str(model), "--queries", str(huge), *out]
+    else:
+        huge.write_text(f"{header},time_ms\n{row},1000.0\n")
+        argv = ["predict", "--model", str(model), "--queries", str(good), "--reference", str(huge), *out]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "it cannot run there" in err and "GiB of board" in err, err
+    assert not (files / "out.csv").exists()

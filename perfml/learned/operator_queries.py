@@ -14,8 +14,8 @@ Launch columns (``grid_*``, ``block_*``), ``kernel_name`` and every other column
 optional and carried to the output unchanged. Every row is checked before anything is
 predicted and nothing is written when a row fails; the error names the file, the row,
 the column, the value and the fix (unknown op, a dimension missing, not a whole number or
-not positive, an unknown board, a measured-time column in the queries, a reference that
-disagrees with a query on the launch).
+not positive, an unknown board, tensors larger than the board's memory, a measured-time
+column in the queries, a reference that disagrees with a query on the launch).
 
 A row's prediction rests on, first that applies (``basis``): the user's ``--reference``
 measurement of the same op and dimensions on another board, scaled by the model's ratio
@@ -158,6 +158,7 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
             raise error(f"{_at(where, i)}, column kernel_size: the convolution output is empty "
                         f"(input_size + 2 padding < kernel_size), found {_num(frame['kernel_size'].iloc[i])!r}; "
                         "give a kernel no larger than the padded input")
+    _check_memory(q, where, error=error)
     for column in LAUNCH_COLUMNS:
         if column in frame.columns:
             high = MAX_BLOCK.get(column) or MAX_GRID[column]
@@ -177,6 +178,35 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
         if column not in q.columns:
             q[column] = _infer(frame[column])
     return q
+
+
+def _check_memory(q: pd.DataFrame, where, *, error) -> None:
+    """Refuse a call whose tensors do not fit in its board's memory: it cannot run there.
+
+    The call's compulsory bytes (:func:`perfml.operators.operator_work`: every operand read
+    and every result written once, FP32) are the tensors it holds at once, a lower bound of
+    the memory it needs; above the board's ``global_mem_bytes`` (registry) no measurement of
+    it can exist, so no prediction is given. The largest measured call of the data home
+    holds 0.96 of its board's memory (a ``bmm`` on the A100-PCIe-40GB). Boards without a
+    memory size in the registry are not checked.
+    """
+    from perfml.boards import get_board
+    from perfml.operators import operator_work
+
+    memory_of = {}
+    for name in pd.unique(q["board"]):
+        size = getattr(get_board(name), "global_mem_bytes", None)
+        memory_of[name] = float(size) if size else np.nan
+    memory = q["board"].map(memory_of).to_numpy(dtype=float)
+    nbytes = operator_work(q)["bytes"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        i = _first(nbytes > memory)
+    if i is not None:
+        op = str(q["op"].iloc[i])
+        raise error(f"{_at(where, i)}, columns {', '.join(_needs(op))}: op {op!r} with these dimensions holds "
+                    f"{nbytes[i] / 2**30:,.1f} GiB of FP32 tensors (operands and result), more than the "
+                    f"{memory[i] / 2**30:,.1f} GiB of board {q['board'].iloc[i]}: it cannot run there; give "
+                    "dimensions whose tensors fit, or a board with more memory")
 
 
 def check_operator_queries(frame: pd.DataFrame, where) -> pd.DataFrame:
