@@ -44,6 +44,8 @@ class AppDescription:
     launch: dict[str, Any]
     work: dict[str, Any]
     bsp: dict[str, Any]
+    #: (name, dtype, elements expression) of every buffer argument of the sidecar's ``[[args]]``
+    buffers: tuple[tuple[str, str, str], ...] = ()
 
     def launch_dims(self, n, block_x=None, block_y=None, grid_x=None, grid_y=None):
         """Block and grid dimensions for size(s) ``n``; explicit values win over the defaults.
@@ -76,6 +78,23 @@ class AppDescription:
         n = np.asarray(n, dtype=float)
         bx, by, gx, gy = self.launch_dims(n, **launch)
         return {"N": n, "bx": bx, "by": by, "threads": bx * by * gx * gy}
+
+    def footprint_bytes(self, n, **launch) -> np.ndarray:
+        """Bytes of device memory the kernel's buffers hold for size(s) ``n``.
+
+        The sum over the sidecar's buffer arguments (``[[args]]``, ``kind = "buffer"``) of
+        ``elements x`` the size of their ``dtype``; ``elements`` is an expression of ``N``,
+        ``threads`` and ``blocks`` of the launch. NaN when the sidecar lists no buffer.
+        """
+        env = self._env(n, launch)
+        bx, by, gx, gy = self.launch_dims(n, **launch)
+        env["blocks"] = gx * gy
+        if not self.buffers:
+            return np.full(np.shape(env["N"]), np.nan)
+        total = np.zeros(np.shape(env["N"]))
+        for name, dtype, elements in self.buffers:
+            total = total + self._eval(elements, env, "args", name) * np.dtype(dtype).itemsize
+        return total
 
     def work_per_thread(self, n, **launch) -> dict[str, np.ndarray]:
         """The ``[work]`` counts per thread (and ``threads``) for size(s) ``n``."""
@@ -135,6 +154,15 @@ def _description(name: str, doc: dict[str, Any]) -> AppDescription:
                 f"{where} [model.{section}] lacks {', '.join(missing)}; add them "
                 "(see kernels/cuda/SIDECAR.md)"
             )
+    buffers = []
+    for arg in doc.get("args", ()):
+        if isinstance(arg, dict) and arg.get("kind") == "buffer":
+            try:
+                np.dtype(str(arg.get("dtype")))
+            except TypeError:
+                raise KernelDescriptionError(f"{where} [[args]] {arg.get('name')!r}: dtype {arg.get('dtype')!r} is not a "
+                                             "numpy dtype name; use e.g. float32 or int32") from None
+            buffers.append((str(arg.get("name")), str(arg["dtype"]), str(arg.get("elements"))))
     return AppDescription(
         app_id=str(model["app_id"]),
         app=model["app"],
@@ -144,6 +172,7 @@ def _description(name: str, doc: dict[str, Any]) -> AppDescription:
         launch=dict(model["launch"]),
         work=dict(model["work"]),
         bsp=dict(model["bsp"]),
+        buffers=tuple(buffers),
     )
 
 

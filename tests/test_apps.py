@@ -25,7 +25,25 @@ import numpy as np
 import pytest
 
 import perfml.apps as apps
+from perfml.apps import get_app, list_apps
 from perfml.errors import KernelDescriptionError, UnknownAppError
+
+from conftest import shared_data_home
+
+
+def _data_dir():
+    """The shared datasets folder, or a path that does not exist when there is none."""
+    from pathlib import Path
+
+    from perfml.errors import PerfmlError
+
+    try:
+        return shared_data_home().path
+    except PerfmlError:
+        return Path("/nonexistent-data-home")
+
+
+DATA = _data_dir()
 
 #: The NCA application kernels of the datasets (shared/datasets runtimes app_id).
 NCA_APPS = {
@@ -183,3 +201,33 @@ def test_grid_stride_kernels_count_every_element_a_thread_handles():
     np.testing.assert_allclose(b["threads"] * b["ld_global"], 2 * n)
     np.testing.assert_allclose(w["threads"] * w["gld"], 2 * n)
     assert b["comp_cycles"][1] == b["comp_cycles"][0] * 2 ** 14 / 32
+
+
+def test_the_footprint_is_the_sidecars_buffers():
+    """vectorAdd holds A, B, C of N floats; matMul three N x N matrices; dotProd two vectors
+    and one partial sum per block (the [[args]] of their sidecars)."""
+    n = np.array([1024.0, 8192.0])
+    np.testing.assert_allclose(get_app("vectorAdd").footprint_bytes(n), 3 * 4 * n)
+    np.testing.assert_allclose(get_app("matMul_gpu").footprint_bytes(n), 3 * 4 * n**2)
+    dot = get_app("dotProd")
+    _, _, gx, gy = dot.launch_dims(n)
+    np.testing.assert_allclose(dot.footprint_bytes(n), 2 * 4 * n + 4 * gx * gy)
+
+
+@pytest.mark.skipif(not (DATA / "runtimes.csv.gz").is_file(), reason="shared datasets not available")
+def test_every_measured_run_fits_in_its_boards_memory():
+    """The check perfml predict makes (a kernel whose buffers exceed the board's memory cannot
+    run) refuses no run of runtimes.csv.gz: the largest holds 0.97 of its board's memory."""
+    import pandas as pd
+
+    from perfml.boards import get_board
+
+    rt = pd.read_csv(DATA / "runtimes.csv.gz", low_memory=False)
+    rt = rt[rt["app_id"].isin(list_apps())]
+    worst = 0.0
+    for app, part in rt.groupby("app_id"):
+        launch = {c: part[c].to_numpy(dtype=float) for c in ("block_x", "block_y", "grid_x", "grid_y")}
+        footprint = get_app(app).footprint_bytes(part["input_size"].to_numpy(dtype=float), **launch)
+        memory = part["board"].map(lambda b: get_board(b).global_mem_bytes).to_numpy(dtype=float)
+        worst = max(worst, float(np.nanmax(footprint / memory)))
+    assert 0.5 < worst <= 1.0

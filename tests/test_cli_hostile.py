@@ -430,3 +430,19 @@ def test_an_operator_call_whose_tensors_exceed_the_boards_memory_is_refused(host
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and "it cannot run there" in err and "GiB of board" in err, err
     assert not (files / "out.csv").exists()
+
+
+@needs_data
+@pytest.mark.parametrize("row", ["GTX-980,vectorAdd,500000000000", "GTX-980,matMul_gpu,1000000"])
+def test_a_described_kernel_whose_buffers_exceed_the_boards_memory_is_refused(hostile, capsys, row):
+    """A GTX-980 holds 4 GB: vectorAdd of 5 x 10^11 floats or a matMul of 10^6 x 10^6 cannot run
+    there (the buffers of their sidecars' [[args]]), so no time is predicted for them."""
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    files = hostile / "in"
+    queries = files / "apps.csv"
+    queries.write_text(f"board,app_id,input_size\nGTX-980,vectorAdd,1048576\n{row}\n")
+    argv = ["predict", "--model", str(model), "--queries", str(queries), "--output", str(files / "out.csv"),
+            "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "row 2 (line 3), column input_size" in err and "it cannot run there" in err, err
+    assert not (files / "out.csv").exists()

@@ -227,10 +227,13 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
 
 
 def _check_launch(q: pd.DataFrame, where, get_board) -> None:
-    """The launch each row will run (given or derived) respects CUDA's and the board's limits."""
+    """The launch each row will run (given or derived) respects CUDA's and the board's limits,
+    and a described kernel's buffers (:meth:`perfml.apps.AppDescription.footprint_bytes`) fit
+    in the board's memory (every measured run of the data home holds at most 0.97 of it)."""
     from perfml.apps import get_app
 
     dims = {c: np.full(len(q), np.nan) for c in ("block_x", "block_y", "grid_x", "grid_y")}
+    footprint = np.full(len(q), np.nan)  # bytes of the described kernels' buffers (sidecar [[args]])
     from perfml.apps import list_apps
 
     described = set(list_apps())
@@ -249,8 +252,11 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
                         "(and input_size_2) gives its launch; add block_x, block_y, grid_x, grid_y to the row"
                     )
             continue
+        description = get_app(str(app))
         with np.errstate(all="ignore"):
-            bx, by, gx, gy = get_app(str(app)).launch_dims(part["input_size"].to_numpy(dtype=float), **launch)
+            n = part["input_size"].to_numpy(dtype=float)
+            bx, by, gx, gy = description.launch_dims(n, **launch)
+            footprint[idx] = description.footprint_bytes(n, block_x=bx, block_y=by, grid_x=gx, grid_y=gy)
         for c, v in zip(dims, (bx, by, gx, gy)):
             dims[c][idx] = v
     bz = q["block_z"].fillna(1).to_numpy(dtype=float) if "block_z" in q.columns else np.ones(len(q))
@@ -274,6 +280,13 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
             raise _row_error(where, i, "block_x*block_y*block_z", int(threads),
                              f"{board.name} allows at most {limit} threads per block",
                              "choose a smaller block")
+        memory = float(board.global_mem_bytes or np.nan)
+        if footprint[i] > memory:  # its buffers cannot be allocated there: no run, no prediction
+            raise _row_error(where, i, "input_size", q["input_size"].iloc[i],
+                             f"the buffers of kernel {q['app_id'].iloc[i]!r} for this size hold "
+                             f"{footprint[i] / 2**30:,.1f} GiB (its sidecar's [[args]]), more than the "
+                             f"{memory / 2**30:,.1f} GiB of {board.name}: it cannot run there",
+                             "choose a smaller input_size or a board with more memory")
 
 
 def _infer(column: pd.Series) -> pd.Series:
