@@ -201,8 +201,9 @@ def test_a_reference_without_time_ms_is_refused(tmp_path):
 def test_intervals_widen_with_level_and_double_when_extrapolated(model, rows):
     top = rows[rows.app_id == "vectorAdd"].input_size.max()
     # Quadro-K5200: every figure of perfml.learned.board_range within the four training boards'
+    # twice the largest training size: extrapolated, and its buffers (12 bytes per element) fit the K5200's 8 GiB
     q = pd.DataFrame([{"board": "Quadro-K5200", "app_id": "vectorAdd", "input_size": str(int(top // 2))},
-                      {"board": "Quadro-K5200", "app_id": "vectorAdd", "input_size": str(int(top * 4))}])
+                      {"board": "Quadro-K5200", "app_id": "vectorAdd", "input_size": str(int(top * 2))}])
     wide = predict_queries(model, q, "q.csv", level=0.95)
     narrow = predict_queries(model, q, "q.csv", level=0.60)
     half = np.log(wide["upper_ms"] / wide["predicted_ms"])

@@ -6,7 +6,7 @@ pair are in every time, so the smallest calls take 0.024-0.06 ms however little 
 The roofline bound of a call of a few hundred elements is nanoseconds. A residual over the
 bound alone, ``log(T / T_bound)``, must then carry a factor of 10^3-10^5 that depends on the
 call's size, and a tree cannot extrapolate it past the sizes it was trained on: before
-this, ``add`` of an 8 x 10 tensor was predicted at 1e-5 ms on every board.
+this, ``add`` of an 8 x 10 tensor was predicted at 3e-5 to 2e-4 ms on the five boards.
 
 So the operator model's base time is latency plus work at the roof,
 
@@ -37,7 +37,7 @@ the V100, whose floors lie above the median, 26.93 -> 29.67 %. The 90 % interval
 but not the P100's small element-wise and softmax calls: that host's floors are 1.7x the
 other four's, which no interval calibrated on the other four foresees (P100 coverage EW
 86.6 -> 42.1 %, Softmax 83.0 -> 15.6 %; every other board 96-100 % on both). A call below
-every training size, which the model of before put at 1e-5 ms (``add`` of 8 x 10 floats:
+every training size, which the model of before put at 1e-5 to 4e-4 ms (``add`` of 8 x 10 floats:
 0.00003 ms on the A100, whose smallest ``add`` took 0.026 ms), is now predicted near its
 board's floor (0.032 ms).
 
