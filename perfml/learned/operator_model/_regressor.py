@@ -16,8 +16,9 @@ latency-bound and launch-bound sizes are carried as measured, not through one ba
 figure),
 
 and ``f`` (gradient-boosted trees, xgboost ``hist``) is fitted to the residual
-``r = log(T / T_bound)`` (with ``characterization=True``: against the roofline of the
-board's *achieved* peaks, never below the spec one). ``exp(-r)`` is the share of the bounding roof the call achieved:
+``r = log(T / T_base)`` (spec-only: over the floor plus the bound; with
+``characterization=True``: against the roofline of the board's *achieved* peaks, never
+below the spec one). For a call well above its floor ``exp(-r)`` is the share of the bounding roof the call achieved:
 NeuSight [1]_ predicts exactly such a utilization (per tile and wave, Section 4, latency =
 work / (peak x utilization)) rather than the time itself, so that what is learned is
 bounded and carries across GPUs while the peaks carry the scale. Here the learner sees
