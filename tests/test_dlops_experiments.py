@@ -260,3 +260,32 @@ def test_an_xgboost_objective_reaches_the_operator_model_and_a_bad_one_is_refuse
                  'params = { objective = "reg:gamma" }\n')
     with pytest.raises(ExperimentSpecError, match="objective"):
         load_experiment(path)
+
+
+@pytest.mark.slow
+def test_a_tracked_run_records_what_an_auto_feature_group_resolved_to(tmp_path, monkeypatch):
+    """transfer = "auto" decides per op class by an inner cross-validation; the run says what it chose."""
+    import json
+
+    import mlflow
+
+    from perfml.experiments.runner import run_experiment
+    from perfml.experiments.spec import load_experiment
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    path = write(tmp_path, extra='[[models]]\nname = "op_auto"\nkind = "learned"\nlearner = "xgboost"\n'
+                 'params = { n_estimators = 20, max_depth = 3 }\nfeatures = { transfer = "auto" }\n')
+    run_experiment(load_experiment(path), data_home=HOME, track=True)
+    client = mlflow.tracking.MlflowClient()
+    runs = client.search_runs([client.get_experiment_by_name("dlops_tiny").experiment_id])
+    by_model = {r.data.tags.get("perfml.model"): r for r in runs}
+    auto = by_model["op_auto"]
+    chosen = client.download_artifacts(auto.info.run_id, "auto_selection.json", str(tmp_path))
+    selection = json.loads(open(chosen).read())["transfer"]
+    assert set(selection["use_transfer"]) == {"BMM", "EW", "Softmax"}
+    kept = sorted(c for c, used in selection["use_transfer"].items() if used)
+    assert auto.data.tags["perfml.transfer_classes"] == (",".join(kept) or "none")
+    # a model without an "auto" group records no selection
+    assert "perfml.transfer_classes" not in by_model["op_xgb"].data.tags
+    assert "auto_selection.json" not in {a.path for a in client.list_artifacts(by_model["op_xgb"].info.run_id)}

@@ -402,6 +402,15 @@ def _log_operator_model(mlflow, model: ModelSpec, est, rt, y, splitter, tmp: Pat
     final = est.fit(rt[keep], y[keep])
     from perfml.experiments import plots
 
+    # What an "auto" feature group resolved to on every row, so a reader of the run sees it
+    selections = {name: getattr(final, attr, None)
+                  for name, attr in (("transfer", "transfer_selection_"), ("board_identity", "board_identity_selection_"))}
+    selections = {name: value for name, value in selections.items() if value is not None}
+    if selections:
+        (tmp / "auto_selection.json").write_text(json.dumps(selections, indent=2, default=str))
+        if getattr(final, "transfer_classes_", None) is not None:
+            mlflow.set_tag("perfml.transfer_classes", ",".join(final.transfer_classes_) or "none")
+
     imp = final.feature_importances()
     imp.to_csv(tmp / "feature_importances.csv", header=["importance"])
     plots.feature_importances(imp, tmp / "feature_importances.png", f"{model.name}: feature importances")
