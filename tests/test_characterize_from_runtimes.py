@@ -58,13 +58,16 @@ def _apps_rows(board="GTX-980", bandwidth=1.5e11, flops=5e11, sizes=None, extra=
 
 
 def _dlops_rows(board="Tesla-T4", bandwidth=2.4e11, flops=3e12):
+    """Synthetic add and bmm calls with a known truth: a floor plus their roofline at ``bandwidth``
+    and ``flops`` (a bmm streams its operands too: a thin one is memory-bound)."""
     rng = np.random.default_rng(0)
     rows = []
     for b, h in zip(rng.integers(1, 4096, 300), rng.integers(64, 16384, 300)):
         rows.append({"board": board, "op": "add", "B": b, "H": h, "time_ms": 0.025 + 12 * b * h / bandwidth * 1e3})
     for b, m, n, k in rng.integers(8, 1024, (300, 4)):
+        moved = 4.0 * b * (m * k + k * n + m * n)
         rows.append({"board": board, "op": "bmm", "B": b, "M": m, "N": n, "K": k,
-                     "time_ms": 0.025 + 2.0 * b * m * n * k / flops * 1e3})
+                     "time_ms": 0.025 + max(2.0 * b * m * n * k / flops, moved / bandwidth) * 1e3})
     rows.append({"board": board, "op": "softmax", "B": 4, "H": 8, "time_ms": 0.02})  # unknown work: ignored
     return pd.DataFrame(rows)
 

@@ -446,3 +446,41 @@ def test_a_described_kernel_whose_buffers_exceed_the_boards_memory_is_refused(ho
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and "row 2 (line 3), column input_size" in err and "it cannot run there" in err, err
     assert not (files / "out.csv").exists()
+
+
+@needs_data
+@pytest.mark.parametrize("which, header, row, query", [
+    # an add of 64 x 1024 floats: the T4's L2 holds its 0.75 MiB, its FP32 peak bounds it at 8e-6 ms
+    ("reference", "board,op,B,H", "Tesla-T4,add,64,1024,1e-9", "A100-PCIe-40GB,add,64,1024"),
+    # vectorAdd of 2^26 floats (768 MiB) takes at least 3.6 ms at the GTX-980's 224 GB/s: 0.05 ms is a unit slip
+    ("reference", "board,app_id,input_size", "GTX-980,vectorAdd,67108864,0.05", "GTX-970,vectorAdd,67108864"),
+    ("calibration", "board,op,B,H", "Tesla-T4,add,64,1024,1e-9", "Tesla-T4,relu,64,1024"),
+])
+def test_a_measured_time_faster_than_the_board_can_run_the_work_is_refused(hostile, capsys, which, header, row, query):
+    """Issue 11 §5: a --reference or --calibration row measured faster than its work's roofline on
+    its own board (peak FP32 and DRAM bandwidth, the L2's bytes from cache) by more than 1.5x
+    is not physical; before, the reference was carried to the query board (clamped there to
+    its bound, flagged as a reference) and the calibration row dropped silently into a median."""
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    files = hostile / "in"
+    measured = files / "measured.csv"
+    queries = files / "q.csv"
+    queries.write_text(f"{header}\n{query}\n")
+    rows = [row]
+    if which == "calibration":  # a usable sweep of the T4's add calls around the bad row
+        import pandas as pd
+
+        rt = pd.read_csv(SHARED / "dlops_runtimes.csv.gz", usecols=["board", "op", "B", "H", "time_ms"])
+        adds = rt[(rt["board"] == "Tesla-T4") & (rt["op"] == "add")].head(40)
+        rows += [f"Tesla-T4,add,{b},{h},{t}" for b, h, t in zip(adds["B"], adds["H"], adds["time_ms"])]
+    measured.write_text(f"{header},time_ms\n" + "\n".join(rows) + "\n")
+    argv = ["predict", "--model", str(model), "--queries", str(queries), f"--{which}", str(measured),
+            "--output", str(files / "out.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2, err
+    assert "row 1 (line 2), column time_ms" in err and "faster than board" in err and "time unit" in err, err
+    assert not (files / "out.csv").exists()
+    # the same file with a physical time is taken
+    measured.write_text(f"{header},time_ms\n" + "\n".join([row.rsplit(',', 1)[0] + ",5.0"] + rows[1:]) + "\n")
+    code, err = _check(argv, hostile, capsys)
+    assert code == 0 and (files / "out.csv").is_file(), err

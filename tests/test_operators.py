@@ -244,3 +244,43 @@ def test_direct_conv_flops_are_not_a_bound_because_of_winograd_and_fft(measured)
     above = conv[conv["ratio_direct_conv"] > 1.05]
     assert len(above) > 0
     assert above["kernels"].str.lower().str.contains("winograd|fft").all()
+
+
+def test_the_l2_resident_bound_only_forgives_the_l2s_bytes():
+    """``l2_resident=True`` takes up to the board's L2 off the byte term (a warm cache), nothing more."""
+    t4 = get_board("Tesla-T4")
+    frame = pd.DataFrame({"op": ["add", "add"], "B": [64, 8192], "H": [1024, 65536]})
+    dram = roofline_lower_bound_ms(frame, "Tesla-T4").to_numpy()
+    warm = roofline_lower_bound_ms(frame, "Tesla-T4", l2_resident=True).to_numpy()
+    nbytes = 3 * 4 * frame["B"].to_numpy(dtype=float) * frame["H"].to_numpy(dtype=float)
+    flops = frame["B"].to_numpy(dtype=float) * frame["H"].to_numpy(dtype=float)
+    # the small call fits the 4 MiB L2: only its FP32 work bounds it
+    assert nbytes[0] < t4.l2_bytes and warm[0] == pytest.approx(1e3 * flops[0] / peak_flops(t4))
+    # the large one still streams all but the L2's bytes
+    assert warm[1] == pytest.approx(1e3 * (nbytes[1] - t4.l2_bytes) / peak_bandwidth(t4))
+    assert np.all(warm <= dram)
+
+
+def test_no_measured_call_beats_its_l2_resident_bound_by_the_refusal_margin():
+    """The --reference / --calibration refusal (perfml.characterize.limits.first_unphysical_time)
+    rejects no real measurement: every call of dlops_runtimes.csv.gz and every described-app
+    run of runtimes.csv.gz is slower than its L2-resident roofline bound on its board."""
+    from perfml.apps import list_apps
+    from perfml.characterize.limits import first_unphysical_time
+    from perfml.datasets import load_runtimes
+    from perfml.learned.operator_queries import _bounds
+    from perfml.learned.queries import roofline_bound_ms
+
+    ops = load_dlops_runtimes(HOME)
+    bound = _bounds(ops, l2_resident=True)
+    assert np.isfinite(bound).all()
+    assert first_unphysical_time(ops["time_ms"], bound) is None
+    positive = bound > 0  # a conv call that fits the L2 has no bound left (its FLOP term is not one)
+    assert np.min(ops["time_ms"].to_numpy(dtype=float)[positive] / bound[positive]) > 1.0
+    rt = load_runtimes(HOME)
+    apps = rt[rt["app_id"].isin(list_apps())].reset_index(drop=True)
+    bound = roofline_bound_ms(apps)
+    for column in ("time_ms_median", "time_ms_min"):
+        assert first_unphysical_time(apps[column], bound) is None
+    # and the check can fail: the same calls 2x faster than their bound are caught
+    assert first_unphysical_time(0.5 * bound, bound) == int(np.flatnonzero(np.isfinite(bound) & (bound > 0))[0])

@@ -188,6 +188,36 @@ def _board_rows(frame, board: str):
     return frame[names.isin(matches)]
 
 
+def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> None:
+    """Refuse a row measured faster than its work allows on the board (issue 11 §5).
+
+    The row's lower bound is its roofline at the registry's peaks, with up to the L2's
+    bytes from a warm cache (:func:`perfml.characterize.limits.first_unphysical_time`). A
+    median over many rows would hide one such row; it still says the file is wrong.
+    """
+    from perfml.boards import peak_bandwidth, peak_flops
+    from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
+    from perfml.errors import MissingBoardParameterError, PhysicalLimitError
+
+    try:
+        fp32, bandwidth = peak_flops(registry_board, "fp32"), peak_bandwidth(registry_board)
+    except MissingBoardParameterError:
+        return  # no peaks to bound by
+    l2 = float(registry_board.l2_bytes or 0.0)
+    flops = np.nan_to_num(known["_flops"].to_numpy(dtype=float), nan=0.0)
+    moved = np.nan_to_num(known["_bytes"].to_numpy(dtype=float), nan=0.0)
+    bound_ms = np.maximum(flops / fp32, np.clip(moved - l2, 0.0, None) / bandwidth) * 1e3
+    time_ms = known["_time_s"].to_numpy(dtype=float) * 1e3
+    i = first_unphysical_time(time_ms, np.where(bound_ms > 0, bound_ms, np.nan))
+    if i is None:
+        return
+    label = known.index[i]
+    where = (f"{Path(file).name if file is not None else 'the calibration rows'}, "
+             + (f"row {label + 1} (line {label + 2})" if isinstance(label, (int, np.integer)) else f"row {label!r}"))
+    raise PhysicalLimitError(f"{where}, column {time_column}: "
+                             f"{unphysical_time_message(time_ms[i], bound_ms[i], registry_board.name)}")
+
+
 def _registry_board(board: str):
     from perfml.boards import get_board
 
@@ -291,6 +321,8 @@ def calibrate_from_rows(
         )
 
     registry_board = _registry_board(board)
+    if registry_board is not None:
+        _refuse_unphysical_rows(known, registry_board, time_column, file)
     spec = spec_values(registry_board) if registry_board is not None else ()
     path = Path(file) if file is not None else None
     base = {"file": path.name if path else "(in-memory rows)", "filters": dict(filters), "time_column": time_column}

@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import PhysicalLimitError
 
-__all__ = ["L2_FACTOR", "MAX_OVER_SPEC", "WARN_OVER_SPEC", "check_physical_limits", "check_stream_curve"]
+__all__ = ["L2_FACTOR", "MAX_OVER_SPEC", "WARN_OVER_SPEC", "check_physical_limits", "check_stream_curve", "first_unphysical_time",
+           "unphysical_time_message"]
 
 #: an achieved value above this multiple of the specification is refused
 MAX_OVER_SPEC = 1.5
@@ -113,3 +114,31 @@ def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: fl
                 "is not physical for a working set this large: check the byte counts, the time unit (ms in the "
                 f"rows, s in the curve) and the board ({curve.source})"
             )
+
+
+def first_unphysical_time(time_ms, bound_ms) -> int | None:
+    """The first row measured faster than physics allows, or None.
+
+    ``bound_ms`` is each row's lower bound on its own board: its roofline at the registry's
+    peak FP32 rate and DRAM bandwidth, with up to the board's L2 of its bytes served from a
+    warm cache (NaN where the work or the peaks are unknown: not checked). A measured time
+    below ``bound_ms / MAX_OVER_SPEC`` means an achieved rate above 1.5 x the specification,
+    which :func:`check_physical_limits` refuses for a characterized value and no clock boost
+    or cache explains: the time unit, the board or the dimensions of the row are wrong.
+    """
+    import numpy as np
+
+    time_ms = np.asarray(time_ms, dtype=float)
+    bound_ms = np.asarray(bound_ms, dtype=float)
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(bound_ms) & (bound_ms > 0) & (time_ms * MAX_OVER_SPEC < bound_ms)
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if len(hits) else None
+
+
+def unphysical_time_message(time_ms: float, bound_ms: float, board: str) -> str:
+    """The explanation of a :func:`first_unphysical_time` row (the caller names the file and row)."""
+    return (f"{time_ms:.4g} ms is {bound_ms / time_ms:.3g}x faster than board {board} can do this work "
+            f"(lower bound {bound_ms:.4g} ms: its roofline at the registry's peak FP32 rate and DRAM bandwidth, "
+            f"the L2's worth of bytes served from cache; more than {MAX_OVER_SPEC}x beyond it is not physical); "
+            "check the time unit (milliseconds, not microseconds or seconds), the board and the dimensions of the row")

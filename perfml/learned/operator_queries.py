@@ -264,7 +264,15 @@ def check_operator_reference(frame: pd.DataFrame, where) -> pd.DataFrame:
         raise ReferenceValidationError(f"{_at(where, i)}, column time_ms: expected a measured time in ms, finite and > 0, "
                                        f"found {_num(frame['time_ms'].iloc[i])!r}; give the call's measured time in milliseconds")
     ref["time_ms"] = times
-    return ref.reset_index(drop=True)
+    ref = ref.reset_index(drop=True)
+    from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
+
+    bound = _bounds(ref, l2_resident=True)
+    i = first_unphysical_time(times, bound)
+    if i is not None:
+        raise ReferenceValidationError(f"{_at(where, i)}, column time_ms: "
+                                       f"{unphysical_time_message(times[i], bound[i], ref['board'].iloc[i])}")
+    return ref
 
 
 def _run_keys(frame: pd.DataFrame) -> pd.Series:
@@ -366,14 +374,17 @@ def _reference_predictions(model, q, pred, reference) -> np.ndarray:
     return out
 
 
-def _bounds(q: pd.DataFrame) -> np.ndarray:
-    """The roofline lower bound per row (ms); NaN on a board whose registry entry lacks the peaks."""
+def _bounds(q: pd.DataFrame, *, l2_resident: bool = False) -> np.ndarray:
+    """The roofline lower bound per row (ms); NaN on a board whose registry entry lacks the peaks.
+
+    ``l2_resident``: the bound a measured time must respect (up to the L2's bytes from cache).
+    """
     from perfml.operators import roofline_lower_bound_ms
 
     out = np.full(len(q), np.nan)
     for board, idx in q.groupby("board", sort=False).indices.items():
         try:
-            out[idx] = roofline_lower_bound_ms(q.iloc[idx], board).to_numpy(dtype=float)
+            out[idx] = roofline_lower_bound_ms(q.iloc[idx], board, l2_resident=l2_resident).to_numpy(dtype=float)
         except PerfmlError:
             continue  # no peaks in the registry: no floor (the registry names what is missing)
     return out

@@ -409,7 +409,16 @@ def check_reference(frame: pd.DataFrame, where) -> pd.DataFrame:
             raise err(i, "time_ms", frame["time_ms"].iloc[i], "expected a measured time in ms, finite and > 0",
                       "give the kernel's measured time in milliseconds")
     ref["time_ms"] = times
-    return ref.reset_index(drop=True)
+    ref = ref.reset_index(drop=True)
+    # A time faster than the row's work allows on its board (described kernels: work known)
+    from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
+
+    bound = roofline_bound_ms(ref)
+    i = first_unphysical_time(ref["time_ms"].to_numpy(dtype=float), bound)
+    if i is not None:
+        raise ReferenceValidationError(f"{_at(where, i)}, column time_ms: "
+                                       f"{unphysical_time_message(ref['time_ms'].iloc[i], bound[i], ref['board'].iloc[i])}")
+    return ref
 
 
 def _same_run(a: pd.DataFrame, b_row) -> np.ndarray:
