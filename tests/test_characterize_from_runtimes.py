@@ -177,6 +177,27 @@ def test_above_one_and_a_half_times_spec_is_refused():
         calibrate_from_rows(_apps_rows(bandwidth=1.6 * spec), "GTX-980")
 
 
+def test_a_row_faster_than_its_work_allows_is_refused_even_when_the_median_is_physical():
+    rows = _apps_rows()
+    fast = rows.index[rows["app_id"] == "vectorAdd"][-1]  # the largest vectorAdd, 1000x faster (a unit slip)
+    rows.loc[fast, "time_ms_median"] /= 1000
+    with pytest.raises(PhysicalLimitError, match=rf"row {fast + 1} \(line {fast + 2}\), column time_ms_median: .* "
+                                                 r"faster than board GTX-980 can do this work"):
+        calibrate_from_rows(rows, "GTX-980")
+
+
+def test_far_below_the_specification_is_an_explicit_warning():
+    """Times in seconds given as ms: every rate 1000x too low; slower is possible, so kept, but said."""
+    spec = peak_bandwidth(get_board("GTX-980"))
+    ch = calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec / 1000, flops=5e11 / 1000), "GTX-980")
+    for quantity in ("dram_bandwidth", "fp32_throughput"):
+        value = ch.best(quantity, "B/s" if quantity == "dram_bandwidth" else "FLOP/s", tiers=("calibrated",))
+        assert any("far below any working board's" in w and "time unit" in w for w in value.warnings), value.warnings
+    # a real board's figures are nowhere near: no such warning at 0.6x
+    ch = calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec), "GTX-980")
+    assert not any("far below" in w for v in ch.values for w in v.warnings)
+
+
 def test_cli_writes_only_on_success(tmp_path, monkeypatch):
     from perfml.cli import main
 

@@ -11,6 +11,11 @@ file's warnings:
   work count, the unit or the board is wrong);
 * above :data:`WARN_OVER_SPEC` (1.05) x the specification: kept, with an explicit warning
   in the value (e.g. an L2-resident working set, or a factory-overclocked card);
+* below :data:`WARN_UNDER_SPEC` (0.01) x the specification: kept, with an explicit warning.
+  Slower is always possible, so it is no error, but no committed characterization comes
+  near it (the lowest is the GTX-Titan's FP32 rate from a hand-written matMul, 0.055 x;
+  DRAM bandwidths are 0.60-0.95 x): at 1 % the likely cause is times in seconds or
+  microseconds where milliseconds were expected, or work counted for the wrong size;
 * non-positive or non-finite values never get this far: :class:`CharacterizedValue`
   refuses them.
 """
@@ -22,13 +27,15 @@ from collections.abc import Iterable
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import PhysicalLimitError
 
-__all__ = ["L2_FACTOR", "MAX_OVER_SPEC", "WARN_OVER_SPEC", "check_physical_limits", "check_stream_curve", "first_unphysical_time",
+__all__ = ["L2_FACTOR", "MAX_OVER_SPEC", "WARN_OVER_SPEC", "WARN_UNDER_SPEC", "check_physical_limits", "check_stream_curve", "first_unphysical_time",
            "unphysical_time_message"]
 
 #: an achieved value above this multiple of the specification is refused
 MAX_OVER_SPEC = 1.5
 #: an achieved value above this multiple of the specification carries a warning
 WARN_OVER_SPEC = 1.05
+#: an achieved value below this multiple of the specification carries a warning (a unit slip?)
+WARN_UNDER_SPEC = 0.01
 #: working sets of at least this multiple of the board's L2 measure the DRAM, not the L2
 L2_FACTOR = 4
 
@@ -52,8 +59,8 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
     Returns
     -------
     tuple of CharacterizedValue
-        The values, those between 1.05x and 1.5x of a specification with a warning added
-        (once: a value that already carries the warning is not warned twice).
+        The values, those between 1.05x and 1.5x of a specification, or below 0.01x, with a
+        warning added (once: a value that already carries the warning is not warned twice).
 
     Raises
     ------
@@ -76,13 +83,20 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
                     "physical: check the work counts, the time unit and the board of the rows "
                     f"({value.source})"
                 )
+            note = None
             if ratio > WARN_OVER_SPEC:
                 note = (
                     f"achieved {ratio:.2f}x the specification ({spec:.4g} {value.unit}, {where}): "
                     "cache-resident data or a higher clock than specified"
                 )
-                if note not in value.warnings:
-                    value = value.with_warnings(note)
+            elif ratio < WARN_UNDER_SPEC:
+                note = (
+                    f"{value.quantity} ({value.tier}) = {value.value:.4g} {value.unit} is {ratio:.2g}x the "
+                    f"specification {spec:.4g} {value.unit} from {where}, far below any working board's: check the "
+                    "time unit of the rows (milliseconds, not seconds or microseconds), the work counts and the board"
+                )
+            if note is not None and note not in value.warnings:
+                value = value.with_warnings(note)
         out.append(value)
     return tuple(out)
 
