@@ -218,11 +218,10 @@ def test_the_footprint_is_the_sidecars_buffers():
 def test_every_measured_run_fits_in_its_boards_memory():
     """The check perfml predict makes (a kernel whose buffers exceed the board's memory cannot
     run) refuses no run of runtimes.csv.gz: the largest holds 0.97 of its board's memory."""
-    import pandas as pd
-
     from perfml.boards import get_board
+    from perfml.datasets import load_runtimes
 
-    rt = pd.read_csv(DATA / "runtimes.csv.gz", low_memory=False)
+    rt = load_runtimes(DATA)
     rt = rt[rt["app_id"].isin(list_apps())]
     worst = 0.0
     for app, part in rt.groupby("app_id"):

@@ -14,8 +14,9 @@ file's warnings:
 * below :data:`WARN_UNDER_SPEC` (0.01) x the specification: kept, with an explicit warning.
   Slower is always possible, so it is no error, but no committed characterization comes
   near it (the lowest is the GTX-Titan's FP32 rate from a hand-written matMul, 0.055 x;
-  DRAM bandwidths are 0.60-0.95 x): at 1 % the likely cause is times in seconds or
-  microseconds where milliseconds were expected, or work counted for the wrong size;
+  DRAM bandwidths are 0.60-0.90 x; tests/test_characterization_files.py): at 1 % the
+  likely cause is times in seconds or microseconds where milliseconds were expected, or
+  work counted for the wrong size;
 * non-positive or non-finite values never get this far: :class:`CharacterizedValue`
   refuses them.
 """
@@ -24,11 +25,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import PhysicalLimitError
 
-__all__ = ["L2_FACTOR", "MAX_OVER_SPEC", "WARN_OVER_SPEC", "WARN_UNDER_SPEC", "check_physical_limits", "check_stream_curve", "first_unphysical_time",
-           "unphysical_time_message"]
+__all__ = [
+    "L2_FACTOR",
+    "MAX_OVER_SPEC",
+    "WARN_OVER_SPEC",
+    "WARN_UNDER_SPEC",
+    "check_physical_limits",
+    "check_stream_curve",
+    "first_unphysical_time",
+    "unphysical_time_message",
+]
 
 #: an achieved value above this multiple of the specification is refused
 MAX_OVER_SPEC = 1.5
@@ -140,8 +151,6 @@ def first_unphysical_time(time_ms, bound_ms) -> int | None:
     which :func:`check_physical_limits` refuses for a characterized value and no clock boost
     or cache explains: the time unit, the board or the dimensions of the row are wrong.
     """
-    import numpy as np
-
     time_ms = np.asarray(time_ms, dtype=float)
     bound_ms = np.asarray(bound_ms, dtype=float)
     with np.errstate(invalid="ignore"):
