@@ -173,6 +173,34 @@ def test_cupy_records_kernel_attributes():
     assert m.validated
 
 
+def _shipped_family_names():
+    from perfml.kernels.catalog import load_catalog
+
+    return sorted(load_catalog())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("family", _shipped_family_names())
+def test_every_shipped_family_runs_and_validates_on_the_gpu(family):
+    """Default launch of each shipped kernel: compiled, validated, launched again and timed.
+
+    The backend launches a kernel several times on the same buffers (validation, warm-up,
+    repetitions); a kernel that is not idempotent faults on the second launch (the first
+    H100 run found latency_global doing so) and poisons the process's CUDA context.
+    """
+    from perfml.kernels.catalog import load_catalog
+    from perfml.measure.spec import parse_spec, plan_spec
+
+    catalog = load_catalog()
+    backend = CupyBackend(catalog=catalog)
+    spec = parse_spec({"name": "gpu-every-family", "repetitions": 3, "warmup": 1,
+                       "families": [{"name": family}]})
+    launch = plan_spec(spec, catalog, sms=backend.device_info().sms).points[0].launch
+    m = backend.run(launch)
+    assert m.validated and m.n == 3
+    assert all(t > 0 for t in m.times_s)
+
+
 # -- the CuPy backend's plumbing, against a stand-in for CuPy --------------------------------
 class _FakeKernel:
     """Stands in for cupy.RawKernel: records launches, leaves outputs untouched."""

@@ -211,3 +211,41 @@ def test_sweep_summaries_become_measured_values(synthetic_recording):
     assert dram.value == by_name["syn_dram"].achieved_per_s
     assert ch.values_for("dram_bandwidth", tier="spec")  # checked against the H100's registry entry
     assert ch.functions["shmem"].tier == "measured" and ch.functions["shmem"].source
+
+
+def _sfu_rows(work_json: str):
+    """Two synthetic SFU rows: 1e9 instructions of the target class in 1 ms on 10 SMs at 1 GHz."""
+    import pandas as pd
+
+    base = dict(kind="static", family="sfu", kernel="sfu.sin", component="SFU", noisy=False,
+                sm_clock_mhz=1000.0, max_sm_clock_mhz=1000.0, time_median_s=1e-3, sms=10,
+                instructions=1e9, threads=1000, work_json=work_json, energy_j=None,
+                power_w=None, n=10)
+    return pd.DataFrame([base, dict(base, time_median_s=2e-3)])
+
+
+def test_summary_rates_a_unit_by_its_own_instructions_when_the_sidecar_declares_them():
+    """sin.approx = FMUL + MUFU: the SFU's rate counts the MUFU half (unit_instructions)."""
+    import json
+
+    from perfml.characterize.summary import summarize_results
+
+    pair = _sfu_rows(json.dumps({"target_instructions": 1e6}))
+    mufu = _sfu_rows(json.dumps({"target_instructions": 1e6, "unit_instructions": 5e5}))
+    (whole,) = summarize_results(pair)
+    (half,) = summarize_results(mufu)
+    assert whole.achieved_per_s == pytest.approx(1e12)  # the recorded count, best point
+    assert half.achieved_per_s == pytest.approx(5e5 * 1000 / 1e-3)
+    assert half.achieved_per_cycle_per_sm == pytest.approx(whole.achieved_per_cycle_per_sm / 2)
+
+
+def test_shipped_sfu_sidecar_counts_one_mufu_per_sin():
+    from perfml.kernels.catalog import load_catalog
+    from perfml.kernels.launch import LaunchConfig
+
+    sfu = load_catalog()["sfu"]
+    launch = LaunchConfig((1, 1, 1), (256, 1, 1))
+    per_kernel = {k.name: sfu.work(k.params, launch) for k in sfu.kernels()}
+    for kernel, pair in (("sfu.sin", 2), ("sfu.cos", 2), ("sfu.ex2", 1), ("sfu.rcp", 1)):
+        work = per_kernel[kernel]
+        assert work["target_instructions"] == pair * work["unit_instructions"]

@@ -357,3 +357,38 @@ def test_subseqmax_summaries_combine_to_the_brute_force_answer():
         best = max(best, b, run_suffix + p)
         run_suffix = max(suf, run_suffix + tot)
     assert best == _brute_force_max_subarray(vet)
+
+
+def test_random_chase_ring_visits_its_slots_in_a_seeded_random_order(catalog):
+    """chase_random: one lap over the slots 0, stride, 2 stride, ..., not in address order."""
+    fam = catalog["latency_global"]
+    params = dict(get_kernel("latency_global.l2").params)
+    cfg = fam.launch(params)
+    chains = [build_arguments(fam, params, cfg, random_state=seed)["chain"] for seed in (0, 0, 1)]
+    assert np.array_equal(chains[0], chains[1]) and not np.array_equal(chains[0], chains[2])
+    stride_bytes = params["STRIDE_ELEMS"] * 8
+    seen, off = [], 0
+    for _ in range(params["CHASE_ELEMS"] // params["STRIDE_ELEMS"]):
+        seen.append(off)
+        off = int(chains[0][off // 8])
+    assert off == 0 and sorted(seen) == list(range(0, params["CHASE_ELEMS"] * 8, stride_bytes))
+    steps = np.diff(seen)
+    assert np.mean(steps == stride_bytes) < 0.01  # hops do not walk the buffer in order
+
+
+def test_shipped_dram_chase_outgrows_every_registry_l2():
+    """The DRAM latency ring must touch >= 4x the L2 of every board perfml knows.
+
+    Its earlier ring (16 MiB of lines) fit in an H100's 50 MB L2 and measured the L2
+    (sweeps/results/H100-SXM, first run): such a chase says nothing about DRAM.
+    """
+    import json
+
+    from perfml import boards
+    from perfml.characterize.limits import L2_FACTOR
+    from perfml.characterize.summary import _chase_footprint_bytes
+
+    params = dict(get_kernel("latency_global.dram").params)
+    footprint = _chase_footprint_bytes("latency_global", json.dumps(params))
+    largest_l2 = max(b.l2_bytes or 0 for b in boards.list_boards())
+    assert footprint is not None and footprint >= L2_FACTOR * largest_l2

@@ -137,11 +137,14 @@ def characterize_frame(
         }
     name = board_name or (str((device or {}).get("device_name", "")) or "unknown")
     summary = summarize_results(frame, board=board)
-    from perfml.characterize.measured import measured_values
+    from perfml.characterize.measured import l2_resident_dram_chases, measured_values
     from perfml.characterize.spec import spec_values
 
-    values = (spec_values(board) if board is not None else ()) + measured_values(summary, source or "sweep")
+    l2_bytes = getattr(board, "l2_bytes", None)
+    values = (spec_values(board) if board is not None else ()) + measured_values(
+        summary, source or "sweep", l2_bytes=l2_bytes)
     return Characterization(
+        warnings=tuple(l2_resident_dram_chases(summary, l2_bytes)),
         board=name,
         functions=functions,
         summary=summary,

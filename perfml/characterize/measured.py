@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from perfml.characterize.summary import ClassSummary
 from perfml.characterize.values import CharacterizedValue
 
-__all__ = ["COMPONENT_QUANTITY", "FAMILY_QUANTITY", "measured_values"]
+__all__ = ["COMPONENT_QUANTITY", "FAMILY_QUANTITY", "l2_resident_dram_chases", "measured_values"]
 
 #: static families of perfml/kernels/cuda -> the quantity they measure
 FAMILY_QUANTITY = {
@@ -62,7 +62,32 @@ def _latency_quantity(name: str) -> str | None:
     return None
 
 
-def measured_values(summary: Iterable[ClassSummary], source: str) -> tuple[CharacterizedValue, ...]:
+def l2_resident_dram_chases(summary: Iterable[ClassSummary], l2_bytes: float | None) -> list[str]:
+    """Warnings for DRAM latency chases whose ring the board's L2 can hold.
+
+    A chase meant for DRAM measures the L2 when the lines its ring touches fit in the L2
+    (fewer than :data:`~perfml.characterize.limits.L2_FACTOR` x its size): on an H100-SXM
+    (50 MB L2) the shipped ``latency_global.dram`` ring touches 16 MiB of lines and gave
+    294 cycles, the L2's 284 (sweeps/results/H100-SXM). Such a chase gives no
+    ``dram_latency``; the warning says why. Without the L2 size or the footprint, no guard.
+    """
+    from perfml.characterize.limits import L2_FACTOR
+
+    out = []
+    for s in summary:
+        if (s.kind == "latency" and _latency_quantity(s.name) == "dram_latency" and l2_bytes
+                and s.footprint_bytes is not None and s.footprint_bytes < L2_FACTOR * l2_bytes):
+            out.append(
+                f"{s.name}: its ring touches {s.footprint_bytes / 2**20:.3g} MiB of lines, less than "
+                f"{L2_FACTOR} x this board's L2 ({l2_bytes / 2**20:.3g} MiB), so it measured a cache, not "
+                f"DRAM ({s.latency_cycles:.4g} cycles per hop); no dram_latency was taken from it. "
+                "Run the chase with a larger CHASE_ELEMS / STRIDE_ELEMS ring."
+            )
+    return out
+
+
+def measured_values(summary: Iterable[ClassSummary], source: str, *,
+                    l2_bytes: float | None = None) -> tuple[CharacterizedValue, ...]:
     """Measured values of the summaries that map to a quantity (others are skipped).
 
     Parameters
@@ -71,9 +96,16 @@ def measured_values(summary: Iterable[ClassSummary], source: str) -> tuple[Chara
         Per-class summaries of one result set.
     source : str
         The result set it was measured in (path), for the values' source.
+    l2_bytes : float, optional
+        The board's L2 size: a DRAM latency chase whose ring fits in it gives no value
+        (:func:`l2_resident_dram_chases`).
     """
+    summary = list(summary)
+    cached = {w.split(":", 1)[0] for w in l2_resident_dram_chases(summary, l2_bytes)}
     out: list[CharacterizedValue] = []
     for s in summary:
+        if s.name in cached:
+            continue
         provenance = {"result_set": source, "family_or_kernel": s.name, "component": s.component,
                       "n_points": s.n_points, "statistic": "best of the sweep's quiet points"}
         if s.kind == "latency":

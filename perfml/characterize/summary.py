@@ -60,6 +60,8 @@ class ClassSummary:
     energy_j: float | None = None
     nj_per_op: float | None = None
     latency_cycles: float | None = None
+    #: latency kernels: bytes of distinct 128-byte lines one launch's ring touches (None: unknown)
+    footprint_bytes: float | None = None
     n_points: int = 0
     source: str = ""
 
@@ -150,9 +152,9 @@ def summarize_results(frame, board: Any = None) -> tuple[ClassSummary, ...]:
             count = group["bytes"]
             unit = "bytes per cycle per SM"
         else:
-            per_s = _best(group["instructions_per_s"])
-            per_cycle = _best(group["instructions_per_cycle_per_sm"])
-            count = group["instructions"]
+            count = unit_instructions(group)
+            per_s = _best(count / group["time_median_s"])
+            per_cycle = _best(count / cycles_sms)
             unit = "instructions per cycle per SM"
         spec_cycle, spec_s = _spec(board, component, memory)
         if memory and spec_s is not None and "shared" not in component.lower():
@@ -183,6 +185,60 @@ def summarize_results(frame, board: Any = None) -> tuple[ClassSummary, ...]:
     return tuple(out)
 
 
+def unit_instructions(group):
+    """Instructions the measured unit executed per launch, one value per row.
+
+    A sidecar's ``target_instructions`` counts its target class, which can span two units:
+    ``sin.approx`` is FMUL.RZ (FMA pipe) + MUFU.SIN (SFU), two instructions of which one
+    is the SFU's. Such a sidecar declares ``unit_instructions`` in ``[work]`` (per
+    thread); the summary then counts those (x ``threads``), so the SFU's rate is not
+    doubled by the FMULs (measured on an H100-SXM, sweeps/results/H100-SXM: 1.98x the
+    SFU specification with the pair counted, 0.99x with MUFU only). Other rows keep the
+    recorded ``instructions``.
+    """
+    import json
+
+    import pandas as pd
+
+    declared = group["work_json"].map(lambda w: json.loads(w or "{}").get("unit_instructions"))
+    declared = pd.to_numeric(declared, errors="coerce") * group["threads"].astype(float)
+    return declared.where(declared.notna(), group["instructions"].astype(float))
+
+
+#: bytes of one cache line of the L2 (every NVIDIA GPU since Fermi)
+LINE_BYTES = 128
+
+
+def _chase_footprint_bytes(family_name: str, params_json: str | None) -> float | None:
+    """Distinct 128-byte lines a pointer-chase ring touches, in bytes (None where unknown).
+
+    A chase buffer (``init = "chase"`` or ``"chase_random"``) of ``elements`` with hops ``stride`` elements
+    apart has ``elements / stride`` hops on its ring, one line each; the kernel walks the
+    whole ring before timing, so those lines are what a cache must hold for the timed
+    hops to hit it. Read from the shipped kernel catalog and the row's parameters.
+    """
+    import json
+
+    from perfml.kernels.catalog import load_catalog
+    from perfml.kernels.launch import LaunchConfig
+
+    try:
+        family = load_catalog().get(family_name)
+        if family is None:
+            return None
+        params = json.loads(params_json or "{}")
+        launch = LaunchConfig((1, 1, 1), (1, 1, 1))
+        names = family.expression_names(params, launch)
+        for arg in family.args:
+            if arg.kind == "buffer" and arg.init in ("chase", "chase_random"):
+                elements = family.buffer_elements(arg, params, launch)
+                stride = family.evaluate(arg.stride, names, f"args.{arg.name}.stride")
+                return float(elements / max(1, min(stride, elements)) * LINE_BYTES)
+    except Exception:  # a foreign family or parameter set: footprint unknown, no guard
+        return None
+    return None
+
+
 def _latencies(frame) -> list[ClassSummary]:
     """Load-to-use latency per latency kernel: ``clock64`` cycles over dependent hops.
 
@@ -198,6 +254,8 @@ def _latencies(frame) -> list[ClassSummary]:
     for kernel, group in rows.groupby("kernel", sort=True):
         hops = group["work_json"].map(lambda w: json.loads(w or "{}").get("hops"))
         per_hop = pd.to_numeric(group["cycles"], errors="coerce") / pd.to_numeric(hops, errors="coerce")
+        footprint = _chase_footprint_bytes(str(group["family"].iloc[0]), group["params_json"].iloc[0]) \
+            if "params_json" in group.columns else None
         out.append(
             ClassSummary(
                 name=str(kernel),
@@ -205,6 +263,7 @@ def _latencies(frame) -> list[ClassSummary]:
                 unit="cycles per dependent access",
                 component=str(group["component"].iloc[0]),
                 latency_cycles=_median(per_hop),
+                footprint_bytes=footprint,
                 n_points=len(group),
                 source=f"kernel {kernel}: clock64 cycles / hops",
             )

@@ -47,7 +47,7 @@ KINDS = ("static", "dynamic", "latency", "application")
 DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float16", "float32", "float64")
 #: allowed ``init`` values of buffer arguments
-INITS = ("zeros", "ones", "fill", "arange", "random", "random_int", "chase")
+INITS = ("zeros", "ones", "fill", "arange", "random", "random_int", "chase", "chase_random")
 #: allowed ``validation.kind`` values
 VALIDATIONS = ("untouched", "equals", "reference", "finite", "none")
 #: environment variable that overrides the kernels directory
@@ -97,7 +97,7 @@ class ArgSpec:
     value: str | int | float | None = None  # scalars: number or expression
     init: str = "zeros"  # buffers: see INITS
     init_value: str | int | float | None = None  # "fill": the value; "random_int": high bound
-    stride: str | int | None = None  # "chase": distance in elements to the next hop
+    stride: str | int | None = None  # "chase", "chase_random": distance in elements between hop slots
     output: bool = False  # read back after the launch (validated or returned)
 
 

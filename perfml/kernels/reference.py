@@ -54,6 +54,23 @@ def _fill_value(fam: KernelFamily, arg: ArgSpec, names: Mapping[str, Any]) -> fl
                         f"args.{arg.name}.init_value", KernelValidationError)
 
 
+def _random_ring(n: int, stride: int, rng: np.random.Generator) -> np.ndarray:
+    """A pointer-chasing ring over the hop slots 0, stride, 2 stride, ... in random order.
+
+    Slot 0 starts the ring (the kernels begin their walk at offset 0); every slot holds
+    the byte offset of the next slot of the ring, the last one that of slot 0; elements
+    between slots stay 0 and are never read. Unlike ``chase`` (each hop ``stride`` on),
+    consecutive hops land on unrelated DRAM pages, so no row-buffer hit or prefetch
+    shortens a hop, and the ring can be dense (one hop per 128-byte line) and still touch
+    more lines than a large L2 holds.
+    """
+    slots = np.arange(max(1, n // stride), dtype=np.uint64) * np.uint64(stride)
+    order = np.concatenate([slots[:1], rng.permutation(slots[1:])])
+    out = np.zeros(n, np.uint64)
+    out[order] = np.roll(order, -1) * np.uint64(8)
+    return out
+
+
 def _buffer(fam: KernelFamily, arg: ArgSpec, params: Mapping[str, int], launch: LaunchConfig,
             rng: np.random.Generator) -> np.ndarray:
     n = fam.buffer_elements(arg, params, launch)
@@ -75,16 +92,18 @@ def _buffer(fam: KernelFamily, arg: ArgSpec, params: Mapping[str, int], launch: 
         high = int(_fill_value(fam, arg, names))
         low = -high if dtype.kind in "if" else 0
         return rng.integers(low, high, n).astype(dtype)
-    if arg.init == "chase":
+    if arg.init in ("chase", "chase_random"):
         stride = int(fam.evaluate(arg.stride, names, f"args.{arg.name}.stride",
                                   KernelValidationError))
         if dtype.itemsize != 8:
             raise KernelValidationError(
-                f"{fam.sidecar_path}: args.{arg.name}: init = \"chase\" needs a 64-bit dtype "
+                f"{fam.sidecar_path}: args.{arg.name}: init = \"{arg.init}\" needs a 64-bit dtype "
                 f"(byte offsets), found {arg.dtype}"
             )
-        nxt = (np.arange(n, dtype=np.uint64) + np.uint64(stride)) % np.uint64(n)
-        return (nxt * np.uint64(8)).astype(dtype)
+        if arg.init == "chase":
+            nxt = (np.arange(n, dtype=np.uint64) + np.uint64(stride)) % np.uint64(n)
+            return (nxt * np.uint64(8)).astype(dtype)
+        return _random_ring(n, max(1, stride), rng).astype(dtype)
     raise KernelValidationError(f"{fam.sidecar_path}: args.{arg.name}: unknown init {arg.init!r}")
 
 

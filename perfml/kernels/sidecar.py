@@ -241,10 +241,10 @@ def _parse_args(data: Mapping[str, Any], path: Path, allowed: set[str]) -> list[
             if init in ("fill", "random_int") and init_value is None:
                 raise _fail(path, f"{where}init_value", "missing", f"init = {init!r} needs it")
             stride = spec.get("stride")
-            if init == "chase":
+            if init in ("chase", "chase_random"):
                 if stride is None:
                     raise _fail(path, f"{where}stride", "missing",
-                                "init = \"chase\" needs stride (elements between hops)")
+                                f"init = \"{init}\" needs stride (elements between hops)")
                 _check_expr(stride, allowed, path, f"{where}stride")
             args.append(ArgSpec(aname, "buffer", dtype, elements, None, init, init_value, stride,
                                 bool(spec.get("output", False))))

@@ -1,8 +1,8 @@
 // Global memory latency by pointer chasing (seed 000 Section III, property P1: "the
 // real latency of memory accesses for each memory level"): L1, L2 and DRAM variants.
-// One thread follows a ring of CHASE_ELEMS / STRIDE_ELEMS pointers; every load depends
-// on the previous one. The host fills `chain` with byte offsets (init = "chase"); the
-// kernel first walks the ring once turning offsets into addresses (also warming the
+// One thread follows a ring of CHASE_ELEMS / STRIDE_ELEMS pointers (in random order:
+// init = "chase_random"); every load depends on the previous one. The host fills `chain`
+// with byte offsets; the kernel first walks the ring once turning offsets into addresses (also warming the
 // caches when WARM = 1), then times HOPS x REPS dependent loads with clock64().
 // CACHE 0: ld.global.ca (L1-cached), 1: ld.global.cg (L2 only).
 #ifndef CHASE_ELEMS
@@ -27,13 +27,20 @@
 extern "C" __global__ void latency_global(unsigned long long* chain, long long* cycles, int* out, int zero) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   const unsigned long long base = (unsigned long long)chain;
-  // 1. offsets -> addresses along the ring (one walk)
+  // 1. offsets -> addresses along the ring (one walk). The backend launches a kernel
+  // several times on the same buffers (validation, warm-up, timed repetitions), so the
+  // walk must be idempotent: an element already holding an address (>= base; offsets
+  // are < CHASE_ELEMS * 8 bytes, far below any device address) is read back as its
+  // offset. Without this the second launch added base twice and faulted (seen on an
+  // H100: CUDA_ERROR_ILLEGAL_ADDRESS, which poisons the context for every later kernel).
+  const unsigned long long span = (unsigned long long)CHASE_ELEMS * sizeof(unsigned long long);
   unsigned long long off = 0;
   const int ring = CHASE_ELEMS / STRIDE_ELEMS;
 #pragma unroll 1
   for (int h = 0; h < ring; ++h) {
     unsigned long long* q = (unsigned long long*)(base + off);
-    const unsigned long long next = *q;
+    const unsigned long long stored = *q;
+    const unsigned long long next = stored >= span ? stored - base : stored;
     *q = base + next;
     off = next;
   }
