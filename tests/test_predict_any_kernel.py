@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from perfml.errors import (
     IntervalLevelError,
+    QueryValidationError,
     ModelFormatError,
     ReferenceValidationError,
     UnsupportedQueryError,
@@ -152,6 +153,32 @@ def test_a_reference_predicts_the_users_kernel_on_other_boards(model, tmp_path):
     # SMs, L2), and the model's ratio that carries the reference there is as much an extrapolation
     assert out["extrapolated"].tolist() == [False, True, False]
     assert out["extrapolation"].iloc[1].startswith("board GTX-980: FP32 rate")
+
+
+def test_a_reference_without_any_launch_assumes_the_nominal_one_and_says_so(model):
+    """Issue 10 §2: the launch is optional; an unknown kernel's reference without one still answers."""
+    from perfml.learned.queries import NOMINAL_BLOCK
+
+    ref = _my_reference().drop(columns=["block_x", "block_y", "grid_x", "grid_y"])
+    queries = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": "4096"} for b in ("GTX-680", "Tesla-K40")])
+    out = predict_queries(model, queries, "q.csv", reference=ref)
+    assert (out["basis"] == "reference").all()
+    assert out["predicted_ms"].iloc[0] == pytest.approx(0.25, rel=1e-12)
+    nominal = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": 4096.0, "block_x": float(NOMINAL_BLOCK),
+                             "block_y": 1.0, "grid_x": 4096.0 / NOMINAL_BLOCK, "grid_y": 1.0}
+                            for b in ("Tesla-K40", "GTX-680")])
+    m = model.predict(nominal)
+    assert out["predicted_ms"].iloc[1] == pytest.approx(0.25 * m[0] / m[1], rel=1e-9)
+    assert out["extrapolated"].all()  # flagged: the launch was assumed
+    assert all("launch assumed" in r and "block_x" in r for r in out["extrapolation"])
+    assert "block_x" not in out.columns  # the query is written back as given
+
+
+def test_the_nominal_launch_needs_a_reference_of_that_size(model):
+    ref = _my_reference().drop(columns=["block_x", "block_y", "grid_x", "grid_y"])
+    queries = pd.DataFrame([{"board": "Tesla-K40", "app_id": "my_kernel", "input_size": "8192"}])
+    with pytest.raises((UnsupportedQueryError, QueryValidationError), match="my_kernel"):
+        predict_queries(model, queries, "q.csv", reference=ref)
 
 
 def test_a_reference_of_a_trained_kernel_takes_precedence(model, rows):

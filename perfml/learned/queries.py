@@ -37,6 +37,8 @@ positive is an error naming the row: ``inf`` and ``NaN`` are never written.
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +51,16 @@ QUERY_REQUIRED = ("board", "app_id", "input_size")
 #: columns ``perfml predict`` adds to the queries; an input column of the same name is refused
 OUTPUT_COLUMNS = ("predicted_ms", "lower_ms", "upper_ms", "basis", "clamped_to_bound", "extrapolated", "extrapolation")
 LAUNCH_COLUMNS = ("block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z")
+#: threads per block of the launch assumed for a kernel known only from ``--reference``
+#: rows that give no launch (nor does the query or a training run): one thread per element
+#: of ``input_size``, in blocks of this size (``experiments/launch_free_reference.py``
+#: measures what the assumption costs)
+NOMINAL_BLOCK = 256
+NOMINAL_LAUNCH_NOTE = (
+    f"launch assumed ({NOMINAL_BLOCK} threads per block, one thread per element of input_size): "
+    "neither the row, its reference nor a training run gives one; add block_x, block_y, grid_x, "
+    "grid_y to the row and the reference for a prediction of the launch you run"
+)
 
 #: CUDA limits for compute capability >= 3.0 (CUDA C++ Programming Guide, technical specifications)
 MAX_BLOCK = {"block_x": 1024, "block_y": 1024, "block_z": 64}
@@ -436,7 +448,12 @@ def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
 
     The launch comes from the reference rows of the same run (a reference and a query that
     both give a launch must agree: :class:`~perfml.errors.ReferenceValidationError`), else
-    from the most frequent launch of the same (app, input size) in the training runs.
+    from the most frequent launch of the same (app, input size) in the training runs, else,
+    for a kernel the reference measured at this size, the nominal launch
+    (:data:`NOMINAL_BLOCK` threads per block, one thread per element): the launch is
+    optional in a query (issue 10 §2), and the reference answer is a ratio between two
+    boards of the same run, which the launch moves little. The rows given the nominal
+    launch are listed in ``fill.nominal_rows`` (positions in the query frame).
     """
     from perfml.apps import list_apps
     from perfml.errors import ReferenceValidationError
@@ -476,13 +493,27 @@ def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
             if (source is None or not len(source)) and runs is not None:
                 source = runs[_same_run(runs, row)]
             if source is None or not len(source):
-                continue  # _check_launch names the row and the fix
+                if reference is not None and _same_run(reference, row).any():
+                    _fill_nominal(q, i)
+                    fill.nominal_rows.append(i)
+                continue  # else _check_launch names the row and the fix
             launch = source[[c for c in dims if c in source.columns]].fillna(1.0).value_counts().index[0]
             for c, v in zip([c for c in dims if c in source.columns], launch):
                 if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
                     q.iat[i, q.columns.get_loc(c)] = float(v)
 
+    fill.nominal_rows = []
     return fill
+
+
+def _fill_nominal(q: pd.DataFrame, i: int) -> None:
+    """Row ``i`` gets the nominal launch in the cells it leaves empty (:data:`NOMINAL_BLOCK`)."""
+    n = float(q["input_size"].iloc[i])
+    nominal = {"block_x": float(NOMINAL_BLOCK), "block_y": 1.0,
+               "grid_x": float(min(max(1, math.ceil(n / NOMINAL_BLOCK)), MAX_GRID["grid_x"])), "grid_y": 1.0}
+    for c, v in nominal.items():
+        if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
+            q.iat[i, q.columns.get_loc(c)] = v
 
 
 def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
@@ -574,8 +605,8 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     apps = ((meta.get("training") or {}).get("apps") or (meta.get("features") or {}).get("apps")
             or getattr(model.features_, "apps_", None))
     ref_apps = set(reference["app_id"]) if reference is not None else set()
-    q = check_queries(original, where, apps=apps, reference_apps=ref_apps,
-                      launch_fill=_launch_filler(model, reference, where, reference_where))
+    filler = _launch_filler(model, reference, where, reference_where)
+    q = check_queries(original, where, apps=apps, reference_apps=ref_apps, launch_fill=filler)
     trained = set(map(str, apps or ()))
     described = set(list_apps())
     with np.errstate(all="ignore"):
@@ -608,6 +639,12 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     registry = getattr(model, "registry", None)
     bound = roofline_bound_ms(q, registry)
     on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
+    if filler.nominal_rows:  # flagged whatever the basis, like a board beyond the training boards
+        nominal = np.zeros(len(q), dtype=bool)
+        nominal[filler.nominal_rows] = True
+        on_board = (np.asarray(on_board[0], dtype=bool) | nominal,
+                    ["; ".join(x for x in (w, NOMINAL_LAUNCH_NOTE if f else "") if x)
+                     for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
                     board_flags=on_board)
 
