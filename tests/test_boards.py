@@ -483,3 +483,16 @@ def test_cli_unknown_board_exits_2(capsys):
     assert main(["boards", "show", "GTX-690"]) == 2
     err = capsys.readouterr().err
     assert "unknown board 'GTX-690'" in err and "GTX-680" in err
+
+
+def test_l2_resident_roofline_is_one_formula():
+    """max(flops / peak, max(bytes - L2, 0) / bandwidth), in ms, broadcasting; NaN work leaves the other term."""
+    import numpy as np
+
+    from perfml.boards import l2_resident_roofline_ms
+
+    got = l2_resident_roofline_ms([2e9, 0.0, np.nan], [1e9, 3e9, 3e9], peak_flops_per_s=1e12,
+                                  peak_bytes_per_s=1e12, l2_bytes=1e9)
+    assert got.tolist() == pytest.approx([2.0, 2.0, 2.0])
+    assert l2_resident_roofline_ms(0.0, 5e8, peak_flops_per_s=1.0, peak_bytes_per_s=1e9, l2_bytes=1e9) == 0.0
+    assert l2_resident_roofline_ms(0.0, 5e8, peak_flops_per_s=1.0, peak_bytes_per_s=1e9) == pytest.approx(500.0)

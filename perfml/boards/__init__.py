@@ -18,6 +18,7 @@ from perfml.boards._board import FIELD_UNITS, SPEC_FIELDS, Alternative, Board
 from perfml.boards._derived import (
     Occupancy,
     issue_limited_flops,
+    l2_resident_roofline_ms,
     max_resident_warps,
     occupancy,
     peak_bandwidth,
@@ -47,6 +48,7 @@ __all__ = [
     "board_generation",
     "get_board",
     "issue_limited_flops",
+    "l2_resident_roofline_ms",
     "list_boards",
     "load_registry",
     "max_resident_warps",

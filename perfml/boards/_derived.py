@@ -33,6 +33,7 @@ __all__ = [
     "peak_flops",
     "peak_bandwidth",
     "issue_limited_flops",
+    "l2_resident_roofline_ms",
     "max_resident_warps",
     "occupancy",
     "wave_size",
@@ -133,6 +134,26 @@ def peak_bandwidth(board: Board) -> float:
             "bus_width_bits, with their sources to perfml/data/boards.toml"
         )
     return 2.0 * board.memory_clock_mhz * 1e6 * board.bus_width_bits / 8.0
+
+
+def l2_resident_roofline_ms(flops, moved_bytes, *, peak_flops_per_s, peak_bytes_per_s, l2_bytes=0.0):
+    """The roofline lower bound of a work, in ms, with up to ``l2_bytes`` served by a warm L2.
+
+    ``max(flops / peak_flops_per_s, max(moved_bytes - l2_bytes, 0) / peak_bytes_per_s)``:
+    the roofline of Williams, Waterman and Patterson (CACM 52(4), 2009, eq. 1) with the
+    board's peaks, less the bytes the L2 can hold, which a repeated call (or a kernel whose
+    input an earlier one left there) reads without DRAM. No faster time is physical, so the
+    query path clamps predictions to it and the calibration files refuse times beyond it.
+    Arguments broadcast (NumPy); ``l2_bytes = 0`` gives the plain roofline; a term that is
+    NaN (work unknown) leaves the other one.
+    """
+    import numpy as np
+
+    flops = np.asarray(flops, dtype=float)
+    moved = np.asarray(moved_bytes, dtype=float)
+    dram = np.clip(moved - np.asarray(l2_bytes, dtype=float), 0.0, None)
+    return np.fmax(flops / np.asarray(peak_flops_per_s, dtype=float),
+                   dram / np.asarray(peak_bytes_per_s, dtype=float)) * 1e3
 
 
 def max_resident_warps(board: Board) -> int:

@@ -195,7 +195,7 @@ def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> No
     bytes from a warm cache (:func:`perfml.characterize.limits.first_unphysical_time`). A
     median over many rows would hide one such row; it still says the file is wrong.
     """
-    from perfml.boards import peak_bandwidth, peak_flops
+    from perfml.boards import l2_resident_roofline_ms, peak_bandwidth, peak_flops
     from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
     from perfml.errors import MissingBoardParameterError, PhysicalLimitError
 
@@ -206,7 +206,7 @@ def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> No
     l2 = float(registry_board.l2_bytes or 0.0)
     flops = np.nan_to_num(known["_flops"].to_numpy(dtype=float), nan=0.0)
     moved = np.nan_to_num(known["_bytes"].to_numpy(dtype=float), nan=0.0)
-    bound_ms = np.maximum(flops / fp32, np.clip(moved - l2, 0.0, None) / bandwidth) * 1e3
+    bound_ms = l2_resident_roofline_ms(flops, moved, peak_flops_per_s=fp32, peak_bytes_per_s=bandwidth, l2_bytes=l2)
     time_ms = known["_time_s"].to_numpy(dtype=float) * 1e3
     i = first_unphysical_time(time_ms, np.where(bound_ms > 0, bound_ms, np.nan))
     if i is None:

@@ -529,7 +529,7 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     NaN for kernels without a description (their work is unknown).
     """
     from perfml.apps import list_apps
-    from perfml.boards import get_board
+    from perfml.boards import get_board, l2_resident_roofline_ms, peak_bandwidth, peak_flops
     from perfml.closed_form.roofline import RooflineModel
 
     bound = np.full(len(q), np.nan)
@@ -539,9 +539,12 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
         terms = RooflineModel(registry=registry).roofline_terms(part)
         moved = terms["bytes"].to_numpy(dtype=float)
         l2 = np.array([float(get_board(b, registry=registry).l2_bytes or 0.0) for b in part["board"]])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            dram_share = np.where(moved > 0, np.clip(moved - l2, 0.0, None) / moved, 0.0)
-        bound[mask] = np.fmax(terms["compute_ms"].to_numpy(dtype=float), terms["memory_ms"].to_numpy(dtype=float) * dram_share)
+        ops = terms["ops"].to_numpy(dtype=float)
+        peaks = {b: (peak_flops(get_board(b, registry=registry)), peak_bandwidth(get_board(b, registry=registry)))
+                 for b in part["board"].unique()}
+        fp = np.array([peaks[b][0] for b in part["board"]])
+        bw = np.array([peaks[b][1] for b in part["board"]])
+        bound[mask] = l2_resident_roofline_ms(ops, moved, peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)
     return bound
 
 

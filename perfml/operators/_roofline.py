@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfml.boards import Board, get_board, peak_bandwidth, peak_flops
+from perfml.boards import Board, get_board, l2_resident_roofline_ms, peak_bandwidth, peak_flops
 from perfml.errors import OperatorWorkError
 from perfml.operators._work import operator_work
 
@@ -103,8 +103,9 @@ def roofline_lower_bound_ms(
         peak_bw[rows] = peak_bandwidth(b)
         if l2_resident:
             l2[rows] = float(b.l2_bytes or 0.0)
-    compute = work["flops"].to_numpy() / peak_fp32
+    flops = work["flops"].to_numpy(dtype=float)
     if not conv_compute_bound:
-        compute = np.where(work["op_class"].to_numpy() == "Conv", 0.0, compute)
-    memory = np.clip(work["bytes"].to_numpy() - l2, 0.0, None) / peak_bw
-    return pd.Series(np.maximum(compute, memory) * 1e3, index=frame.index, name="roofline_lower_bound_ms")
+        flops = np.where(work["op_class"].to_numpy() == "Conv", 0.0, flops)
+    bound = l2_resident_roofline_ms(flops, work["bytes"].to_numpy(), peak_flops_per_s=peak_fp32,
+                                    peak_bytes_per_s=peak_bw, l2_bytes=l2)
+    return pd.Series(bound, index=frame.index, name="roofline_lower_bound_ms")
