@@ -279,9 +279,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
                 )
 
     # -- features --------------------------------------------------------------------
-    def _own_features(self, X: pd.DataFrame) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
-        """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row."""
-        frame, bound = operator_feature_frame(X, self.registry)
+    def _own_features(self, X: pd.DataFrame, work=None) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
+        """(feature blocks without transfer, spec roofline bound in ms, base time in ms) of every row.
+
+        ``work``: ``operator_feature_frame(X, self.registry)`` when the caller has it already.
+        """
+        frame, bound = work if work is not None else operator_feature_frame(X, self.registry)
         parts = [frame if self.board_identity_ else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
         base = bound
         if self.tiles or self.wave_base:
@@ -305,9 +308,13 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
             parts.append(char)
         return parts, bound, base
 
-    def _features(self, X: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-        """(features, spec roofline bound in ms, base time in ms) of every row."""
-        parts, bound, base = self._own_features(X)
+    def _features(self, X: pd.DataFrame, own=None) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """(features, spec roofline bound in ms, base time in ms) of every row.
+
+        ``own``: ``self._own_features(X)`` when the caller has it already.
+        """
+        parts, bound, base = own if own is not None else self._own_features(X)
+        parts = list(parts)
         if self.use_transfer_:
             parts.append(self.transfer_.features(call_keys(X), X["board"]))
         return pd.concat(parts, axis=1), bound, base
@@ -440,11 +447,12 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
 
     def _fit_fixed(self, X: pd.DataFrame, y: np.ndarray) -> "OperatorRegressor":
         self.floor_ = None
+        work = operator_feature_frame(X, self.registry)  # once per fit: the floor, the base and the features read it
         if self.launch_floor and not self.characterization:
-            self.floor_ = LaunchFloor().fit(X["op"], X["board"], y, operator_feature_frame(X, self.registry)[1])
-        _, _, base = self._own_features(X)
-        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(base)) if self.use_transfer_ else None
-        F, _, base = self._features(X)
+            self.floor_ = LaunchFloor().fit(X["op"], X["board"], y, work[1])
+        own = self._own_features(X, work)
+        self.transfer_ = TransferTable().fit(call_keys(X), X["board"], np.log(y), np.log(own[2])) if self.use_transfer_ else None
+        F, _, base = self._features(X, own)
         if not self.board_identity_:
             # one value per board: identities with few boards, like board_* (module docstring);
             # predict() reindexes to feature_names_, so a model saved with them keeps them
