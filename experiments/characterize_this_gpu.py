@@ -40,6 +40,7 @@ def _spec_order(paths: list[Path]) -> list[Path]:
 def _measure_one(path: Path, out: Path, board_name: str | None, device: int) -> int:
     """Run one spec into ``out`` (the child process's work)."""
     from perfml import boards
+    from perfml.errors import KernelFaultError
     from perfml.kernels.catalog import load_catalog
     from perfml.measure import make_backend
     from perfml.measure.runner import run_sweeps
@@ -55,6 +56,9 @@ def _measure_one(path: Path, out: Path, board_name: str | None, device: int) -> 
         except KeyboardInterrupt:
             print(f"{path.stem}: interrupted (measured points were flushed; re-run to resume)", flush=True)
             return 130
+        except KernelFaultError as exc:  # recorded in the set: a re-run skips the point
+            print(f"{path.stem}: {exc}", flush=True)
+            return 1
     failed = 0
     for r in reports:
         print(f"{r.spec}: {r.measured} measured, {r.already_done} already stored, "

@@ -61,6 +61,7 @@ __all__ = [
     "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
     "ProfileImportError",  # added by profile
     "SyntheticSweepError",  # added by tiers
+    "KernelFaultError",  # added by the first GPU run
 ]
 
 
@@ -230,6 +231,20 @@ class ReplayMissError(PerfmlError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class KernelFaultError(PerfmlError):
+    """A kernel raised a CUDA error on the GPU (an illegal address, a trap, ...).
+
+    After such an error the CUDA context of the process may be lost (CUDA's "sticky"
+    errors), so nothing more is run in it: the sweep runner records the point as faulted
+    in the result set (``faults.jsonl``, skipped by ``--resume``) and stops.
+    ``launch_key`` names the launch.
+    """
+
+    def __init__(self, message: str, launch_key: str | None = None):
+        super().__init__(message)
+        self.launch_key = launch_key
 
 
 class SweepFailedPointsError(PerfmlError):

@@ -259,7 +259,11 @@ def _fake_cupy(monkeypatch):
         def get_function(self, name):
             return kernel
 
-    cupy.cuda = types.SimpleNamespace(runtime=runtime, Device=Device)
+    class CUDADriverError(RuntimeError):
+        """Stands in for cupy_backends.cuda.api.driver.CUDADriverError."""
+
+    cupy.cuda = types.SimpleNamespace(runtime=runtime, Device=Device,
+                                      driver=types.SimpleNamespace(CUDADriverError=CUDADriverError))
     cupy.RawModule = RawModule
     cupy.asarray = np.asarray
     cupy.asnumpy = np.asarray
@@ -368,3 +372,58 @@ def test_cupy_backend_compile_errors_are_typed(monkeypatch, synthetic_catalog):
     backend = CupyBackend(catalog=synthetic_catalog)
     with pytest.raises(KernelCompileError, match="identifier 'x' is undefined"):
         backend.run(Launch("syn_dram", {"ITERS": 64}, grid=32, block=256))
+
+
+def test_a_kernel_fault_is_recorded_and_resume_skips_it(monkeypatch, synthetic_catalog, tmp_path):
+    """A CUDA error (the first H100 run: CUDA_ERROR_ILLEGAL_ADDRESS) stops the sweep with a typed error,
+    keeps what was measured, records the point, and a resumed run skips it instead of faulting again."""
+    import sys
+
+    from perfml.errors import KernelFaultError
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.spec import parse_spec
+    from perfml.measure.store import FAULTS_NAME, ResultSet
+
+    kernel, _ = _fake_cupy(monkeypatch)
+    _reference_or_stub(monkeypatch)
+    fault = sys.modules["cupy"].cuda.driver.CUDADriverError
+    spec = parse_spec({"name": "fault", "repetitions": 5, "warmup": 2, "families": [{"name": "syn_fp32"}, {"name": "divergence"}]})
+    launches_per_point = 1 + 2 + 5
+    calls = {"n": 0}
+    original = type(kernel).__call__
+
+    def faulting(self, grid, block, args, *, shared_mem=0):
+        calls["n"] += 1
+        if calls["n"] == launches_per_point + 1:  # the second point's validation launch
+            raise fault("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
+        return original(self, grid, block, args, shared_mem=shared_mem)
+
+    monkeypatch.setattr(type(kernel), "__call__", faulting)
+    out = tmp_path / "set"
+    with pytest.raises(KernelFaultError, match="ILLEGAL_ADDRESS.*faulted in .*faults.jsonl.*--resume") as info:
+        run_sweeps([spec], CupyBackend(catalog=synthetic_catalog), out, catalog=synthetic_catalog)
+    faulted_key = info.value.launch_key
+    rs = ResultSet.open(out)
+    assert len(rs.read()) == 1  # the point measured before the fault is kept
+    assert list(rs.faulted_points().values())[0]["launch_key"] == faulted_key
+    assert (out / FAULTS_NAME).exists()
+
+    _, reports = run_sweeps([spec], CupyBackend(catalog=synthetic_catalog), out, resume=True, catalog=synthetic_catalog)
+    (report,) = reports
+    assert report.already_done == 1
+    assert [k for k, _ in report.failed] == [faulted_key]
+    assert "faulted in an earlier run" in report.failed[0][1]
+    assert report.measured == report.planned - 2
+    assert faulted_key not in set(ResultSet.open(out).read()["launch_key"])
+
+
+def test_a_faults_file_that_is_not_json_lines_is_a_typed_error(tmp_path, synthetic_recording):
+    import shutil
+
+    from perfml.measure.store import FAULTS_NAME, ResultSet
+
+    copy = tmp_path / "set"
+    shutil.copytree(synthetic_recording, copy)
+    (copy / FAULTS_NAME).write_text('{"point_id": "a"}\nnot json\n')
+    with pytest.raises(ResultSchemaError, match="line 2"):
+        ResultSet.open(copy).faulted_points()

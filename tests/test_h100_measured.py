@@ -134,3 +134,15 @@ def test_repeat_run_agrees_on_the_large_calls():
     assert np.median(np.abs(large["time_ms"] / large["time_ms_2"] - 1)) < 0.05
     assert json.loads((RUN2 / "manifest.json").read_text())["device"]["uuid"] != \
         json.loads((H100 / "manifest.json").read_text())["device"]["uuid"]
+
+
+def test_the_h100_sweep_enters_training_as_runtime_rows():
+    """issue 11 §2: a board's sweep rows become training rows; the DRAM kernels' rate is the board's."""
+    from perfml.boards import get_board, peak_bandwidth
+    from perfml.measure.runtime_rows import sweep_runtime_rows
+
+    rows = sweep_runtime_rows(H100)
+    assert len(rows) == 238 and set(rows["board"]) == {"H100-SXM"} and set(rows["source"]) == {"sweep"}
+    dram = rows[rows["app"] == "dram"]
+    rate = dram["work_dram_bytes"] / (dram["time_ms_median"] * 1e-3)
+    assert 0.6 <= rate.max() / peak_bandwidth(get_board("H100-SXM")) <= 1.05

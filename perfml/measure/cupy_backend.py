@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from perfml.measure.backend import Backend, DeviceInfo, KernelValidationError, Launch, Measurement
-from perfml.errors import DeviceUnavailableError, KernelCompileError, PerfmlError
+from perfml.errors import DeviceUnavailableError, KernelCompileError, KernelFaultError, PerfmlError
 from perfml.kernels.options import check_compile_options
 
 __all__ = ["CupyBackend"]
@@ -64,6 +64,14 @@ def _import_cupy():
     if count < 1:
         raise DeviceUnavailableError(f"CuPy sees no CUDA device; {_NO_GPU_HINT}")
     return cupy
+
+
+def _cuda_error_types(cupy) -> tuple[type, ...]:
+    """CuPy's exceptions for a failing CUDA driver or runtime call (those it has)."""
+    cuda = getattr(cupy, "cuda", None)
+    found = (getattr(getattr(cuda, "driver", None), "CUDADriverError", None),
+             getattr(getattr(cuda, "runtime", None), "CUDARuntimeError", None))
+    return tuple(t for t in found if isinstance(t, type) and issubclass(t, BaseException))
 
 
 def cupy_device_available() -> bool:
@@ -235,16 +243,29 @@ class CupyBackend(Backend):
 
     # -- running -------------------------------------------------------------------------
     def run(self, launch: Launch) -> Measurement:
-        import numpy as np
-        from cupyx.profiler import benchmark
-
-        from perfml.kernels.catalog import LaunchConfig
         from perfml.kernels.reference import build_arguments, validate
 
         cupy = self._cupy
         family = self.catalog.get(launch.family)
         if family is None:
             raise PerfmlError(f"unknown kernel family {launch.family!r} in the catalog")
+        try:
+            return self._run(cupy, family, launch, build_arguments, validate)
+        except _cuda_error_types(cupy) as exc:
+            raise KernelFaultError(
+                f"{family.name} {launch.params_json} (grid {launch.grid}, block {launch.block}) raised a "
+                f"CUDA error on the GPU: {exc}. The CUDA context of this process may be lost, so nothing "
+                "more is run in it; fix the kernel (compute-sanitizer finds illegal addresses), then "
+                "measure it again",
+                launch_key=launch.key,
+            ) from exc
+
+    def _run(self, cupy, family, launch: Launch, build_arguments, validate) -> Measurement:
+        import numpy as np
+        from cupyx.profiler import benchmark
+
+        from perfml.kernels.catalog import LaunchConfig
+
         params = dict(launch.params)
         cfg = LaunchConfig(launch.grid, launch.block, launch.shared_mem)
         with self._dev:

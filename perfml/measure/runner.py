@@ -10,6 +10,9 @@ The runner is backend-agnostic: the same loop measures on a GPU
   point fails or the run is interrupted, so a later ``--resume`` neither loses nor
   repeats a row,
 * stops a spec when its time budget is spent (``--resume`` continues it),
+* stops at a kernel that raises a CUDA error (:class:`~perfml.errors.KernelFaultError`:
+  the process's CUDA context may be lost), after recording the point as faulted in the
+  set, so that ``--resume`` skips it instead of faulting again,
 * counts noisy points (coefficient of variation above the spec's threshold) and says
   what to do about them.
 """
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
-from perfml.errors import KernelCompileError, PerfmlError, SweepFailedPointsError
+from perfml.errors import KernelCompileError, KernelFaultError, PerfmlError, SweepFailedPointsError
 from perfml.measure.store import ResultSet, make_row, point_id
 from perfml.measure.spec import DEFAULT_MAX_POINTS, PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
@@ -113,6 +116,7 @@ def run_plans(
     result_set.check_device(device)
     synthetic = bool(getattr(backend, "synthetic", False))
     done = result_set.completed_point_ids()
+    faulted = result_set.faulted_points()
     buffer = _Buffer(result_set, max(1, flush_every))
     reports: list[SweepReport] = []
     with result_set.writing():
@@ -122,14 +126,14 @@ def run_plans(
         try:
             for plan in plans:
                 reports.append(
-                    _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock)
+                    _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock, faulted)
                 )
         finally:
             buffer.flush()
     return reports
 
 
-def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock) -> SweepReport:
+def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock, faulted=None) -> SweepReport:
     spec: SweepSpec = plan.spec
     start = clock()
     measured = already = skipped = noisy = 0
@@ -139,6 +143,9 @@ def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock) -
         pid = point_id(spec.name, point.launch.key)
         if pid in done:
             already += 1
+        elif faulted and pid in faulted:
+            failed.append((point.launch.key, f"faulted in an earlier run ({faulted[pid].get('error', '')[:200]}); "
+                                             "not run again: remove its line from faults.jsonl to retry"))
         elif clock() - start > spec.time_budget_s:
             skipped += 1
         else:
@@ -146,6 +153,13 @@ def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock) -
                 measurement = backend.run(point.launch)
             except (KernelValidationError, KernelCompileError) as exc:
                 failed.append((point.launch.key, str(exc)))
+            except KernelFaultError as exc:
+                path = buffer.result_set.record_fault(pid, point.launch.key, str(exc))
+                raise KernelFaultError(
+                    f"{exc} The point is recorded as faulted in {path}; the points measured before it "
+                    f"are kept, and `--resume` continues with the others (in a new process).",
+                    launch_key=point.launch.key,
+                ) from exc
             else:
                 row = _row(point, measurement, device, spec, synthetic)
                 buffer.add(row)

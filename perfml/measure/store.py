@@ -59,6 +59,7 @@ from perfml.errors import (
 
 __all__ = [
     "FORMAT",
+    "FAULTS_NAME",
     "MANIFEST_NAME",
     "SCHEMA_VERSION",
     "ResultSet",
@@ -73,6 +74,8 @@ STALE_PATTERNS = (".part-*.parquet.tmp", ".manifest.json.*.tmp")
 SCHEMA_VERSION = 1
 FORMAT = "perfml-sweep-results"
 MANIFEST_NAME = "manifest.json"
+#: points whose kernel raised a CUDA error (one JSON object per line; ``--resume`` skips them)
+FAULTS_NAME = "faults.jsonl"
 _SCHEMA_KEY = b"perfml.schema_version"
 
 
@@ -527,6 +530,47 @@ class ResultSet:
         for v in versions:
             _check_version(v, str(self.path))
         return table.to_pandas()
+
+    # -- faults -----------------------------------------------------------------
+    def record_fault(self, point: str, launch_key: str, error: str) -> Path:
+        """Append a faulted point to :data:`FAULTS_NAME` (call with the writer lock held).
+
+        A kernel that raised a CUDA error would raise it again, in a fresh process too,
+        and may take the process's CUDA context with it; ``--resume`` skips the points
+        listed here (and reports them) until their line is removed.
+        """
+        line = json.dumps({"point_id": point, "launch_key": launch_key, "error": error,
+                           "at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}) + "\n"
+        path = self.path / FAULTS_NAME
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, line.encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _write_error(path, exc, "record the faulted point") from None
+        return path
+
+    def faulted_points(self) -> dict[str, dict]:
+        """``point_id`` -> its :data:`FAULTS_NAME` record (the last, if listed twice)."""
+        path = self.path / FAULTS_NAME
+        if not path.exists():
+            return {}
+        out = {}
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                out[str(record["point_id"])] = record
+            except (ValueError, KeyError, TypeError):
+                raise ResultSchemaError(
+                    f"{path}, line {n}: not a fault record (a JSON object with point_id); "
+                    "fix or delete the line"
+                ) from None
+        return out
 
     def completed_point_ids(self) -> set[str]:
         """``point_id`` of every row already stored (what a resumed sweep skips)."""
