@@ -31,8 +31,14 @@ measurements themselves (a second, earlier measurement on another H100 of the sa
 
 This is a check, run once: nothing in perfml was fitted or tuned on these rows.
 
+With ``--tracking-uri URI`` each (corpus, tier) is also logged as an MLflow run of the
+experiment ``h100_measured_check`` (metrics ``mape``, ``mdape``, ``in_band``, ``coverage``,
+``width`` for every row, per class or application, and for calls of >= 0.05 ms; tags with
+the board, the model, the measurements and the tier), so the tiers sit side by side in the
+MLflow UI.
+
 Usage: PYTHONPATH=. python experiments/h100_measured_check.py [--model DIR] [--data-home DIR]
-       [--workdir DIR]
+       [--workdir DIR] [--tracking-uri URI]
 """
 
 from __future__ import annotations
@@ -105,7 +111,15 @@ def op_class(op: str) -> str:
     return OP_CLASS[op]
 
 
-def score(name: str, measured: np.ndarray, frame: pd.DataFrame, groups: np.ndarray) -> list[str]:
+def _metric_key(group: str) -> str:
+    """An MLflow metric-name suffix for a score group (letters, digits, '_', '.', '-')."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", group.replace(">=", "ge").replace("<", "lt")).strip("_")
+
+
+def score(name: str, measured: np.ndarray, frame: pd.DataFrame, groups: np.ndarray,
+          metrics: dict | None = None) -> list[str]:
     pred = frame["predicted_ms"].to_numpy(dtype=float)
     lo, hi = frame["lower_ms"].to_numpy(dtype=float), frame["upper_ms"].to_numpy(dtype=float)
     lines = []
@@ -120,6 +134,11 @@ def score(name: str, measured: np.ndarray, frame: pd.DataFrame, groups: np.ndarr
         ape = np.abs(pred[m] / measured[m] - 1.0)
         cover = np.mean((lo[m] <= measured[m]) & (measured[m] <= hi[m]))
         width = np.mean((hi[m] - lo[m]) / pred[m])
+        if metrics is not None:
+            key = _metric_key(g)
+            metrics.update({f"mape.{key}": 100 * ape.mean(), f"mdape.{key}": 100 * np.median(ape),
+                            f"in_band.{key}": 100 * np.mean(ape <= 0.2), f"coverage.{key}": 100 * cover,
+                            f"width.{key}": width, f"rows.{key}": int(m.sum())})
         lines.append(f"{name:<15} {g:<44} {int(m.sum()):>5} {100 * ape.mean():>8.2f} {100 * np.median(ape):>8.2f} "
                      f"{100 * np.mean(ape <= 0.2):>8.1f} {100 * cover:>8.1f} {width:>7.2f}")
     return lines
@@ -146,11 +165,31 @@ def repeatability(results: Path, repeat: Path) -> list[str]:
     return lines
 
 
+def log_runs(uri: str, logged: dict, *, model: str) -> None:
+    """One MLflow run per (corpus, tier) in the experiment ``h100_measured_check``."""
+    import mlflow
+
+    from perfml._mlflow import check_reachable, configure_http
+
+    configure_http()
+    check_reachable(uri)
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("h100_measured_check")
+    for (corpus_name, tier), metrics in logged.items():
+        with mlflow.start_run(run_name=f"{corpus_name}-{tier}"):
+            mlflow.set_tags({"board": BOARD, "corpus": "dlops" if corpus_name == "op" else "applications",
+                             "tier": tier, "model": str(model), "measurements": str(RESULTS.relative_to(HERE)),
+                             "measured_by": "perfml (sweeps/results/H100-SXM/README.md)"})
+            mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+    print(f"logged {len(logged)} runs to {uri} (experiment h100_measured_check)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--workdir", default=None, help="keep the query and prediction files here")
+    parser.add_argument("--tracking-uri", default=None, help="also log every (corpus, tier) as an MLflow run here")
     args = parser.parse_args()
 
     from perfml.datasets import find_data_home, load_dlops_runtimes
@@ -201,14 +240,19 @@ def main() -> None:
     op_groups = op_queries["op"].map(op_class).to_numpy(dtype=object)
     y_app = app_queries["time_ms"].to_numpy(dtype=float)
     app_groups = app_queries["app_id"].to_numpy(dtype=object)
+    logged = {}
     for (corpus_name, tier), frame in predicted.items():
+        metrics: dict = {}
         if corpus_name == "op":
-            for line in score(tier, y_op, frame, op_groups):
-                print(line)
+            lines = score(tier, y_op, frame, op_groups, metrics)
         else:
-            for line in score(tier, y_app, frame, app_groups):
-                print(line)
+            lines = score(tier, y_app, frame, app_groups, metrics)
+        logged[(corpus_name, tier)] = metrics
+        for line in lines:
+            print(line)
         print()
+    if args.tracking_uri:
+        log_runs(args.tracking_uri, logged, model=args.model)
     print("run-to-run spread of the measurements (this run vs an earlier one on another H100-SXM):")
     for line in repeatability(RESULTS, REPEAT):
         print(f"  {line}")
