@@ -120,7 +120,16 @@ def main(argv: list[str] | None = None) -> int:
     done: set[str] = set()
     if args.out.exists():
         with open(args.out, newline="") as f:
-            done = {row["config_id"] for row in csv.DictReader(f)}
+            reader = csv.DictReader(f)
+            if reader.fieldnames != list(COLUMNS):
+                parser.error(f"{args.out} is not a file this script wrote (columns {reader.fieldnames}); "
+                             "choose another --out")
+            rows = list(reader)
+        others = {(r["board"], r["device_name"]) for r in rows} - {(args.board, device_name)}
+        if others:
+            parser.error(f"{args.out} holds rows of {sorted(others)}, not of {args.board} ({device_name}); "
+                         "measure each GPU into a file of its own")
+        done = {r["config_id"] for r in rows}
     new_file = not args.out.exists()
     fixed = {"source": "perfml-measured", "board": args.board, "device_name": device_name,
              "dtype": "float32", "calls": CALLS, "torch_version": torch.__version__,
