@@ -29,6 +29,12 @@ framework, not of the GPU) no longer dominates. Also printed: the run-to-run spr
 measurements themselves (a second, earlier measurement on another H100 of the same model,
 ``sweeps/results/archive/H100-SXM-run2``), the floor under any prediction error.
 
+Last, the closed-form models on all 65 application-kernel runs (they fit nothing on
+runtimes): Hong & Kim with the paper's GTX 280 latencies against Hong & Kim with the H100's
+measured characterization (``hardware="characterized"``: DRAM latency and bandwidth from the
+sweep), and the roofline with datasheet against measured peaks (a lower bound, not a
+predictor: its error is how far the kernels are from their roofs).
+
 This is a check, run once: nothing in perfml was fitted or tuned on these rows.
 
 With ``--tracking-uri URI`` each (corpus, tier) is also logged as an MLflow run of the
@@ -184,6 +190,34 @@ def log_runs(uri: str, logged: dict, *, model: str) -> None:
     print(f"logged {len(logged)} runs to {uri} (experiment h100_measured_check)")
 
 
+def closed_form_lines(apps: pd.DataFrame, data_home) -> list[str]:
+    """Hong & Kim and roofline, paper/spec against the measured characterization, on the app runs."""
+    from perfml.characterize import board_characterization, load_characterization
+    from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
+    from perfml.closed_form.roofline import RooflineModel
+
+    measured = load_characterization(RESULTS / "characterization.json", board=BOARD)
+    chs = {BOARD: board_characterization(BOARD, extra=(measured,))}
+    rows = apps.assign(input_size_2=np.nan)
+    y = rows["time_ms"].to_numpy(dtype=float)
+    models = {
+        "Hong & Kim, paper (GTX 280) latencies": HongKimRuntimeModel(data_home=data_home),
+        "Hong & Kim, measured characterization": HongKimRuntimeModel(
+            data_home=data_home, hardware="characterized", characterizations=chs),
+        "roofline, datasheet peaks": RooflineModel(),
+        "roofline, measured peaks": RooflineModel(peaks="characterized", characterizations=chs),
+    }
+    large = y >= LARGE_MS
+    lines = [f"{'closed-form model':<40} {'rows':>5} {'MAPE %':>9} {'MAPE >= ' + str(LARGE_MS) + ' ms %':>18} "
+             f"{'in 0.8-1.2 %':>13}"]
+    for name, model in models.items():
+        pred = np.asarray(model.fit(rows, y).predict(rows), dtype=float)
+        ape = np.abs(pred / y - 1.0)
+        lines.append(f"{name:<40} {len(y):>5} {100 * ape.mean():>9.2f} {100 * ape[large].mean():>18.2f} "
+                     f"{100 * np.mean(ape <= 0.2):>13.1f}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
@@ -253,6 +287,10 @@ def main() -> None:
         print()
     if args.tracking_uri:
         log_runs(args.tracking_uri, logged, model=args.model)
+    print("closed-form models on every application-kernel run (vectorAdd included: they fit nothing):")
+    for line in closed_form_lines(apps, home):
+        print(f"  {line}")
+    print()
     print("run-to-run spread of the measurements (this run vs an earlier one on another H100-SXM):")
     for line in repeatability(RESULTS, REPEAT):
         print(f"  {line}")
