@@ -146,3 +146,24 @@ def test_the_h100_sweep_enters_training_as_runtime_rows():
     dram = rows[rows["app"] == "dram"]
     rate = dram["work_dram_bytes"] / (dram["time_ms_median"] * 1e-3)
     assert 0.6 <= rate.max() / peak_bandwidth(get_board("H100-SXM")) <= 1.05
+
+
+def test_the_measured_characterization_carries_hong_kim_to_the_h100(data_home):
+    """issue 11 §2 on real data: Hong & Kim with the H100's measured latency and bandwidth is far
+    closer to the H100's measured application-kernel times than with the paper's GTX 280 values."""
+    import importlib.util
+
+    from perfml.characterize import board_characterization
+    from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
+
+    spec = importlib.util.spec_from_file_location("h100_check", ROOT / "experiments" / "h100_measured_check.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    rows = check.application_rows(H100).assign(input_size_2=np.nan)
+    y = rows["time_ms"].to_numpy(dtype=float)
+    measured = load_characterization(H100 / "characterization.json", board="H100-SXM")
+    chs = {"H100-SXM": board_characterization("H100-SXM", extra=(measured,))}
+    paper = HongKimRuntimeModel(data_home=data_home).fit(rows, y).predict(rows)
+    char = HongKimRuntimeModel(data_home=data_home, hardware="characterized", characterizations=chs).fit(rows, y).predict(rows)
+    mape = lambda p: float(np.mean(np.abs(np.asarray(p, dtype=float) / y - 1)))  # noqa: E731
+    assert mape(char) < 0.5 * mape(paper)
