@@ -93,7 +93,13 @@ def operator_rows(path: Path) -> pd.DataFrame:
 
 
 def application_rows(results: Path) -> pd.DataFrame:
-    """The nine applications' kernels of the sweep, as runtimes.csv query rows + time_ms."""
+    """The nine applications' kernels of the sweep, as runtimes.csv query rows + time_ms.
+
+    Not :func:`perfml.measure.runtime_rows.sweep_runtime_rows`: that names a microbenchmark
+    row ``family.variant`` with its thread count as ``input_size`` (its sidecar's work is
+    per thread), while the nine applications' rows of runtimes.csv give the problem size
+    ``N`` under the app's own name, which is what the model was trained on.
+    """
     from perfml.measure.store import ResultSet
 
     frame = ResultSet.open(results).read()

@@ -60,11 +60,10 @@ def runs_of(rt: pd.DataFrame, ref_board: str, max_runs: int, seed: int = 0) -> p
 
 def spec_ratio_predictions(queries: pd.DataFrame, ref_rows: pd.DataFrame, ref_board: str) -> dict:
     """The reference time times a ratio of the two boards' specifications (no model)."""
-    from perfml.boards import get_board, peak_bandwidth
+    from perfml.boards import get_board, peak_bandwidth, peak_flops
 
     def fp32(name):
-        b = get_board(name)
-        return b.sms * b.fp32_cores_per_sm * b.boost_clock_mhz
+        return peak_flops(get_board(name))
 
     def bw(name):
         return peak_bandwidth(get_board(name))

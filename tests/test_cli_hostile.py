@@ -468,10 +468,9 @@ def test_a_measured_time_faster_than_the_board_can_run_the_work_is_refused(hosti
     queries.write_text(f"{header}\n{query}\n")
     rows = [row]
     if which == "calibration":  # a usable sweep of the T4's add calls around the bad row
-        import pandas as pd
+        from perfml.datasets import load_dlops_runtimes
 
-        rt = pd.read_csv(SHARED / "dlops_runtimes.csv.gz", usecols=["board", "op", "B", "H", "time_ms"])
-        adds = rt[(rt["board"] == "Tesla-T4") & (rt["op"] == "add")].head(40)
+        adds = load_dlops_runtimes(SHARED, boards="Tesla-T4", ops="add").head(40)
         rows += [f"Tesla-T4,add,{b},{h},{t}" for b, h, t in zip(adds["B"], adds["H"], adds["time_ms"])]
     measured.write_text(f"{header},time_ms\n" + "\n".join(rows) + "\n")
     argv = ["predict", "--model", str(model), "--queries", str(queries), f"--{which}", str(measured),

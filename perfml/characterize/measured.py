@@ -62,6 +62,14 @@ def _latency_quantity(name: str) -> str | None:
     return None
 
 
+def _l2_resident_dram_chase(s: ClassSummary, l2_bytes: float | None) -> bool:
+    """Whether ``s`` is a DRAM latency chase whose ring's lines fit in ``L2_FACTOR`` x the L2."""
+    from perfml.characterize.limits import L2_FACTOR
+
+    return bool(s.kind == "latency" and _latency_quantity(s.name) == "dram_latency" and l2_bytes
+                and s.footprint_bytes is not None and s.footprint_bytes < L2_FACTOR * l2_bytes)
+
+
 def l2_resident_dram_chases(summary: Iterable[ClassSummary], l2_bytes: float | None) -> list[str]:
     """Warnings for DRAM latency chases whose ring the board's L2 can hold.
 
@@ -75,8 +83,7 @@ def l2_resident_dram_chases(summary: Iterable[ClassSummary], l2_bytes: float | N
 
     out = []
     for s in summary:
-        if (s.kind == "latency" and _latency_quantity(s.name) == "dram_latency" and l2_bytes
-                and s.footprint_bytes is not None and s.footprint_bytes < L2_FACTOR * l2_bytes):
+        if _l2_resident_dram_chase(s, l2_bytes):
             out.append(
                 f"{s.name}: its ring touches {s.footprint_bytes / 2**20:.3g} MiB of lines, less than "
                 f"{L2_FACTOR} x this board's L2 ({l2_bytes / 2**20:.3g} MiB), so it measured a cache, not "
@@ -100,11 +107,9 @@ def measured_values(summary: Iterable[ClassSummary], source: str, *,
         The board's L2 size: a DRAM latency chase whose ring fits in it gives no value
         (:func:`l2_resident_dram_chases`).
     """
-    summary = list(summary)
-    cached = {w.split(":", 1)[0] for w in l2_resident_dram_chases(summary, l2_bytes)}
     out: list[CharacterizedValue] = []
     for s in summary:
-        if s.name in cached:
+        if _l2_resident_dram_chase(s, l2_bytes):
             continue
         provenance = {"result_set": source, "family_or_kernel": s.name, "component": s.component,
                       "n_points": s.n_points, "statistic": "best of the sweep's quiet points"}

@@ -537,14 +537,11 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     if mask.any():
         part = q[mask]
         terms = RooflineModel(registry=registry).roofline_terms(part)
-        moved = terms["bytes"].to_numpy(dtype=float)
-        l2 = np.array([float(get_board(b, registry=registry).l2_bytes or 0.0) for b in part["board"]])
-        ops = terms["ops"].to_numpy(dtype=float)
-        peaks = {b: (peak_flops(get_board(b, registry=registry)), peak_bandwidth(get_board(b, registry=registry)))
-                 for b in part["board"].unique()}
-        fp = np.array([peaks[b][0] for b in part["board"]])
-        bw = np.array([peaks[b][1] for b in part["board"]])
-        bound[mask] = l2_resident_roofline_ms(ops, moved, peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)
+        boards = {name: get_board(name, registry=registry) for name in part["board"].unique()}
+        fp, bw, l2 = (np.array([f(boards[name]) for name in part["board"]], dtype=float)
+                      for f in (peak_flops, peak_bandwidth, lambda b: float(b.l2_bytes or 0.0)))
+        bound[mask] = l2_resident_roofline_ms(terms["ops"].to_numpy(dtype=float), terms["bytes"].to_numpy(dtype=float),
+                                              peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)
     return bound
 
 

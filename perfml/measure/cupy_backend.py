@@ -243,15 +243,12 @@ class CupyBackend(Backend):
 
     # -- running -------------------------------------------------------------------------
     def run(self, launch: Launch) -> Measurement:
-        from perfml.kernels.reference import build_arguments, validate
-
-        cupy = self._cupy
         family = self.catalog.get(launch.family)
         if family is None:
             raise PerfmlError(f"unknown kernel family {launch.family!r} in the catalog")
         try:
-            return self._run(cupy, family, launch, build_arguments, validate)
-        except _cuda_error_types(cupy) as exc:
+            return self._run(family, launch)
+        except _cuda_error_types(self._cupy) as exc:
             raise KernelFaultError(
                 f"{family.name} {launch.params_json} (grid {launch.grid}, block {launch.block}) raised a "
                 f"CUDA error on the GPU: {exc}. The CUDA context of this process may be lost, so nothing "
@@ -260,11 +257,15 @@ class CupyBackend(Backend):
                 launch_key=launch.key,
             ) from exc
 
-    def _run(self, cupy, family, launch: Launch, build_arguments, validate) -> Measurement:
+    def _run(self, family, launch: Launch) -> Measurement:
+        """Validate, then time, one launch (:meth:`run` turns CUDA errors into KernelFaultError)."""
         import numpy as np
         from cupyx.profiler import benchmark
 
         from perfml.kernels.catalog import LaunchConfig
+        from perfml.kernels.reference import build_arguments, validate
+
+        cupy = self._cupy
 
         params = dict(launch.params)
         cfg = LaunchConfig(launch.grid, launch.block, launch.shared_mem)
