@@ -26,24 +26,10 @@ Usage: PYTHONPATH=. python experiments/calibrated_cli_unseen_board.py [--board B
 from __future__ import annotations
 
 import argparse
-import shlex
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def _run(args: list[str]) -> None:
-    command = [sys.executable, "-m", "perfml", *args]
-    print("$ perfml " + " ".join(shlex.quote(a) for a in args), flush=True)
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    for line in (done.stdout + done.stderr).splitlines():
-        print(f"  {line}")
-    print(f"  (exit {done.returncode}, {time.perf_counter() - t0:.1f} s)", flush=True)
-    if done.returncode != 0:
-        raise SystemExit(done.returncode)
+from perfml.experiments.cli_steps import run_perfml
 
 
 def main() -> None:
@@ -80,15 +66,15 @@ def main() -> None:
         print(f"board {args.board}: {len(queries)} query rows (every op but add), "
               f"{int((target['op'] == 'add').sum())} add calls as the calibration\n")
         model = work / "model"
-        _run(["--quiet", "train", "--out", str(model), "--overwrite", "--data-home", str(home), "--source", "neusight-2025",
-              "--corpus", "dlops", "--exclude-board", args.board, "--seed", "0", "--n-jobs", str(args.n_jobs)])
+        run_perfml(["--quiet", "train", "--out", str(model), "--overwrite", "--data-home", str(home), "--source", "neusight-2025",
+                    "--corpus", "dlops", "--exclude-board", args.board, "--seed", "0", "--n-jobs", str(args.n_jobs)])
         results = {}
         tiers = [("spec-only", []), ("calibrated", ["--calibration", str(work / "adds.csv")])]
         tiers += [(f"cal-{n}-adds", ["--calibration", str(work / f"adds_{n}.csv")]) for n in subsets]
         for tier, extra in tiers:
             out = work / f"predicted_{tier}.csv"
-            _run(["predict", "--model", str(model), "--queries", str(work / "queries.csv"), "--output", str(out),
-                  "--overwrite", "--data-home", str(home), *extra])
+            run_perfml(["predict", "--model", str(model), "--queries", str(work / "queries.csv"), "--output", str(out),
+                        "--overwrite", "--data-home", str(home), *extra])
             results[tier] = pd.read_csv(out, low_memory=False)  # one dtype per column (extrapolation is mostly empty)
     y = queries["time_ms"].to_numpy(dtype=float)
     classes = queries["op"].map(OP_CLASS).to_numpy(dtype=object)

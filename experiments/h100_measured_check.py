@@ -51,15 +51,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from perfml.experiments.cli_steps import run_perfml
 
 HERE = Path(__file__).resolve().parent.parent
 RESULTS = HERE / "sweeps" / "results" / "H100-SXM"
@@ -71,18 +69,6 @@ DIMS = ["B", "M", "N", "K", "H"]
 #: overheads: 0.014 ms for the shortest H100 call here, 0.024 ms on every corpus board) and
 #: by event-timing overhead for the CuPy-timed application kernels; scored apart
 LARGE_MS = 0.05
-
-
-def _run(args: list[str]) -> None:
-    command = [sys.executable, "-m", "perfml", *args]
-    print("$ perfml " + " ".join(shlex.quote(a) for a in args), flush=True)
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    for line in (done.stdout + done.stderr).splitlines()[-6:]:
-        print(f"  {line}")
-    print(f"  (exit {done.returncode}, {time.perf_counter() - t0:.1f} s)", flush=True)
-    if done.returncode != 0:
-        raise SystemExit(done.returncode)
 
 
 def operator_rows(path: Path) -> pd.DataFrame:
@@ -270,8 +256,8 @@ def main() -> None:
         predicted = {}
         for corpus_name, tier, extra in plans:
             out = work / f"predicted_{corpus_name}_{tier}.csv"
-            _run(["predict", "--model", args.model, "--queries", str(work / f"{corpus_name}_queries.csv"),
-                  "--output", str(out), "--overwrite", "--data-home", home, *extra])
+            run_perfml(["predict", "--model", args.model, "--queries", str(work / f"{corpus_name}_queries.csv"),
+                        "--output", str(out), "--overwrite", "--data-home", home, *extra], last_lines=6)
             predicted[(corpus_name, tier)] = pd.read_csv(out, low_memory=False)
     header = (f"\n{'tier':<15} {'class / application':<44} {'rows':>5} {'MAPE %':>8} {'MdAPE %':>8} "
               f"{'0.8-1.2%':>8} {'cover %':>8} {'width':>7}")

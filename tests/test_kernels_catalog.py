@@ -392,3 +392,16 @@ def test_shipped_dram_chase_outgrows_every_registry_l2():
     footprint = _chase_footprint_bytes("latency_global", json.dumps(params))
     largest_l2 = max(b.l2_bytes or 0 for b in boards.list_boards())
     assert footprint is not None and footprint >= L2_FACTOR * largest_l2
+
+
+@pytest.mark.parametrize("family, params_json", [
+    ("no_such_family", "{}"),              # a family the catalog does not ship
+    ("latency_global", "not json"),        # parameters that are not JSON
+    ("latency_global", "[1, 2]"),          # JSON that is not an object of parameters
+    ("latency_global", '{"CHASE_ELEMS": "many"}'),  # a value the sidecar's expressions cannot use
+])
+def test_a_chase_footprint_of_foreign_parameters_is_unknown_not_an_error(family, params_json):
+    """The L2-residency guard is skipped (None) for what it cannot read; it raises for nothing else."""
+    from perfml.characterize.summary import _chase_footprint_bytes
+
+    assert _chase_footprint_bytes(family, params_json) is None

@@ -219,6 +219,7 @@ def _chase_footprint_bytes(family_name: str, params_json: str | None) -> float |
     """
     import json
 
+    from perfml.errors import PerfmlError
     from perfml.kernels.catalog import load_catalog
     from perfml.kernels.launch import LaunchConfig
 
@@ -227,6 +228,8 @@ def _chase_footprint_bytes(family_name: str, params_json: str | None) -> float |
         if family is None:
             return None
         params = json.loads(params_json or "{}")
+        if not isinstance(params, dict):
+            return None
         launch = LaunchConfig((1, 1, 1), (1, 1, 1))
         names = family.expression_names(params, launch)
         for arg in family.args:
@@ -234,7 +237,10 @@ def _chase_footprint_bytes(family_name: str, params_json: str | None) -> float |
                 elements = family.buffer_elements(arg, params, launch)
                 stride = family.evaluate(arg.stride, names, f"args.{arg.name}.stride")
                 return float(elements / max(1, min(stride, elements)) * LINE_BYTES)
-    except Exception:  # a foreign family or parameter set: footprint unknown, no guard
+    except (PerfmlError, ValueError, TypeError):
+        # parameters that are not a JSON object of numbers, or a sidecar expression they do
+        # not satisfy (a foreign parameter set): the footprint is unknown, so no guard; a
+        # bug in the catalog itself (any other exception) is not hidden
         return None
     return None
 

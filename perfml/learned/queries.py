@@ -443,8 +443,8 @@ def _same_run(a: pd.DataFrame, b_row) -> np.ndarray:
     return mask
 
 
-def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
-    """A ``launch_fill(q)`` for :func:`check_queries`: fill the undescribed kernels' missing launch.
+class _LaunchFiller:
+    """The ``launch_fill(q)`` of :func:`check_queries`: fill the undescribed kernels' missing launch.
 
     The launch comes from the reference rows of the same run (a reference and a query that
     both give a launch must agree: :class:`~perfml.errors.ReferenceValidationError`), else
@@ -453,57 +453,67 @@ def _launch_filler(model, reference: pd.DataFrame | None, where, ref_where):
     (:data:`NOMINAL_BLOCK` threads per block, one thread per element): the launch is
     optional in a query (issue 10 §2), and the reference answer is a ratio between two
     boards of the same run, which the launch moves little. The rows given the nominal
-    launch are listed in ``fill.nominal_rows`` (positions in the query frame).
+    launch are listed in :attr:`nominal_rows` (positions in the query frame).
     """
-    from perfml.apps import list_apps
-    from perfml.errors import ReferenceValidationError
 
-    described = set(list_apps())
-    runs = getattr(getattr(model, "features_", None), "transfer_", None)
-    dims = ("block_x", "block_y", "grid_x", "grid_y")
+    DIMS = ("block_x", "block_y", "grid_x", "grid_y")
 
-    def fill(q: pd.DataFrame) -> None:
+    def __init__(self, model, reference: pd.DataFrame | None, where, ref_where):
+        from perfml.apps import list_apps
+
+        self.described = set(list_apps())
+        self.runs = getattr(getattr(model, "features_", None), "transfer_", None)
+        self.reference = reference
+        self.where = where
+        self.ref_where = ref_where
+        #: positions (in the query frame) of the rows given the nominal launch
+        self.nominal_rows: list[int] = []
+
+    def __call__(self, q: pd.DataFrame) -> None:
+        reference, dims = self.reference, self.DIMS
         for c in dims:
             if c not in q.columns:
                 q[c] = np.nan
-        undescribed = ~q["app_id"].isin(described).to_numpy()
+        undescribed = ~q["app_id"].isin(self.described).to_numpy()
         no_launch = ~(np.isfinite(q["block_x"].to_numpy(dtype=float)) & np.isfinite(q["grid_x"].to_numpy(dtype=float)))
         in_reference = q["app_id"].isin(set(reference["app_id"])).to_numpy() if reference is not None else False
         for i in np.flatnonzero((undescribed & no_launch) | in_reference):
             row = q.iloc[i]
             if reference is not None:
-                hits = reference[_same_run(reference, row)]
-                for _, r in hits.iterrows():
-                    for c in LAUNCH_COLUMNS:
-                        if c in hits.columns and c in q.columns and np.isfinite(r[c]) and np.isfinite(row[c]) and r[c] != row[c]:
-                            k = int(r.name)
-                            raise ReferenceValidationError(
-                                f"{_at(ref_where, k)}, column {c}: the reference ran kernel "
-                                f"{row['app_id']} at input_size {_num(row['input_size'])} with {c} = {_num(r[c])} but "
-                                f"{_at(where, i)} asks for {c} = {_num(row[c])}; a reference predicts only the same "
-                                "launch: make the launches agree or measure the query's launch"
-                            )
-            if str(row["app_id"]) in described or np.isfinite(row["block_x"]) and np.isfinite(row["grid_x"]):
+                self._check_agreement(reference[_same_run(reference, row)], row, i, q)
+            if str(row["app_id"]) in self.described or np.isfinite(row["block_x"]) and np.isfinite(row["grid_x"]):
                 continue
             source = None
             if reference is not None:
                 hits = reference[_same_run(reference, row)]
                 if len(hits) and all(c in hits.columns for c in ("block_x", "grid_x")) and hits["block_x"].notna().any():
                     source = hits.dropna(subset=["block_x", "grid_x"])
-            if (source is None or not len(source)) and runs is not None:
-                source = runs[_same_run(runs, row)]
+            if (source is None or not len(source)) and self.runs is not None:
+                source = self.runs[_same_run(self.runs, row)]
             if source is None or not len(source):
                 if reference is not None and _same_run(reference, row).any():
                     _fill_nominal(q, i)
-                    fill.nominal_rows.append(i)
+                    self.nominal_rows.append(i)
                 continue  # else _check_launch names the row and the fix
             launch = source[[c for c in dims if c in source.columns]].fillna(1.0).value_counts().index[0]
             for c, v in zip([c for c in dims if c in source.columns], launch):
                 if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
                     q.iat[i, q.columns.get_loc(c)] = float(v)
 
-    fill.nominal_rows = []
-    return fill
+    def _check_agreement(self, hits: pd.DataFrame, row, i: int, q: pd.DataFrame) -> None:
+        """A reference and a query that both give a launch column must give the same value."""
+        from perfml.errors import ReferenceValidationError
+
+        for _, r in hits.iterrows():
+            for c in LAUNCH_COLUMNS:
+                if c in hits.columns and c in q.columns and np.isfinite(r[c]) and np.isfinite(row[c]) and r[c] != row[c]:
+                    k = int(r.name)
+                    raise ReferenceValidationError(
+                        f"{_at(self.ref_where, k)}, column {c}: the reference ran kernel "
+                        f"{row['app_id']} at input_size {_num(row['input_size'])} with {c} = {_num(r[c])} but "
+                        f"{_at(self.where, i)} asks for {c} = {_num(row[c])}; a reference predicts only the same "
+                        "launch: make the launches agree or measure the query's launch"
+                    )
 
 
 def _fill_nominal(q: pd.DataFrame, i: int) -> None:
@@ -605,7 +615,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     apps = ((meta.get("training") or {}).get("apps") or (meta.get("features") or {}).get("apps")
             or getattr(model.features_, "apps_", None))
     ref_apps = set(reference["app_id"]) if reference is not None else set()
-    filler = _launch_filler(model, reference, where, reference_where)
+    filler = _LaunchFiller(model, reference, where, reference_where)
     q = check_queries(original, where, apps=apps, reference_apps=ref_apps, launch_fill=filler)
     trained = set(map(str, apps or ()))
     described = set(list_apps())
