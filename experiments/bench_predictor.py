@@ -57,7 +57,7 @@ def main() -> None:
 
     home = DataHome(find_data_home(args.data_home))  # an entry point: resolves the data home itself
     rt = training_runtimes(home)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")
+    print(f"machine: {_cpu_model()}, {os.cpu_count()} cores; xgboost {xgboost.__version__}")
     print(f"data: {len(rt)} runtimes, {rt['board'].nunique()} boards, {rt['app_id'].nunique()} apps")
     t0 = time.perf_counter()
     # the Amaris sub-models of `perfml train` (perfml.learned.training.make_corpus_model)
@@ -140,6 +140,22 @@ def _bundle(home, args) -> None:
 
             print(f"bundle: single-query latency, operator row with --calibration of {len(adds)} add calls "
                   f"(calibration + prediction): {_latency_ms(calibrated):.1f} ms (target < 50)")
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``), else the platform's processor or machine.
+
+    The figures depend on it: the same commit measured 3x apart on two machines of the
+    same 2-core kind (experiments/results/bench_predictor.txt).
+    """
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _latency_ms(call, repeats: int = 20) -> float:
