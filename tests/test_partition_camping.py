@@ -1,0 +1,58 @@
+"""experiments/partition_camping.py: the camping it documents is in the data, and its patch leaves nothing behind.
+
+Truth: the measured runtimes of shared/datasets (matrix_sum_normal vs matrix_sum_coalesced,
+same board and size) and the registry's bus widths.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("partition_camping", ROOT / "experiments" / "partition_camping.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def slowdown(script):
+    from perfml.learned.training import corpus_rows
+
+    from conftest import shared_data_home
+
+    return script.slowdown_table(corpus_rows(shared_data_home(), corpora=["described"])["described"])
+
+
+def test_the_256_bit_kepler_boards_camp_where_the_wider_buses_do_not(slowdown):
+    """At N = 1536, 3072, ..., 7680 the strided sum is 20-34x the coalesced one on the GTX-680
+    and Quadro-K5200, and under 8x on every 320/384-bit Kepler and every Maxwell board."""
+    sizes = [1536, 3072, 4608, 6144, 7680]
+    for board in ("GTX-680", "Quadro-K5200"):
+        assert (slowdown.loc[sizes, board] > 19).all(), board
+    for board in ("GTX-Titan", "GTX-Titan-Black", "Tesla-K20", "Tesla-K40", "GTX-750", "GTX-970", "GTX-980"):
+        assert (slowdown[board].dropna() < 8).all(), board
+
+
+def test_memory_twins_share_architecture_and_bus_width(script):
+    key = script.memory_twin_key
+    assert key("GTX-680") == key("Quadro-K5200") == "Kepler|256"
+    assert key("GTX-Titan") == key("Tesla-K40") != key("Tesla-K20")
+    assert key("GTX-970") == key("GTX-980") != key("GTX-750")
+
+
+@pytest.mark.parametrize("mode", ["twin_feature", "twin_first"])
+def test_the_twin_patch_is_undone_after_its_block(script, mode):
+    from perfml.learned.features.closed_form import ClosedFormFeatures
+
+    original = ClosedFormFeatures.transform
+    with script.twin_transfer(mode):
+        assert ClosedFormFeatures.transform is not original
+    assert ClosedFormFeatures.transform is original
