@@ -10,9 +10,18 @@ nothing.
 Corpora: ``nine-apps`` (experiments/unseen_boards.toml) and ``rodinia``
 (experiments/rodinia_unseen_boards.toml).
 
+``--sub-models``: instead of the experiment files, ``perfml train``'s own Amaris sub-models
+(``described``, ``undescribed``, ``described-calibrated``:
+:func:`perfml.learned.training.make_corpus_model`, every row of the data home's corpus),
+each under the nested leave-one-board-out ``perfml train`` scores them with
+(:func:`perfml.learned.intervals.board_oof_predictions`), against the same configuration
+with shrinkage 0 (its transfer baseline alone); with the 90 % interval's coverage of
+held-out-board rows and its mean relative width.
+
 Usage:
     PYTHONPATH=. python experiments/learned_vs_transfer.py [--corpus nine-apps rodinia]
         [--learned hybrid_xgboost ...] [--out FILE] [--data-home DIR]
+    PYTHONPATH=. python experiments/learned_vs_transfer.py --sub-models [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -32,7 +41,11 @@ def main() -> None:
     parser.add_argument("--learned", nargs="+", default=["hybrid_xgboost"], help="learned model entries to compare")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--sub-models", action="store_true", help="compare perfml train's described / undescribed sub-models instead")
     args = parser.parse_args()
+    if args.sub_models:
+        sub_models(args.data_home)
+        return
 
     from perfml.datasets import as_data_home, find_data_home
     from perfml.experiments.runner import run_experiment
@@ -58,6 +71,39 @@ def main() -> None:
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
         print(f"written: {args.out}")
+
+
+def sub_models(data_home_arg) -> None:
+    """perfml train's Amaris sub-models against their transfer baseline, nested leave-one-board-out.
+
+    Each configuration goes through :func:`perfml.learned.training.fit_corpus` exactly as
+    ``perfml train`` runs it (its interval calibration included), with the shrinkage set to
+    0 (the transfer baseline alone) or left "auto"; the figures are
+    :func:`~perfml.learned.training.corpus_figures` of its out-of-fold predictions.
+    """
+    from perfml.datasets import DataHome, find_data_home
+    from perfml.learned.tiers import CALIBRATED_TIER
+    from perfml.learned.training import (calibrated_tier_rows, corpus_figures, corpus_rows, fit_corpus,
+                                         make_corpus_model, training_characterizations)
+
+    home = DataHome(find_data_home(data_home_arg))
+    rows = corpus_rows(home, corpora=["described", "undescribed"])
+    rows["described-calibrated"] = calibrated_tier_rows("described-calibrated", rows["described"])[0]
+    print(f"{'sub-model':21s} {'model':25s} {'rows':>6s} {'MAPE %':>8s} {'in band %':>9s} {'cover %':>8s} "
+          f"{'width':>6s} {'vs transfer (MAPE pts)':>23s}", flush=True)
+    for corpus, part in rows.items():
+        chars = training_characterizations(corpus, part) if corpus in CALIBRATED_TIER else None
+        base = None
+        for name, shrinkage in ((BASELINE, 0.0), ("learned (shrinkage auto)", "auto")):
+            t0 = time.perf_counter()
+            estimator = make_corpus_model(corpus, data_home=home, n_jobs=2, characterizations=chars)
+            _, _, oof = fit_corpus(corpus, part, data_home=home, estimator=estimator.set_params(shrinkage=shrinkage))
+            figures = corpus_figures(corpus, part, oof)[0]
+            delta = "" if base is None else f"{figures['mape'] - base:+.2f}"
+            base = figures["mape"] if base is None else base
+            print(f"{corpus:21s} {name:25s} {figures['rows']:6d} {figures['mape']:8.2f} {figures['in_band']:9.1f} "
+                  f"{figures['coverage']:8.1f} {figures['mean_relative_width']:6.3f} {delta:>23s}"
+                  f"   ({time.perf_counter() - t0:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":
