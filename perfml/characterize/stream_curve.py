@@ -54,6 +54,15 @@ MIN_KNOTS = 3
 STREAM_CURVE_TIERS = ("measured", "calibrated")
 
 
+#: significant digits kept of a pooled knot's time (far below any measurement's precision)
+POOLED_DIGITS = 12
+
+
+def _round_significant(values: np.ndarray, digits: int) -> np.ndarray:
+    """``values`` (finite, positive) rounded to ``digits`` significant decimal digits."""
+    return np.array([float(f"{v:.{digits}g}") for v in np.asarray(values, dtype=float)])
+
+
 @dataclass(frozen=True)
 class StreamCurve:
     """Time (s) of one streaming kernel against the bytes it moved, on one board (module docstring).
@@ -138,7 +147,11 @@ class StreamCurve:
             log_fit = IsotonicRegression(increasing=True).fit_transform(
                 np.log(knots), np.log(measured), sample_weight=counts.to_numpy(dtype=float))
             pooled = ~np.isclose(log_fit, np.log(measured), rtol=0.0, atol=1e-12)
-            fitted = np.where(pooled, np.exp(log_fit), measured)  # untouched knots keep their exact median
+            # untouched knots keep their exact median; a pooled one is a weighted mean whose
+            # last bit depends on the numpy build's summation order, so it is rounded to
+            # POOLED_DIGITS significant digits: the curve (and every model trained on
+            # features of it) is then the same on every install
+            fitted = np.where(pooled, _round_significant(np.exp(log_fit), POOLED_DIGITS), measured)
         return cls(bytes=tuple(knots), seconds=tuple(float(v) for v in fitted), **kwargs)
 
     def time_s(self, nbytes) -> np.ndarray:
