@@ -438,24 +438,27 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
             cache = self._lookup_cache = {}
         return cache
 
-    def _choice_tables(self) -> dict:
-        """Per training board, the baseline choice made without it; None for any other board."""
-        cache = self._lookups()
-        if "choice" not in cache:
-            tables = {board: self._choose(self.offsets_[self.offsets_["board"] != board],
-                                          self.transfer_[self.transfer_["board"] != board])
-                      for board in self.train_boards_}
-            cache["choice"] = tables
-        return cache["choice"]
+    def _choice_table(self, board: str) -> dict:
+        """The baseline choice per app made without ``board`` (the fitted one for a board not in training).
+
+        Built for a board the first time one of its rows is transformed, and kept: a query
+        about one board builds one table, not one per training board.
+        """
+        if board not in self.train_boards_:
+            return self.baseline_choice_
+        tables = self._lookups().setdefault("choice", {})
+        if board not in tables:
+            tables[board] = self._choose(self.offsets_[self.offsets_["board"] != board],
+                                         self.transfer_[self.transfer_["board"] != board])
+        return tables[board]
 
     def _row_baseline_choice(self, rows: pd.DataFrame) -> np.ndarray:
         """Per row, the app's baseline chosen on the training boards other than the row's own."""
         choice = np.full(len(rows), "bsp", dtype=object)
-        tables = self._choice_tables()
         boards = rows["board"].to_numpy(dtype=object)
         apps = rows["app_id"].to_numpy(dtype=object)
         for board in pd.unique(boards):
-            table = tables.get(board, self.baseline_choice_)
+            table = self._choice_table(board)
             pick = np.flatnonzero(boards == board)
             choice[pick] = pd.Series(apps[pick], dtype=object).map(table).fillna("bsp").to_numpy(dtype=object)
         return choice
