@@ -148,9 +148,10 @@ class StreamCurve:
                 np.log(knots), np.log(measured), sample_weight=counts.to_numpy(dtype=float))
             pooled = ~np.isclose(log_fit, np.log(measured), rtol=0.0, atol=1e-12)
             # untouched knots keep their exact median; a pooled one is a weighted mean whose
-            # last bit depends on the numpy build's summation order, so it is rounded to
-            # POOLED_DIGITS significant digits: the curve (and every model trained on
-            # features of it) is then the same on every install
+            # last bits depend on the numpy build's summation order, so it is rounded to
+            # POOLED_DIGITS significant digits, and those bits no longer reach the curve nor
+            # the models trained on features of it (1 ulp moved the calibrated operator
+            # model's trees between installs)
             fitted = np.where(pooled, _round_significant(np.exp(log_fit), POOLED_DIGITS), measured)
         return cls(bytes=tuple(knots), seconds=tuple(float(v) for v in fitted), **kwargs)
 

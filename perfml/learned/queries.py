@@ -479,19 +479,19 @@ class _LaunchFiller:
         in_reference = q["app_id"].isin(set(reference["app_id"])).to_numpy() if reference is not None else False
         for i in np.flatnonzero((undescribed & no_launch) | in_reference):
             row = q.iloc[i]
-            if reference is not None:
-                self._check_agreement(reference[_same_run(reference, row)], row, i, q)
+            hits = reference[_same_run(reference, row)] if reference is not None else None
+            if hits is not None:
+                self._check_agreement(hits, row, i, q)
             if str(row["app_id"]) in self.described or np.isfinite(row["block_x"]) and np.isfinite(row["grid_x"]):
                 continue
             source = None
-            if reference is not None:
-                hits = reference[_same_run(reference, row)]
-                if len(hits) and all(c in hits.columns for c in ("block_x", "grid_x")) and hits["block_x"].notna().any():
-                    source = hits.dropna(subset=["block_x", "grid_x"])
+            if hits is not None and len(hits) and all(c in hits.columns for c in ("block_x", "grid_x")) \
+                    and hits["block_x"].notna().any():
+                source = hits.dropna(subset=["block_x", "grid_x"])
             if (source is None or not len(source)) and self.runs is not None:
                 source = self.runs[_same_run(self.runs, row)]
             if source is None or not len(source):
-                if reference is not None and _same_run(reference, row).any():
+                if hits is not None and len(hits):
                     _fill_nominal(q, i)
                     self.nominal_rows.append(i)
                 continue  # else _check_launch names the row and the fix

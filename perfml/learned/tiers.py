@@ -21,8 +21,9 @@ __all__ = ["CALIBRATED_TIER", "calibration_entry", "calibration_runs", "data_cor
 #:   of ``experiments/unseen_boards_calibrated.toml`` (10.18 % against 10.94 % for the
 #:   spec-only transfer on the same rows, ``experiments/results/unseen_boards_calibrated_blend.txt``;
 #:   ``perfml train``'s own spec-only ``described`` scored on the same rows under nested
-#:   leave-one-board-out: 11.15 % against 10.14 %, ``experiments/results/gtx750_training_boards.txt``). Only boards with such runs
-#:   train it (the two BSPGPU boards have none).
+#:   leave-one-board-out: 11.15 % against 10.14 %,
+#:   ``experiments/results/gtx750_training_boards.txt``). Only boards with such runs train
+#:   it (the two BSPGPU boards have none).
 #:
 #: The undescribed kernels (Rodinia) have none: their rows hold no kernel of known work
 #: to calibrate a board with.
