@@ -158,13 +158,24 @@ def test_a_missing_quantity_is_an_explicit_warning():
     [
         (_apps_rows(board="GTX-970"), "GTX-980", "no row of board 'GTX-980'"),
         (_apps_rows().head(2), "GTX-980", "at least 3"),
-        (pd.DataFrame({"board": ["GTX-980"] * 9, "app_id": ["bitonic"] * 9, "input_size": range(9),
+        (pd.DataFrame({"board": ["GTX-980"] * 9, "app_id": ["bitonic"] * 9, "input_size": range(1, 10),
                        "time_ms_mean": [1.0] * 9}), "GTX-980", "unknown work"),
         (_apps_rows().drop(columns=["time_ms_median"]), "GTX-980", "time column"),
         (_apps_rows().drop(columns=["app_id"]), "GTX-980", "app_id column"),
-        (_apps_rows(sizes=[2**17, 2**18]).iloc[:2].assign(time_ms_median=[-1.0, np.nan]), "GTX-980", "0 row"),
+        # every bad row is named, not dropped (a dropped row made "n rows" disagree with the file)
+        (_apps_rows(sizes=[2**17, 2**18]).iloc[:2].assign(time_ms_median=[-1.0, np.nan]), "GTX-980",
+         r"row 1 \(line 2\), column time_ms_median: expected a measured time in ms .*found '-1.0' \(2 such rows\)"),
+        (_apps_rows().astype({"time_ms_median": object}).assign(time_ms_median=lambda f: ["abc", *f.time_ms_median[1:]]),
+         "GTX-980", r"row 1 \(line 2\), column time_ms_median: .*found 'abc'"),
+        (_apps_rows().astype({"input_size": object}).assign(input_size=lambda f: [*f.input_size[:-1], "many"]),
+         "GTX-980", r"column input_size: expected a positive whole number, found 'many'"),
+        (pd.DataFrame({"board": ["Tesla-T4"] * 3, "op": ["add"] * 3, "B": [-8, 16, 32], "H": [8, 8, 8],
+                       "time_ms": [0.01, 0.02, 0.03]}), "Tesla-T4", r"row 1 \(line 2\), column B: .*found '-8'"),
+        (pd.DataFrame({"board": ["Tesla-T4"] * 3, "op": ["add"] * 3, "B": [8, 16, 32], "H": [8, 8.5, 8],
+                       "time_ms": [0.01, 0.02, 0.03]}), "Tesla-T4", r"row 2 \(line 3\), column H: .*found '8.5'"),
     ],
-    ids=["other-board", "too-few", "unknown-work", "no-time", "no-kernel", "no-valid-time"],
+    ids=["other-board", "too-few", "unknown-work", "no-time", "no-kernel", "no-valid-time", "time-not-a-number",
+         "size-not-a-number", "negative-dimension", "fractional-dimension"],
 )
 def test_bad_calibration_rows_are_typed_errors(rows, board, match):
     with pytest.raises(CalibrationDataError, match=match):

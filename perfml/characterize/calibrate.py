@@ -85,6 +85,8 @@ _CORPORA = {
     "runtimes": ("app_id", ("vectorAdd",), "matMul"),
     "dlops": ("op", ("add",), "bmm"),
 }
+#: columns of a calibration row that, where given, must be positive whole numbers
+_SIZE_COLUMNS = ("input_size", "block_x", "block_y", "grid_x", "grid_y", "B", "H", "M", "N", "K")
 _READ_COLUMNS = (
     "source", "board", "app", "app_id", "op", "gpu_config", "input_size", "block_x", "block_y",
     "grid_x", "grid_y", "B", "H", "M", "N", "K", *TIME_COLUMNS,
@@ -188,6 +190,55 @@ def _board_rows(frame, board: str):
     return frame[names.isin(matches)]
 
 
+def _row_where(file, label) -> str:
+    """``FILE, row r (line r + 1)`` of a row label (a position when the rows were read from a file)."""
+    name = Path(file).name if file is not None else "the calibration rows"
+    return name + ", " + (f"row {label + 1} (line {label + 2})" if isinstance(label, (int, np.integer)) else f"row {label!r}")
+
+
+def _refuse_unmeasured_times(rows, time_column: str, file) -> None:
+    """Refuse a row whose time is empty, not finite or not positive: no kernel runs in 0 ms or less.
+
+    Such a row was dropped before, silently, so a file with one bad row calibrated from the
+    others and the count in the "too few rows" message did not match the file.
+    """
+    seconds = rows["_time_s"].to_numpy(dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(seconds) & (seconds > 0)))
+    if len(bad):
+        i = int(bad[0])
+        value = rows[time_column].iloc[i]
+        missing = value is None or (isinstance(value, float) and np.isnan(value))
+        found = "an empty cell or a missing-value marker (NA, n/a, ...)" if missing else repr(str(value))
+        raise CalibrationDataError(
+            f"{_row_where(file, rows.index[i])}, column {time_column}: expected a measured time in ms "
+            f"(finite, > 0), found {found}"
+            + (f" ({len(bad)} such rows)" if len(bad) > 1 else "")
+            + "; remove the row or give its measured time")
+
+
+def _refuse_bad_sizes(rows, file) -> None:
+    """Refuse a row whose size or launch cell is given but is not a positive whole number.
+
+    An empty cell is allowed (an operator has only some of the dimensions, a launch may be
+    left out); anything else would leave the row's work unknown and the row silently out of
+    the calibration, or fail deep in the kernel description's expressions.
+    """
+    import pandas as pd
+
+    for column in [c for c in _SIZE_COLUMNS if c in rows.columns]:
+        raw = rows[column]
+        given = raw.notna() & (raw.astype(str).str.strip() != "")
+        value = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        ok = np.isfinite(value) & (value >= 1) & (np.floor(value) == value)
+        bad = np.flatnonzero(given.to_numpy() & ~ok)
+        if len(bad):
+            i = int(bad[0])
+            raise CalibrationDataError(
+                f"{_row_where(file, rows.index[i])}, column {column}: expected a positive whole number, "
+                f"found {str(raw.iloc[i])!r}; give the size the kernel ran at, or leave the cell empty where the "
+                "kernel has no such dimension")
+
+
 def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> None:
     """Refuse a row measured faster than its work allows on the board (issue 11 §5).
 
@@ -211,10 +262,7 @@ def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> No
     i = first_unphysical_time(time_ms, np.where(bound_ms > 0, bound_ms, np.nan))
     if i is None:
         return
-    label = known.index[i]
-    where = (f"{Path(file).name if file is not None else 'the calibration rows'}, "
-             + (f"row {label + 1} (line {label + 2})" if isinstance(label, (int, np.integer)) else f"row {label!r}"))
-    raise PhysicalLimitError(f"{where}, column {time_column}: "
+    raise PhysicalLimitError(f"{_row_where(file, known.index[i])}, column {time_column}: "
                              f"{unphysical_time_message(time_ms[i], bound_ms[i], registry_board.name)}")
 
 
@@ -278,6 +326,8 @@ def calibrate_from_rows(
     PhysicalLimitError
         A calibrated value above 1.5x the board's specification.
     """
+    import pandas as pd
+
     from perfml.characterize._work import app_work, op_work
     from perfml.characterize.spec import spec_values
 
@@ -297,13 +347,11 @@ def calibrate_from_rows(
         rows = rows[rows["gpu_config"].astype(str) == "default"]
         filters["gpu_config"] = "default"
     rows = rows.copy()
-    rows["_time_s"] = np.asarray(rows[time_column], dtype=float) * 1e-3
-    rows = rows[np.isfinite(rows["_time_s"]) & (rows["_time_s"] > 0)]
+    # a cell that is not a number becomes NaN here and is refused, by row, just below
+    rows["_time_s"] = pd.to_numeric(rows[time_column], errors="coerce").to_numpy(dtype=float) * 1e-3
+    _refuse_unmeasured_times(rows, time_column, file)
+    _refuse_bad_sizes(rows, file)
     filters["time"] = f"{time_column} finite and > 0"
-    if len(rows) == 0:
-        raise CalibrationDataError(
-            f"0 rows of board {board!r} have a finite, positive {time_column}; the times must be in ms"
-        )
 
     dram, flops, family = (app_work if corpus == "runtimes" else op_work)(rows)
     rows["_bytes"], rows["_flops"], rows["_family"] = dram, flops, family
