@@ -183,3 +183,15 @@ def test_bad_targets_and_inputs_are_typed_errors(gtx680):
         BSPModel(data_home=HOME).fit(gtx680.to_numpy(), gtx680.measured_ms)
     with pytest.raises(UnknownAppError, match="did you mean"):
         BSPModel(data_home=HOME).fit(gtx680.assign(app_id="matmul_gpu"), gtx680.measured_ms)
+
+
+def test_registry_constants_need_no_data_home():
+    """With no constants source (the learned features' BSP times) every constant comes from the
+    registry, so no table is read: the query path's BSP term read bsp_inputs on the first query
+    and filtered it on every one."""
+    from perfml.closed_form.bsp import BSPModel
+
+    rows = pd.DataFrame({"board": ["GTX-980", "H100-SXM"], "app_id": ["vectorAdd", "vectorAdd"],
+                         "input_size": [1 << 20, 1 << 20]})
+    terms = BSPModel(constants_sources=(), data_home=None).model_terms(rows)
+    assert np.isfinite(terms["t1_ms"]).all() and (terms["t1_ms"] > 0).all()

@@ -113,14 +113,16 @@ def _first_exponent(spec) -> int:
 class ConstantsTable:
     """Resolves :class:`BSPConstants` for (board, app) pairs from ``bsp_inputs.csv``."""
 
-    def __init__(self, bsp_inputs: pd.DataFrame, sources=DEFAULT_SOURCES, gpu_config="default", registry=None):
+    def __init__(self, bsp_inputs: pd.DataFrame | None, sources=DEFAULT_SOURCES, gpu_config="default", registry=None):
         self.sources = tuple(sources)
         self.registry = registry
+        self._rows: dict[tuple[str, str], pd.Series] = {}
+        self._board_rows: dict[str, pd.Series] = {}
+        if not self.sources:  # registry constants only: the table is not needed (None allowed)
+            return
         table = bsp_inputs[bsp_inputs["model_source"].isin(self.sources)]
         if "gpu_config" in table:
             table = table[table["gpu_config"].fillna("default") == gpu_config]
-        self._rows: dict[tuple[str, str], pd.Series] = {}
-        self._board_rows: dict[str, pd.Series] = {}
         for source in reversed(self.sources):  # earlier sources overwrite later ones
             part = table[table["model_source"] == source]
             for _, row in part.iterrows():

@@ -153,6 +153,8 @@ class BSPModel(RegressorMixin, BaseEstimator):
     def _constants_table(self) -> ConstantsTable:
         from perfml.datasets import load_bsp_inputs
 
+        if not self.constants_sources:  # registry constants only (the learned features' case): nothing to read
+            return ConstantsTable(None, sources=(), registry=self.registry)
         return ConstantsTable(load_bsp_inputs(self.data_home), sources=tuple(self.constants_sources), registry=self.registry)
 
     def model_terms(self, X) -> pd.DataFrame:
