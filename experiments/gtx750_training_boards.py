@@ -41,7 +41,7 @@ def _oof(name: str, rows: pd.DataFrame, home, characterizations=None) -> np.ndar
 
     est = make_corpus_model(name, data_home=home, n_jobs=2, characterizations=characterizations)
     y = rows["measured_ms"].to_numpy(dtype=float)
-    return board_oof_predictions(est.fit(rows, y), rows, y)
+    return board_oof_predictions(est, rows, y)  # each fold fits a clone: no full fit needed
 
 
 def main() -> None:
