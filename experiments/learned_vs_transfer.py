@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--learned", nargs="+", default=["hybrid_xgboost"], help="learned model entries to compare")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.add_argument("--data-home", default=None)
-    parser.add_argument("--sub-models", action="store_true", help="compare perfml train's described / undescribed sub-models instead")
+    parser.add_argument("--sub-models", action="store_true", help="compare perfml train's described, undescribed and described-calibrated sub-models instead")
     args = parser.parse_args()
     if args.sub_models:
         sub_models(args.data_home)
@@ -82,9 +82,7 @@ def sub_models(data_home_arg) -> None:
     :func:`~perfml.learned.training.corpus_figures` of its out-of-fold predictions.
     """
     from perfml.datasets import DataHome, find_data_home
-    from perfml.learned.tiers import CALIBRATED_TIER
-    from perfml.learned.training import (calibrated_tier_rows, corpus_figures, corpus_rows, fit_corpus,
-                                         make_corpus_model, training_characterizations)
+    from perfml.learned.training import calibrated_tier_rows, corpus_figures, corpus_rows, fit_corpus
 
     home = DataHome(find_data_home(data_home_arg))
     rows = corpus_rows(home, corpora=["described", "undescribed"])
@@ -92,12 +90,10 @@ def sub_models(data_home_arg) -> None:
     print(f"{'sub-model':21s} {'model':25s} {'rows':>6s} {'MAPE %':>8s} {'in band %':>9s} {'cover %':>8s} "
           f"{'width':>6s} {'vs transfer (MAPE pts)':>23s}", flush=True)
     for corpus, part in rows.items():
-        chars = training_characterizations(corpus, part) if corpus in CALIBRATED_TIER else None
         base = None
         for name, shrinkage in ((BASELINE, 0.0), ("learned (shrinkage auto)", "auto")):
             t0 = time.perf_counter()
-            estimator = make_corpus_model(corpus, data_home=home, n_jobs=2, characterizations=chars)
-            _, _, oof = fit_corpus(corpus, part, data_home=home, estimator=estimator.set_params(shrinkage=shrinkage))
+            _, _, oof = fit_corpus(corpus, part, data_home=home, n_jobs=2, shrinkage=shrinkage)
             figures = corpus_figures(corpus, part, oof)[0]
             delta = "" if base is None else f"{figures['mape'] - base:+.2f}"
             base = figures["mape"] if base is None else base

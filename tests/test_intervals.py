@@ -44,3 +44,15 @@ def test_a_fixed_shrinkage_stays_fixed_in_every_fold():
     y = np.array([1.0, 2.0, 3.0])
     oof = board_oof_predictions(_ChoosesFromItsRows(shrinkage=0.4).fit(X, y), X, y)
     np.testing.assert_allclose(oof, [0.4, 0.4, 0.4])
+
+
+def test_a_shrinkage_reaches_the_amaris_sub_models_and_is_refused_for_the_operators():
+    import pytest
+
+    from perfml.errors import InvalidValueError
+    from perfml.learned.training import make_corpus_model
+
+    assert make_corpus_model("described").shrinkage == "auto"
+    assert make_corpus_model("undescribed", shrinkage=0.0).shrinkage == 0.0
+    with pytest.raises(InvalidValueError, match="no residual shrinkage"):
+        make_corpus_model("dlops", shrinkage=0.0)

@@ -405,3 +405,17 @@ def test_a_chase_footprint_of_foreign_parameters_is_unknown_not_an_error(family,
     from perfml.characterize.summary import _chase_footprint_bytes
 
     assert _chase_footprint_bytes(family, params_json) is None
+
+
+def test_a_bug_in_the_catalog_is_not_hidden_by_the_chase_footprint(monkeypatch):
+    """Only a foreign parameter set means "footprint unknown"; any other failure propagates
+    (the guard caught every exception before, which could hide a broken catalog)."""
+    from perfml.characterize import summary
+    from perfml.kernels import catalog
+
+    def broken():
+        raise RuntimeError("catalog bug")
+
+    monkeypatch.setattr(catalog, "load_catalog", broken)
+    with pytest.raises(RuntimeError, match="catalog bug"):
+        summary._chase_footprint_bytes("latency_global", "{}")

@@ -202,13 +202,14 @@ def _refuse_unmeasured_times(rows, time_column: str, file) -> None:
     Such a row was dropped before, silently, so a file with one bad row calibrated from the
     others and the count in the "too few rows" message did not match the file.
     """
+    import pandas as pd
+
     seconds = rows["_time_s"].to_numpy(dtype=float)
     bad = np.flatnonzero(~(np.isfinite(seconds) & (seconds > 0)))
     if len(bad):
         i = int(bad[0])
         value = rows[time_column].iloc[i]
-        missing = value is None or (isinstance(value, float) and np.isnan(value))
-        found = "an empty cell or a missing-value marker (NA, n/a, ...)" if missing else repr(str(value))
+        found = "an empty cell or a missing-value marker (NA, n/a, ...)" if pd.isna(value) else repr(str(value))
         raise CalibrationDataError(
             f"{_row_where(file, rows.index[i])}, column {time_column}: expected a measured time in ms "
             f"(finite, > 0), found {found}"

@@ -268,7 +268,7 @@ DEFAULT_WAVE_SCALING = {"described": False, "undescribed": True}
 
 
 def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_jobs: int | None = None,
-                      wave_scaling=None, characterizations=None):
+                      wave_scaling=None, characterizations=None, shrinkage="auto"):
     """The unfitted default estimator of a corpus.
 
     Amaris corpora: :class:`~perfml.learned.regressors.RuntimeRegressor` (transfer baseline
@@ -293,9 +293,19 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     ``"auto"`` is no way to choose: ``perfml train``'s own leave-one-board-out got worse with
     it on both (``experiments/results/train_wave_scaling.txt``: described 11.00 % -> 12.44 %,
     undescribed 19.77 % -> 22.03 % with 90 % interval coverage 82.4 %).
+
+    ``shrinkage`` (Amaris sub-models only): the share of the learned residual, "auto" (the
+    default: inner board-grouped cross-validation) or a number in [0, 1]; 0 is the transfer
+    baseline alone (``experiments/learned_vs_transfer.py --sub-models``).
     """
     if corpus in ("dlops", "dlops-calibrated"):
         from perfml.learned.operators import OperatorRegressor
+
+        if not (isinstance(shrinkage, str) and shrinkage == "auto"):
+            from perfml.errors import InvalidValueError
+
+            raise InvalidValueError(f"{corpus}: the operator model has no residual shrinkage (got {shrinkage!r}); "
+                                    "give shrinkage only for the described / undescribed sub-models")
 
         # the calibrated tier: the char_* group and the achieved-peak base time (streaming
         # curve), each training board characterized from its own add calls
@@ -324,15 +334,17 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
     if wave_scaling is None:
         wave_scaling = DEFAULT_WAVE_SCALING.get(corpus, False)
     return RuntimeRegressor(learner="xgboost", target="residual", data_home=data_home, compute_rate="issue",
-                            wave_scaling=wave_scaling, **tier)
+                            wave_scaling=wave_scaling, shrinkage=shrinkage, **tier)
 
 
 def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None,
-               random_state: int = 0, n_jobs: int | None = None, estimator=None, wave_scaling=None):
+               random_state: int = 0, n_jobs: int | None = None, estimator=None, wave_scaling=None,
+               shrinkage="auto"):
     """Fit one corpus's model; with ``calibrate``, its leave-one-board-out interval calibration too.
 
     Returns ``(model, calibration, oof)`` as :func:`fit_default` (calibration and oof None
-    with fewer than three boards). ``estimator`` replaces the default one (tests).
+    with fewer than three boards). ``estimator`` replaces the default one (tests);
+    ``wave_scaling`` and ``shrinkage`` are :func:`make_corpus_model`'s.
 
     A calibrated-tier sub-model (:data:`CALIBRATED_TIER`) characterizes every training
     board from its calibration runs (:func:`training_characterizations`); under the
@@ -355,11 +367,13 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
             raise InvalidValueError(f"{corpus}: boards {', '.join(lacking)} have no calibration runs "
                                     f"({', '.join(CALIBRATED_TIER[corpus][2])}); keep only the rows of "
                                     "calibrated_tier_rows()")
-        characterizations = training_characterizations(corpus, rows)
+        if estimator is None:  # a given estimator carries its own
+            characterizations = training_characterizations(corpus, rows)
     est = estimator if estimator is not None else make_corpus_model(corpus, data_home=data_home,
                                                                    random_state=random_state, n_jobs=n_jobs,
                                                                    wave_scaling=wave_scaling,
-                                                                   characterizations=characterizations)
+                                                                   characterizations=characterizations,
+                                                                   shrinkage=shrinkage)
     model = est.fit(rows, y)
     if not calibrate or rows["board"].nunique() < 3:
         return model, None, None
