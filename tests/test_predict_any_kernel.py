@@ -155,6 +155,22 @@ def test_a_reference_predicts_the_users_kernel_on_other_boards(model, tmp_path):
     assert out["extrapolation"].iloc[1].startswith("board GTX-980: FP32 rate")
 
 
+def test_a_reference_of_several_launches_answers_each_query_from_its_own_launch(model):
+    """A user measured one kernel and size at two block sizes on the board they have: each query
+    is answered from the measurement of its own launch (not refused, not averaged over launches);
+    a launch the reference never ran is still refused, naming both rows."""
+    ref = pd.concat([_my_reference(time_ms=0.25), _my_reference(time_ms=0.75, block_x=64, grid_x=64)],
+                    ignore_index=True)
+    queries = pd.DataFrame([{"board": "GTX-680", "app_id": "my_kernel", "input_size": "4096", "block_x": bx,
+                             "block_y": "1", "grid_x": gx, "grid_y": "1"} for bx, gx in (("64", "64"), ("256", "16"))])
+    out = predict_queries(model, queries, "q.csv", reference=ref)
+    assert (out["basis"] == "reference").all()
+    assert out["predicted_ms"].tolist() == pytest.approx([0.75, 0.25], rel=1e-12)
+    other = queries.iloc[[0]].assign(block_x="128", grid_x="32")
+    with pytest.raises(ReferenceValidationError, match=r"row 1 \(line 2\), column block_x.*2 row\(s\) of this run on that board.*q.csv: row 1"):
+        predict_queries(model, other, "q.csv", reference=ref)
+
+
 def test_a_reference_without_any_launch_assumes_the_nominal_one_and_says_so(model):
     """Issue 10 §2: the launch is optional; an unknown kernel's reference without one still answers."""
     from perfml.learned.queries import NOMINAL_BLOCK

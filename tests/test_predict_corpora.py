@@ -329,6 +329,24 @@ def test_an_operator_reference_is_scaled_to_the_other_board(bundle):
     assert not out["extrapolated"].iloc[:2].any()
 
 
+def test_an_operator_reference_of_several_launches_answers_each_query_from_its_own(bundle):
+    """The same call measured under two launches (say two cuBLAS kernels): a query that names
+    its launch gets that launch's time; one that names a launch never measured is refused."""
+    from perfml.learned.operator_queries import check_operator_reference
+
+    model = bundle.models["dlops"]
+    ref = _text(pd.DataFrame([{"board": "Tesla-T4", "op": "bmm", "B": 4, "M": 256, "N": 256, "K": 256,
+                               "grid_x": g, "time_ms": t} for g, t in ((8, 0.5), (16, 0.3))]))
+    checked = check_operator_reference(ref, "ref.csv")
+    q = _text(pd.DataFrame([{"board": "Tesla-T4", "op": "bmm", "B": 4, "M": 256, "N": 256, "K": 256, "grid_x": g}
+                            for g in (16, 8)]))
+    out = predict_operator_queries(model, q, "q.csv", reference=checked)
+    assert out["basis"].tolist() == ["reference", "reference"]
+    assert out["predicted_ms"].tolist() == pytest.approx([0.3, 0.5])
+    with pytest.raises(ReferenceValidationError, match=r"ref.csv: row 1 \(line 2\), column grid_x.*none of its rows"):
+        predict_operator_queries(model, q.assign(grid_x="32"), "q.csv", reference=checked, reference_where="ref.csv")
+
+
 def test_a_mixed_reference_file_is_split_and_names_rows_of_the_file(tmp_path):
     path = tmp_path / "ref.csv"
     pd.DataFrame([

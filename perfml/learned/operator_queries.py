@@ -318,50 +318,71 @@ def _extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[st
     return flags, reasons
 
 
+def _reference_rows(q: pd.DataFrame, reference: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(query row, reference row) pairs of the same run (op and dimensions) and launch.
+
+    A reference may hold several launches of one run; a query is answered from those of
+    its own launch (:func:`~perfml.learned.queries.launch_agrees`: a column left empty on
+    either side constrains nothing).
+    """
+    by_key: dict = {}
+    for k, key in enumerate(_run_keys(reference).to_numpy()):
+        by_key.setdefault(key, []).append(k)
+    cols = [c for c in LAUNCH_COLUMNS if c in q.columns and c in reference.columns]
+    ref_launch = reference[cols].to_numpy(dtype=float)
+    q_launch = q[cols].to_numpy(dtype=float)
+    owners, rows = [], []
+    for i, key in enumerate(_run_keys(q).to_numpy()):
+        for k in by_key.get(key, ()):
+            a, b = ref_launch[k], q_launch[i]
+            if np.all(~np.isfinite(a) | ~np.isfinite(b) | (a == b)):
+                owners.append(i)
+                rows.append(k)
+    return np.asarray(owners, dtype=int), np.asarray(rows, dtype=int)
+
+
 def _check_launch_agreement(q, reference, where, ref_where) -> None:
-    """A reference row and a query row of the same run that both give a launch column must agree."""
+    """A query whose run a reference board measured, but at none of its launch, is an error.
+
+    (That board's measurement cannot answer the query; dropping it silently would hide that.)
+    """
     from perfml.errors import ReferenceValidationError
 
     cols = [c for c in LAUNCH_COLUMNS if c in q.columns and c in reference.columns]
     if not cols:
         return
-    rkeys = _run_keys(reference)
-    first = {}
-    for k, key in enumerate(rkeys):
-        first.setdefault(key, []).append(k)
+    by_key: dict = {}
+    for k, key in enumerate(_run_keys(reference)):
+        by_key.setdefault(key, []).append(k)
+    boards = reference["board"].to_numpy()
+    owners, rows = _reference_rows(q, reference)
+    matched = {(int(i), boards[k]) for i, k in zip(owners, rows)}
     for i, key in enumerate(_run_keys(q)):
-        for k in first.get(key, ()):
-            for c in cols:
-                a, b = reference[c].iat[k], q[c].iat[i]
-                if np.isfinite(a) and np.isfinite(b) and a != b:
-                    raise ReferenceValidationError(
-                        f"{_at(ref_where, k)}, column {c}: the reference ran op {q['op'].iat[i]} with {c} = {_num(a)} "
-                        f"but {_at(where, i)} asks for {c} = {_num(b)}; a reference predicts only the launch it "
-                        "measured: make the launches agree, leave the query's launch empty, or measure the query's launch"
-                    )
+        for k in by_key.get(key, ()):
+            if (i, boards[k]) in matched:
+                continue
+            c = next(c for c in cols if np.isfinite(reference[c].iat[k]) and np.isfinite(q[c].iat[i])
+                     and reference[c].iat[k] != q[c].iat[i])
+            raise ReferenceValidationError(
+                f"{_at(ref_where, k)}, column {c}: the reference ran op {q['op'].iat[i]} on {boards[k]} with {c} = "
+                f"{_num(reference[c].iat[k])} (none of its rows of this run on that board at the query's launch) "
+                f"but {_at(where, i)} asks for {c} = {_num(q[c].iat[i])}; a reference predicts only the launch "
+                "it measured: make the launches agree, leave the query's launch empty, or measure the query's launch"
+            )
 
 
 def _reference_predictions(model, q, pred, reference) -> np.ndarray:
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
     ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference rows
-    r of the same op and dimensions: the user's time scaled by the model's ratio between
-    the two boards (as for application kernels, :mod:`perfml.learned.queries`).
+    r of the same op, dimensions and launch (:func:`_reference_rows`): the user's time scaled
+    by the model's ratio between the two boards (as for application kernels,
+    :mod:`perfml.learned.queries`).
     """
     out = np.full(len(q), np.nan)
-    rkeys = _run_keys(reference).to_numpy()
-    qkeys = _run_keys(q).to_numpy()
-    owners, rows = [], []
-    by_key = {}
-    for k, key in enumerate(rkeys):
-        by_key.setdefault(key, []).append(k)
-    for i, key in enumerate(qkeys):
-        for k in by_key.get(key, ()):
-            owners.append(i)
-            rows.append(k)
-    if not owners:
+    owners, rows = _reference_rows(q, reference)
+    if not len(owners):
         return out
-    owners = np.asarray(owners)
     moved = q.iloc[owners].reset_index(drop=True).copy()
     moved["board"] = reference["board"].to_numpy()[rows]
     with np.errstate(all="ignore"):

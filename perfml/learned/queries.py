@@ -443,6 +443,25 @@ def _same_run(a: pd.DataFrame, b_row) -> np.ndarray:
     return mask
 
 
+def launch_agrees(a: pd.DataFrame, b_row) -> np.ndarray:
+    """Rows of ``a`` whose launch agrees with ``b_row``'s on every column both give.
+
+    A reference may hold several launches of one run (the same kernel and size measured at
+    several block sizes); a query is answered from the rows of its own launch, and a column
+    left empty on either side constrains nothing.
+    """
+    mask = np.ones(len(a), dtype=bool)
+    for c in LAUNCH_COLUMNS:
+        if c not in a.columns or c not in b_row.index:
+            continue
+        v = b_row[c]
+        if v is None or pd.isna(v) or not np.isfinite(float(v)):
+            continue
+        col = a[c].to_numpy(dtype=float)
+        mask &= ~np.isfinite(col) | (col == float(v))
+    return mask
+
+
 class _LaunchFiller:
     """The ``launch_fill(q)`` of :func:`check_queries`: fill the undescribed kernels' missing launch.
 
@@ -481,7 +500,7 @@ class _LaunchFiller:
             row = q.iloc[i]
             hits = reference[_same_run(reference, row)] if reference is not None else None
             if hits is not None:
-                self._check_agreement(hits, row, i, q)
+                hits = self._same_launch(hits, row, i)
             if str(row["app_id"]) in self.described or np.isfinite(row["block_x"]) and np.isfinite(row["grid_x"]):
                 continue
             source = None
@@ -500,20 +519,30 @@ class _LaunchFiller:
                 if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
                     q.iat[i, q.columns.get_loc(c)] = float(v)
 
-    def _check_agreement(self, hits: pd.DataFrame, row, i: int, q: pd.DataFrame) -> None:
-        """A reference and a query that both give a launch column must give the same value."""
+    def _same_launch(self, hits: pd.DataFrame, row, i: int) -> pd.DataFrame:
+        """The reference rows of the run whose launch agrees with the query's (:func:`launch_agrees`).
+
+        Raises :class:`~perfml.errors.ReferenceValidationError` when a board of the
+        reference measured the run, but at none of the query's launch: its measurement
+        cannot answer the query, and dropping it silently would hide that.
+        """
         from perfml.errors import ReferenceValidationError
 
-        for _, r in hits.iterrows():
-            for c in LAUNCH_COLUMNS:
-                if c in hits.columns and c in q.columns and np.isfinite(r[c]) and np.isfinite(row[c]) and r[c] != row[c]:
-                    k = int(r.name)
-                    raise ReferenceValidationError(
-                        f"{_at(self.ref_where, k)}, column {c}: the reference ran kernel "
-                        f"{row['app_id']} at input_size {_num(row['input_size'])} with {c} = {_num(r[c])} but "
-                        f"{_at(self.where, i)} asks for {c} = {_num(row[c])}; a reference predicts only the same "
-                        "launch: make the launches agree or measure the query's launch"
-                    )
+        agree = hits[launch_agrees(hits, row)]
+        for board, part in hits.groupby("board", sort=False):
+            if (agree["board"] == board).any():
+                continue
+            r = part.iloc[0]
+            c = next(c for c in LAUNCH_COLUMNS if c in hits.columns and c in row.index and np.isfinite(r[c])
+                     and np.isfinite(row[c]) and r[c] != row[c])
+            raise ReferenceValidationError(
+                f"{_at(self.ref_where, int(r.name))}, column {c}: the reference ran kernel "
+                f"{row['app_id']} at input_size {_num(row['input_size'])} on {board} with {c} = {_num(r[c])} "
+                f"({len(part)} row(s) of this run on that board, none at the query's launch) but "
+                f"{_at(self.where, i)} asks for {c} = {_num(row[c])}; a reference predicts only the same "
+                "launch: make the launches agree or measure the query's launch"
+            )
+        return agree
 
 
 def _fill_nominal(q: pd.DataFrame, i: int) -> None:
@@ -568,7 +597,7 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     pairs, owners, times = [], [], []
     for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
         row = q.iloc[i]
-        hits = reference[_same_run(reference, row)]
+        hits = reference[_same_run(reference, row) & launch_agrees(reference, row)]
         for _, r in hits.iterrows():
             pairs.append(row.to_dict() | {"board": r["board"]})
             owners.append(i)
