@@ -163,6 +163,8 @@ def test_cupy_device_info_matches_cupy():
     assert info.sms == cupy.cuda.Device(0).attributes["MultiProcessorCount"]
     assert info.cupy_version == cupy.__version__
     assert info.backend == "cupy"
+    assert info.l2_cache_bytes == cupy.cuda.Device(0).attributes["L2CacheSize"] > 0
+    assert DeviceInfo.from_dict(info.to_dict()) == info  # kept in the manifest
 
 
 @pytest.mark.gpu

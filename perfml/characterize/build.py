@@ -140,11 +140,11 @@ def characterize_frame(
     from perfml.characterize.measured import l2_resident_dram_chases, measured_values
     from perfml.characterize.spec import spec_values
 
-    l2_bytes = getattr(board, "l2_bytes", None)
+    l2_bytes, l2_warnings = _l2_size(board, device or {})
     values = (spec_values(board) if board is not None else ()) + measured_values(
         summary, source or "sweep", l2_bytes=l2_bytes)
     return Characterization(
-        warnings=tuple(l2_resident_dram_chases(summary, l2_bytes)),
+        warnings=tuple(l2_warnings) + tuple(l2_resident_dram_chases(summary, l2_bytes)),
         board=name,
         functions=functions,
         summary=summary,
@@ -153,6 +153,25 @@ def characterize_frame(
         device=device or {},
         values=values,
     )
+
+
+def _l2_size(board: Any, device: Mapping[str, Any]) -> tuple[float | None, list[str]]:
+    """The L2 size (bytes) that decides whether a DRAM chase is L2-resident, and warnings.
+
+    The device's own report (``l2_cache_bytes`` of the result set's device, the driver's
+    cudaDevAttrL2CacheSize) when it was recorded, else the registry's. A registry figure
+    that disagrees with the device is named: the registry entry is what needs a fix.
+    """
+    registry = getattr(board, "l2_bytes", None)
+    reported = device.get("l2_cache_bytes")
+    if not reported:
+        return registry, []
+    warnings = []
+    if registry and abs(float(registry) / float(reported) - 1.0) > 0.01:
+        warnings.append(f"the device reports an L2 of {int(reported)} bytes, the registry entry of "
+                        f"{getattr(board, 'name', 'the board')} {int(registry)}: the device's figure is used "
+                        "here; correct the registry's l2_bytes (with its source)")
+    return float(reported), warnings
 
 
 def _lookup_board(name: str | None, device_name: str) -> tuple[Any, str]:

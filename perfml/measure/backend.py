@@ -176,6 +176,10 @@ class DeviceInfo:
     cupy_version: str = ""
     uuid: str = ""
     backend: str = ""
+    #: the L2 size the device reports (cudaDevAttrL2CacheSize); ``None`` in result sets
+    #: recorded before it was kept. The registry's figure can be wrong for a board
+    #: inferred from its sibling (the H200's was: 50 MB "as the H100", the device says 60 MiB)
+    l2_cache_bytes: int | None = None
 
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -199,6 +203,7 @@ class DeviceInfo:
             "cupy_version": self.cupy_version,
             "uuid": self.uuid,
             "backend": self.backend,
+            "l2_cache_bytes": self.l2_cache_bytes,
         }
 
     @classmethod

@@ -221,6 +221,7 @@ class CupyBackend(Backend):
             cupy_version=str(cupy.__version__),
             uuid=uuid,
             backend=self.name,
+            l2_cache_bytes=int(props["l2CacheSize"]) if props.get("l2CacheSize") else None,
         )
         return self._info
 
