@@ -1,10 +1,13 @@
-"""The H100 measurements committed under sweeps/results (no GPU needed: they are replayed).
+"""The boards this project measured itself, committed under sweeps/results (no GPU needed:
+they are replayed): an H100-SXM (2026-11-25) and an H200 (2026-11-26).
 
-What these tests hold to: the result set is a real measurement (not synthetic) of the board
-it names; its characterization is reproducible from it and physically plausible (achieved
-rates at or under the specification, a DRAM latency well above the L2's); the superseded
-run, whose DRAM chase fitted in the L2, gives no DRAM latency; and the operator table reads
-as perfml query rows.
+What these tests hold to, for each board: the result set is a real measurement (not
+synthetic) of the board it names; its characterization is reproducible from it and
+physically plausible (achieved rates at or under the specification, a DRAM latency well
+above the L2's); the operator table reads as perfml query rows. For the H100: the
+superseded run, whose DRAM chase fitted in the L2, gives no DRAM latency. Across the two:
+the H200's HBM3e shows as more DRAM bandwidth and the same arithmetic rates (one GH100
+processor, two memory systems), and the memory-bound calls run faster on it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,18 @@ from perfml.measure.store import ResultSet
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "sweeps" / "results" / "H100-SXM"
+H200 = ROOT / "sweeps" / "results" / "H200"
 RUN2 = ROOT / "sweeps" / "results" / "archive" / "H100-SXM-run2"
+#: board -> (result folder, device name as the driver reports it)
+MEASURED = {"H100-SXM": (H100, "NVIDIA H100 80GB HBM3"), "H200": (H200, "NVIDIA H200")}
+
+
+@pytest.fixture(scope="module", params=sorted(MEASURED))
+def measured(request):
+    """(board, result folder, its characterization), for each measured board."""
+    board = request.param
+    folder = MEASURED[board][0]
+    return board, folder, characterize_results(folder, board=board)
 
 
 @pytest.fixture(scope="module")
@@ -39,19 +53,22 @@ def _spec(ch, quantity: str, unit: str) -> float:
     return next(v.value for v in ch.values if v.tier == "spec" and v.quantity == quantity and v.unit == unit)
 
 
-def test_the_result_set_is_a_real_h100_measurement():
-    rs = ResultSet.open(H100)
+@pytest.mark.parametrize("board", sorted(MEASURED))
+def test_the_result_set_is_a_real_measurement_of_its_board(board):
+    folder, device_name = MEASURED[board]
+    rs = ResultSet.open(folder)
     assert not rs.synthetic
-    assert rs.device.name == "NVIDIA H100 80GB HBM3" and rs.device.sms == 132
+    assert rs.device.name == device_name and rs.device.sms == 132
     frame = rs.read()
     assert len(frame) == 238 and frame["validated"].all()
     assert set(frame["backend"]) == {"cupy"} and not frame["synthetic"].any()
     assert (frame["time_median_s"] > 0).all()
 
 
-def test_committed_characterization_is_what_the_results_give(h100):
-    committed = load_characterization(H100 / "characterization.json", board="H100-SXM")
-    ours = {(v.quantity, v.unit, v.tier): v.value for v in h100.values}
+def test_committed_characterization_is_what_the_results_give(measured):
+    board, folder, ch = measured
+    committed = load_characterization(folder / "characterization.json", board=board)
+    ours = {(v.quantity, v.unit, v.tier): v.value for v in ch.values}
     theirs = {(v.quantity, v.unit, v.tier): v.value for v in committed.values}
     assert ours.keys() == theirs.keys()
     for key, value in ours.items():
@@ -65,19 +82,21 @@ def test_committed_characterization_is_what_the_results_give(h100):
     ("sfu_throughput", "instructions/cycle/SM"),
     ("shared_bandwidth", "B/cycle/SM"),
 ])
-def test_achieved_rates_are_at_or_under_the_specification(h100, quantity, unit):
+def test_achieved_rates_are_at_or_under_the_specification(measured, quantity, unit):
     """0.6-1.05x: the SFU at 1.98x (FMUL + MUFU counted as SFU work) was the bug this catches."""
-    values = [v.value for v in h100.values if v.tier == "measured" and v.quantity == quantity and v.unit == unit]
-    ratio = max(values) / _spec(h100, quantity, unit)
+    _, _, ch = measured
+    values = [v.value for v in ch.values if v.tier == "measured" and v.quantity == quantity and v.unit == unit]
+    ratio = max(values) / _spec(ch, quantity, unit)
     assert 0.6 <= ratio <= 1.05, (quantity, ratio)
 
 
-def test_latencies_order_by_memory_level(h100):
+def test_latencies_order_by_memory_level(measured):
     """shared <= L1 < L2 < DRAM, DRAM well above the L2 (an L2-resident chase gave 1.03x)."""
-    lat = {q: _measured(h100, q, "cycles") for q in ("shared_latency", "l1_latency", "l2_latency", "dram_latency")}
+    _, _, ch = measured
+    lat = {q: _measured(ch, q, "cycles") for q in ("shared_latency", "l1_latency", "l2_latency", "dram_latency")}
     assert lat["shared_latency"] <= lat["l1_latency"] < lat["l2_latency"] < lat["dram_latency"]
     assert lat["dram_latency"] > 1.5 * lat["l2_latency"]
-    assert not h100.warnings
+    assert not ch.warnings
 
 
 def test_a_dram_chase_held_by_the_l2_gives_no_dram_latency():
@@ -100,6 +119,23 @@ def test_the_guard_needs_a_small_l2_to_keep_it():
     assert not [v for v in dropped if v.quantity == "dram_latency"]
 
 
+def test_the_devices_own_l2_size_decides_and_a_registry_that_disagrees_is_named():
+    """A result set records the L2 size the device reports; the guard uses it over the
+    registry's (the H200's registry entry said 50 MB, the device 60 MiB) and says so."""
+    from perfml.boards import get_board
+    from perfml.characterize.build import characterize_frame
+
+    frame = ResultSet.open(RUN2).read()
+    board = get_board("H100-SXM")
+    small = characterize_frame(frame, board=board, board_name="H100-SXM", device={"l2_cache_bytes": 1.5 * 2**20})
+    assert [v for v in small.values if v.quantity == "dram_latency"]  # the 16 MiB chase outgrows 1.5 MiB
+    (warning,) = small.warnings
+    assert "device reports an L2 of 1572864 bytes" in warning and "registry" in warning and "H100-SXM" in warning
+    agreeing = characterize_frame(frame, board=board, board_name="H100-SXM", device={"l2_cache_bytes": board.l2_bytes})
+    assert not [v for v in agreeing.values if v.quantity == "dram_latency"]
+    assert len(agreeing.warnings) == 1 and "L2" in agreeing.warnings[0] and "registry" not in agreeing.warnings[0]
+
+
 def test_replay_serves_the_recorded_h100_points():
     backend = ReplayBackend(H100)
     frame = ResultSet.open(H100).read().set_index("launch_key")
@@ -110,12 +146,13 @@ def test_replay_serves_the_recorded_h100_points():
         assert m.median_s == pytest.approx(float(frame.loc[launch.key, "time_median_s"]))
 
 
-def test_operator_table_is_measured_and_reads_as_queries(tmp_path):
+@pytest.mark.parametrize("board", sorted(MEASURED))
+def test_operator_table_is_measured_and_reads_as_queries(tmp_path, board):
     from perfml.learned.queries import read_query_csv
 
-    ops = pd.read_csv(H100 / "dlops_torch.csv")
+    ops = pd.read_csv(MEASURED[board][0] / "dlops_torch.csv")
     assert len(ops) == 2955 and ops["config_id"].is_unique
-    assert set(ops["source"]) == {"perfml-measured"} and set(ops["board"]) == {"H100-SXM"}
+    assert set(ops["source"]) == {"perfml-measured"} and set(ops["board"]) == {board}
     assert (ops["time_ms"] > 0).all() and np.isfinite(ops["time_ms"]).all()
     assert (ops["time_ms"] <= ops["time_ms_median"] * 1.0001).all()  # mean of the 5 fastest <= median
     queries = tmp_path / "q.csv"
@@ -156,10 +193,10 @@ def test_the_measured_characterization_carries_hong_kim_to_the_h100(data_home):
     from perfml.characterize import board_characterization
     from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
 
-    spec = importlib.util.spec_from_file_location("h100_check", ROOT / "experiments" / "h100_measured_check.py")
+    spec = importlib.util.spec_from_file_location("measured_board_check", ROOT / "experiments" / "measured_board_check.py")
     check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check)
-    rows = check.application_rows(H100).assign(input_size_2=np.nan)
+    rows = check.application_rows(H100, "H100-SXM").assign(input_size_2=np.nan)
     y = rows["time_ms"].to_numpy(dtype=float)
     measured = load_characterization(H100 / "characterization.json", board="H100-SXM")
     chs = {"H100-SXM": board_characterization("H100-SXM", extra=(measured,))}
@@ -167,3 +204,32 @@ def test_the_measured_characterization_carries_hong_kim_to_the_h100(data_home):
     char = HongKimRuntimeModel(data_home=data_home, hardware="characterized", characterizations=chs).fit(rows, y).predict(rows)
     mape = lambda p: float(np.mean(np.abs(np.asarray(p, dtype=float) / y - 1)))  # noqa: E731
     assert mape(char) < 0.5 * mape(paper)
+
+
+def test_the_h200_is_the_h100s_processor_with_more_dram_bandwidth():
+    """Same GH100 arithmetic (FP32, FP64, SFU within 2 %), HBM3e: measured DRAM bandwidth
+    above the H100's by more than the run-to-run spread, under the datasheets' ratio 4.8 / 3.35."""
+    a = characterize_results(H100, board="H100-SXM")
+    b = characterize_results(H200, board="H200")
+    for q in ("fp32_throughput", "fp64_throughput", "sfu_throughput"):
+        ra = max(v.value for v in a.values if v.tier == "measured" and v.quantity == q and v.unit == "instructions/cycle/SM")
+        rb = max(v.value for v in b.values if v.tier == "measured" and v.quantity == q and v.unit == "instructions/cycle/SM")
+        assert rb == pytest.approx(ra, rel=0.02), q
+    ratio = _measured(b, "dram_bandwidth", "B/s") / _measured(a, "dram_bandwidth", "B/s")
+    assert 1.15 < ratio < 4.8 / 3.35 * 1.05
+
+
+def test_same_calls_on_both_boards_memory_bound_ones_faster_on_the_h200():
+    """The 2,955 calls are the same configurations on both boards; the large element-wise
+    calls (streaming, no reuse) run faster on the H200 by about its bandwidth ratio, the large
+    matmuls (compute-bound, same SMs and clocks) about equally fast."""
+    from perfml.operators import OP_CLASS
+
+    a = pd.read_csv(H100 / "dlops_torch.csv")
+    b = pd.read_csv(H200 / "dlops_torch.csv")
+    m = b.merge(a, on=["config_id", "op", "B", "M", "N", "K", "H"], suffixes=("", "_h100"))
+    assert len(m) == 2955
+    large = m[m["time_ms"] >= 0.05]
+    speedup = (large["time_ms_h100"] / large["time_ms"]).groupby(large["op"].map(OP_CLASS)).median()
+    assert 1.15 < speedup["EW"] < 4.8 / 3.35 * 1.1
+    assert speedup["BMM"] == pytest.approx(1.0, abs=0.1)

@@ -1,11 +1,14 @@
-"""A board no training row comes from, measured: how good are perfml's H100 predictions?
+"""A board no training row comes from, measured: how good are perfml's predictions for it?
 
 Every training board of ``models/default`` is from 2012-2021 (the Amaris boards, P4 to
-A100). ``sweeps/results/H100-SXM/`` holds what this project measured itself on an
-NVIDIA H100 80GB HBM3 (SXM) on 2026-11-25 (its README: machine, commands, logs):
+A100). ``sweeps/results/<board>/`` holds what this project measured itself on a board
+(each folder's README: machine, commands, logs; ``experiments/measure_board_on_device.sh``
+makes one): an NVIDIA H100 80GB HBM3 (``H100-SXM``, 2026-11-25) and an NVIDIA H200
+(``H200``, 2026-11-26). Each holds:
 
 * ``dlops_torch.csv``: 2,955 deep-learning operator calls timed with NeuSight's protocol
-  (``experiments/measure_dlops_torch.py``; dims from ``dlops_runtimes.csv``);
+  (``experiments/measure_dlops_torch.py``; the same dims on every board, from
+  ``dlops_runtimes.csv``);
 * the sweep result set: among its points, the nine applications' kernels (spec
   ``applications``: vectorAdd, dotProd, subSeqMax, four matMul, two matrix_sum), timed
   through CuPy, and the microbenchmarks whose characterization is ``characterization.json``
@@ -14,37 +17,43 @@ NVIDIA H100 80GB HBM3 (SXM) on 2026-11-25 (its README: machine, commands, logs):
 Predicted through the command line as a user would, with the committed model, scored
 against those measurements, per op class and per application:
 
-* ``spec-only``: the H100 known only by its registry entry;
-* ``calibrated``: ``--calibration`` with the H100's own ``add`` calls (operators) or
+* ``spec-only``: the board known only by its registry entry;
+* ``calibrated``: ``--calibration`` with the board's own ``add`` calls (operators) or
   ``vectorAdd`` runs (applications), issue 11's protocol;
 * ``measured-char``: ``--characterization characterization.json`` (the microbenchmark
   sweep's characterization, nothing of the scored kernels);
-* ``reference-A100`` (operators only): ``--reference`` with the corpus' A100-PCIe-40GB
-  time of the same call (the Habitat setting: measured on the GPU one has).
+* ``reference-<corpus board>`` (operators only; ``--corpus-reference``, default the
+  A100-PCIe-40GB): ``--reference`` with the corpus' time of the same call on that board
+  (the Habitat setting: measured on the GPU one has);
+* ``reference-<measured board>`` (``--measured-reference DIR``, operators and
+  applications): ``--reference`` with another board's measurements made by this project,
+  same calls, same host software: "I measured my kernels on the GPU I have (an H100); how
+  long will they take on the one I am thinking of (an H200)?"
 
 The calibration kernels (``add``, ``vectorAdd``) are left out of every tier's score, so
 each tier is scored on the same rows. Scores are printed for every row, and apart for
 calls of at least 0.05 ms, where the launch floor (a property of the host, driver and
-framework, not of the GPU) no longer dominates. Also printed: the run-to-run spread of the
-measurements themselves (a second, earlier measurement on another H100 of the same model,
-``sweeps/results/archive/H100-SXM-run2``), the floor under any prediction error.
+framework, not of the GPU) no longer dominates. With ``--repeat DIR`` (a second
+measurement of the same board model) the run-to-run spread of the measurements themselves
+is printed too: the floor under any prediction error.
 
-Last, the closed-form models on all 65 application-kernel runs (they fit nothing on
-runtimes): Hong & Kim with the paper's GTX 280 latencies against Hong & Kim with the H100's
-measured characterization (``hardware="characterized"``: DRAM latency and bandwidth from the
-sweep), and the roofline with datasheet against measured peaks (a lower bound, not a
-predictor: its error is how far the kernels are from their roofs).
+Last, the closed-form models on every application-kernel run (they fit nothing on
+runtimes): Hong & Kim with the paper's GTX 280 latencies against Hong & Kim with the
+board's measured characterization (``hardware="characterized"``: DRAM latency and
+bandwidth from the sweep), and the roofline with datasheet against measured peaks (a lower
+bound, not a predictor: its error is how far the kernels are from their roofs).
 
-This is a check, run once: nothing in perfml was fitted or tuned on these rows.
+This is a check, run once per board: nothing in perfml was fitted or tuned on these rows.
 
 With ``--tracking-uri URI`` each (corpus, tier) is also logged as an MLflow run of the
-experiment ``h100_measured_check`` (metrics ``mape``, ``mdape``, ``in_band``, ``coverage``,
-``width`` for every row, per class or application, and for calls of >= 0.05 ms; tags with
-the board, the model, the measurements and the tier), so the tiers sit side by side in the
-MLflow UI.
+experiment ``measured_board_check`` (metrics ``mape``, ``mdape``, ``in_band``,
+``coverage``, ``width`` for every row, per class or application, and for calls of >=
+0.05 ms; tags with the board, the model, the measurements and the tier), so the tiers sit
+side by side in the MLflow UI.
 
-Usage: PYTHONPATH=. python experiments/h100_measured_check.py [--model DIR] [--data-home DIR]
-       [--workdir DIR] [--tracking-uri URI]
+Usage: PYTHONPATH=. python experiments/measured_board_check.py --board BOARD [--results DIR]
+       [--repeat DIR] [--corpus-reference BOARD] [--measured-reference DIR] [--model DIR]
+       [--data-home DIR] [--workdir DIR] [--tracking-uri URI]
 """
 
 from __future__ import annotations
@@ -60,10 +69,7 @@ import pandas as pd
 from perfml.experiments.cli_steps import run_perfml
 
 HERE = Path(__file__).resolve().parent.parent
-RESULTS = HERE / "sweeps" / "results" / "H100-SXM"
-REPEAT = HERE / "sweeps" / "results" / "archive" / "H100-SXM-run2"
-BOARD = "H100-SXM"
-REFERENCE_BOARD = "A100-PCIe-40GB"
+MEASURED = HERE / "sweeps" / "results"
 DIMS = ["B", "M", "N", "K", "H"]
 #: calls shorter than this are dominated by the launch floor (host, driver and framework
 #: overheads: 0.014 ms for the shortest H100 call here, 0.024 ms on every corpus board) and
@@ -78,7 +84,7 @@ def operator_rows(path: Path) -> pd.DataFrame:
     return ops
 
 
-def application_rows(results: Path) -> pd.DataFrame:
+def application_rows(results: Path, board: str) -> pd.DataFrame:
     """The nine applications' kernels of the sweep, as runtimes.csv query rows + time_ms.
 
     Not :func:`perfml.measure.runtime_rows.sweep_runtime_rows`: that names a microbenchmark
@@ -92,7 +98,7 @@ def application_rows(results: Path) -> pd.DataFrame:
     apps = frame[frame["kind"].astype(str) == "application"].copy()
     params = apps["params_json"].map(json.loads)
     out = pd.DataFrame({
-        "board": BOARD,
+        "board": board,
         "app_id": apps["family"].astype(str).to_numpy(),
         "input_size": params.map(lambda p: int(p["N"])).to_numpy(),
         **{c: apps[c].astype(int).to_numpy() for c in
@@ -137,7 +143,7 @@ def score(name: str, measured: np.ndarray, frame: pd.DataFrame, groups: np.ndarr
             metrics.update({f"mape.{key}": 100 * ape.mean(), f"mdape.{key}": 100 * np.median(ape),
                             f"in_band.{key}": 100 * np.mean(ape <= 0.2), f"coverage.{key}": 100 * cover,
                             f"width.{key}": width, f"rows.{key}": int(m.sum())})
-        lines.append(f"{name:<15} {g:<44} {int(m.sum()):>5} {100 * ape.mean():>8.2f} {100 * np.median(ape):>8.2f} "
+        lines.append(f"{name:<26} {g:<44} {int(m.sum()):>5} {100 * ape.mean():>8.2f} {100 * np.median(ape):>8.2f} "
                      f"{100 * np.mean(ape <= 0.2):>8.1f} {100 * cover:>8.1f} {width:>7.2f}")
     return lines
 
@@ -163,8 +169,8 @@ def repeatability(results: Path, repeat: Path) -> list[str]:
     return lines
 
 
-def log_runs(uri: str, logged: dict, *, model: str) -> None:
-    """One MLflow run per (corpus, tier) in the experiment ``h100_measured_check``."""
+def log_runs(uri: str, logged: dict, *, model: str, board: str, results: Path) -> None:
+    """One MLflow run per (corpus, tier) in the experiment ``measured_board_check``."""
     import mlflow
 
     from perfml._mlflow import check_reachable, configure_http
@@ -172,24 +178,24 @@ def log_runs(uri: str, logged: dict, *, model: str) -> None:
     configure_http()
     check_reachable(uri)
     mlflow.set_tracking_uri(uri)
-    mlflow.set_experiment("h100_measured_check")
+    mlflow.set_experiment("measured_board_check")
     for (corpus_name, tier), metrics in logged.items():
-        with mlflow.start_run(run_name=f"{corpus_name}-{tier}"):
-            mlflow.set_tags({"board": BOARD, "corpus": "dlops" if corpus_name == "op" else "applications",
-                             "tier": tier, "model": str(model), "measurements": str(RESULTS.relative_to(HERE)),
-                             "measured_by": "perfml (sweeps/results/H100-SXM/README.md)"})
+        with mlflow.start_run(run_name=f"{board}-{corpus_name}-{tier}"):
+            mlflow.set_tags({"board": board, "corpus": "dlops" if corpus_name == "op" else "applications",
+                             "tier": tier, "model": str(model), "measurements": str(results),
+                             "measured_by": f"perfml ({results / 'README.md'})"})
             mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
-    print(f"logged {len(logged)} runs to {uri} (experiment h100_measured_check)")
+    print(f"logged {len(logged)} runs to {uri} (experiment measured_board_check)")
 
 
-def closed_form_lines(apps: pd.DataFrame, data_home) -> list[str]:
+def closed_form_lines(apps: pd.DataFrame, data_home, *, board: str, results: Path) -> list[str]:
     """Hong & Kim and roofline, paper/spec against the measured characterization, on the app runs."""
     from perfml.characterize import board_characterization, load_characterization
     from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
     from perfml.closed_form.roofline import RooflineModel
 
-    measured = load_characterization(RESULTS / "characterization.json", board=BOARD)
-    chs = {BOARD: board_characterization(BOARD, extra=(measured,))}
+    measured = load_characterization(results / "characterization.json", board=board)
+    chs = {board: board_characterization(board, extra=(measured,))}
     rows = apps.assign(input_size_2=np.nan)
     y = rows["time_ms"].to_numpy(dtype=float)
     models = {
@@ -210,8 +216,30 @@ def closed_form_lines(apps: pd.DataFrame, data_home) -> list[str]:
     return lines
 
 
+def _as_is(queries: pd.DataFrame, reference: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The reference's time of each query row, as the prediction (no interval)."""
+    times = queries[keys].merge(reference[[*keys, "time_ms"]].drop_duplicates(keys), on=keys, how="left")["time_ms"]
+    return pd.DataFrame({"predicted_ms": times.to_numpy(dtype=float), "lower_ms": np.nan, "upper_ms": np.nan})
+
+
+def measured_board(results: Path) -> str:
+    """The registry name a measured result folder was recorded for (its operator table's board)."""
+    boards = set(pd.read_csv(results / "dlops_torch.csv", usecols=["board"])["board"])
+    if len(boards) != 1:
+        raise SystemExit(f"{results / 'dlops_torch.csv'}: expected the rows of one board, found {sorted(boards)}")
+    return boards.pop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--board", required=True, help="registry name of the measured board (e.g. H100-SXM, H200)")
+    parser.add_argument("--results", type=Path, default=None, help="its result folder (default: sweeps/results/BOARD)")
+    parser.add_argument("--repeat", type=Path, default=None,
+                        help="a second measurement of the same board model: print the run-to-run spread")
+    parser.add_argument("--corpus-reference", default="A100-PCIe-40GB",
+                        help="corpus board whose time of the same operator call is a reference tier")
+    parser.add_argument("--measured-reference", type=Path, default=None,
+                        help="another board's result folder (this project's measurements): a reference tier")
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--workdir", default=None, help="keep the query and prediction files here")
@@ -220,46 +248,74 @@ def main() -> None:
 
     from perfml.datasets import find_data_home, load_dlops_runtimes
 
+    board = args.board
+    results = args.results or MEASURED / board
+    if measured_board(results) != board:
+        raise SystemExit(f"{results} holds measurements of {measured_board(results)}, not {board}")
     home = str(find_data_home(args.data_home))
-    ops = operator_rows(RESULTS / "dlops_torch.csv")
-    apps = application_rows(RESULTS)
+    ops = operator_rows(results / "dlops_torch.csv")
+    apps = application_rows(results, board)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(args.workdir) if args.workdir else Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
         op_queries = ops[ops["op"] != "add"].reset_index(drop=True)
         op_queries[["board", "op", *DIMS, "config_id"]].to_csv(work / "op_queries.csv", index=False)
         ops[ops["op"] == "add"][["board", "op", "B", "H", "time_ms"]].to_csv(work / "op_adds.csv", index=False)
-        corpus = load_dlops_runtimes(home, boards=REFERENCE_BOARD)
+        corpus = load_dlops_runtimes(home, boards=args.corpus_reference)
         keyed = corpus.assign(**{d: corpus[d].astype("Int64") for d in DIMS})
         ref = op_queries.merge(keyed[["op", *DIMS, "time_ms"]].drop_duplicates(["op", *DIMS]),
                                on=["op", *DIMS], suffixes=("", "_ref"))
         ref = ref[["op", *DIMS, "time_ms_ref"]].rename(columns={"time_ms_ref": "time_ms"})
-        ref.insert(0, "board", REFERENCE_BOARD)
+        ref.insert(0, "board", args.corpus_reference)
         ref.to_csv(work / "op_reference.csv", index=False)
         app_queries = apps[apps["app_id"] != "vectorAdd"].reset_index(drop=True)
         app_queries.drop(columns=["time_ms"]).to_csv(work / "app_queries.csv", index=False)
         apps[apps["app_id"] == "vectorAdd"].drop(columns=["point_id"]).to_csv(work / "app_vectoradds.csv", index=False)
-        print(f"H100-SXM: {len(op_queries)} operator calls (every op but add; {len(ops) - len(op_queries)} add "
+        print(f"{board}: {len(op_queries)} operator calls (every op but add; {len(ops) - len(op_queries)} add "
               f"calls calibrate), {len(app_queries)} application kernel runs (every app but vectorAdd; "
-              f"{len(apps) - len(app_queries)} vectorAdd runs calibrate); A100 reference time for "
-              f"{len(ref)} of the operator calls\n")
-        char = str(RESULTS / "characterization.json")
+              f"{len(apps) - len(app_queries)} vectorAdd runs calibrate); {args.corpus_reference} reference "
+              f"time for {len(ref)} of the operator calls")
+        char = str(results / "characterization.json")
         plans = [
             ("op", "spec-only", []),
             ("op", "calibrated", ["--calibration", str(work / "op_adds.csv")]),
             ("op", "measured-char", ["--characterization", char]),
-            ("op", "reference-A100", ["--reference", str(work / "op_reference.csv")]),
+            ("op", f"reference-{args.corpus_reference}", ["--reference", str(work / "op_reference.csv")]),
             ("app", "spec-only", []),
             ("app", "calibrated", ["--calibration", str(work / "app_vectoradds.csv")]),
             ("app", "measured-char", ["--characterization", char]),
         ]
+        if args.measured_reference is not None:
+            other = measured_board(args.measured_reference)
+            if other == board:
+                raise SystemExit(f"--measured-reference {args.measured_reference} is the same board as --board")
+            their_ops = operator_rows(args.measured_reference / "dlops_torch.csv")
+            mine = op_queries[["op", *DIMS]]
+            their_ops = their_ops.merge(mine, on=["op", *DIMS])[["board", "op", *DIMS, "time_ms"]]
+            their_ops.to_csv(work / "op_measured_reference.csv", index=False)
+            their_apps = application_rows(args.measured_reference, other)
+            their_apps = their_apps[their_apps["app_id"] != "vectorAdd"].drop(columns=["point_id"])
+            their_apps.to_csv(work / "app_measured_reference.csv", index=False)
+            print(f"{other} (measured by perfml, {args.measured_reference}) reference time for "
+                  f"{len(their_ops)} of the operator calls and {len(their_apps)} application kernel runs")
+            plans += [
+                ("op", f"reference-{other}", ["--reference", str(work / "op_measured_reference.csv")]),
+                ("app", f"reference-{other}", ["--reference", str(work / "app_measured_reference.csv")]),
+            ]
+        print()
         predicted = {}
         for corpus_name, tier, extra in plans:
             out = work / f"predicted_{corpus_name}_{tier}.csv"
             run_perfml(["predict", "--model", args.model, "--queries", str(work / f"{corpus_name}_queries.csv"),
                         "--output", str(out), "--overwrite", "--data-home", home, *extra], last_lines=6)
             predicted[(corpus_name, tier)] = pd.read_csv(out, low_memory=False)
-    header = (f"\n{'tier':<15} {'class / application':<44} {'rows':>5} {'MAPE %':>8} {'MdAPE %':>8} "
+        if args.measured_reference is not None:
+            # the naive answer beside it: the other board's time as it is (no board ratio)
+            launch = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+            predicted[("op", f"same-time-as-{other}")] = _as_is(op_queries, their_ops, ["op", *DIMS])
+            predicted[("app", f"same-time-as-{other}")] = _as_is(app_queries, their_apps,
+                                                                  ["app_id", "input_size", *launch])
+    header = (f"\n{'tier':<26} {'class / application':<44} {'rows':>5} {'MAPE %':>8} {'MdAPE %':>8} "
               f"{'0.8-1.2%':>8} {'cover %':>8} {'width':>7}")
     print(header)
     y_op = op_queries["time_ms"].to_numpy(dtype=float)
@@ -277,15 +333,28 @@ def main() -> None:
         for line in lines:
             print(line)
         print()
+    if args.measured_reference is not None:
+        print(f"board ratio {board} / {other}, median over the calls of >= {LARGE_MS} ms: the model's "
+              f"(reference tier's prediction / {other}'s time) against the measured one:")
+        for corpus_name, y, groups in (("op", y_op, op_groups), ("app", y_app, app_groups)):
+            theirs = predicted[(corpus_name, f"same-time-as-{other}")]["predicted_ms"].to_numpy(dtype=float)
+            ours = predicted[(corpus_name, f"reference-{other}")]["predicted_ms"].to_numpy(dtype=float)
+            for g in sorted(set(groups)):
+                m = (groups == g) & (y >= LARGE_MS) & np.isfinite(theirs)
+                if m.any():
+                    print(f"  {g:<34} {int(m.sum()):>5}  model {np.median(ours[m] / theirs[m]):6.3f}  "
+                          f"measured {np.median(y[m] / theirs[m]):6.3f}")
+        print()
     if args.tracking_uri:
-        log_runs(args.tracking_uri, logged, model=args.model)
+        log_runs(args.tracking_uri, logged, model=args.model, board=board, results=results)
     print("closed-form models on every application-kernel run (vectorAdd included: they fit nothing):")
-    for line in closed_form_lines(apps, home):
+    for line in closed_form_lines(apps, home, board=board, results=results):
         print(f"  {line}")
-    print()
-    print("run-to-run spread of the measurements (this run vs an earlier one on another H100-SXM):")
-    for line in repeatability(RESULTS, REPEAT):
-        print(f"  {line}")
+    if args.repeat is not None:
+        print()
+        print(f"run-to-run spread of the measurements (this run vs {args.repeat}):")
+        for line in repeatability(results, args.repeat):
+            print(f"  {line}")
 
 
 if __name__ == "__main__":
