@@ -85,28 +85,11 @@ def operator_rows(path: Path) -> pd.DataFrame:
 
 
 def application_rows(results: Path, board: str) -> pd.DataFrame:
-    """The nine applications' kernels of the sweep, as runtimes.csv query rows + time_ms.
+    """The applications' kernels of the sweep, as runtimes.csv query rows + time_ms
+    (:func:`perfml.measure.runtime_rows.application_runtime_rows`, without its ``source``)."""
+    from perfml.measure.runtime_rows import application_runtime_rows
 
-    Not :func:`perfml.measure.runtime_rows.sweep_runtime_rows`: that names a microbenchmark
-    row ``family.variant`` with its thread count as ``input_size`` (its sidecar's work is
-    per thread), while the nine applications' rows of runtimes.csv give the problem size
-    ``N`` under the app's own name, which is what the model was trained on.
-    """
-    from perfml.measure.store import ResultSet
-
-    frame = ResultSet.open(results).read()
-    apps = frame[frame["kind"].astype(str) == "application"].copy()
-    params = apps["params_json"].map(json.loads)
-    out = pd.DataFrame({
-        "board": board,
-        "app_id": apps["family"].astype(str).to_numpy(),
-        "input_size": params.map(lambda p: int(p["N"])).to_numpy(),
-        **{c: apps[c].astype(int).to_numpy() for c in
-           ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")},
-        "point_id": apps["point_id"].to_numpy(),
-        "time_ms": (apps["time_median_s"].astype(float) * 1e3).to_numpy(),
-    })
-    return out.reset_index(drop=True)
+    return application_runtime_rows(results, board=board).drop(columns=["source"])
 
 
 def op_class(op: str) -> str:

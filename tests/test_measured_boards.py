@@ -233,3 +233,48 @@ def test_same_calls_on_both_boards_memory_bound_ones_faster_on_the_h200():
     speedup = (large["time_ms_h100"] / large["time_ms"]).groupby(large["op"].map(OP_CLASS)).median()
     assert 1.15 < speedup["EW"] < 4.8 / 3.35 * 1.1
     assert speedup["BMM"] == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize("board", sorted(MEASURED))
+def test_application_kernels_of_a_result_set_read_as_runtime_rows(board):
+    """The applications spec's kernels as runtimes.csv rows: the app's name, N as input_size,
+    the launch, the median time; one row per measured point."""
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    folder = MEASURED[board][0]
+    rows = application_runtime_rows(folder)
+    frame = ResultSet.open(folder).read()
+    apps = frame[frame["kind"] == "application"]
+    assert len(rows) == len(apps) == 65 and set(rows["board"]) == {board} and set(rows["source"]) == {"sweep"}
+    assert set(rows["app_id"]) == set(apps["family"]) and "vectorAdd" in set(rows["app_id"])
+    by_point = apps.set_index("point_id")
+    for _, r in rows.sample(10, random_state=0).iterrows():
+        p = by_point.loc[r["point_id"]]
+        assert r["input_size"] == json.loads(p["params_json"])["N"]
+        assert r["time_ms"] == pytest.approx(1e3 * p["time_median_s"])
+        assert (r["block_x"], r["grid_x"]) == (p["block_x"], p["grid_x"])
+
+
+def test_a_result_set_folder_is_a_calibration_file(tmp_path):
+    """`--calibration DIR` / `--from-runtimes DIR`: the folder's application kernels calibrate
+    the board exactly as the same rows written to a CSV do, and the provenance hashes the set."""
+    from perfml.characterize.calibrate import calibrate_from_runtimes
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    csv = tmp_path / "rows.csv"
+    application_runtime_rows(H200).to_csv(csv, index=False)
+    from_dir = calibrate_from_runtimes(H200, "H200")
+    from_csv = calibrate_from_runtimes(csv, "H200")
+    key = lambda ch: {(v.quantity, v.unit, v.tier): v.value for v in ch.values}  # noqa: E731
+    assert key(from_dir) == key(from_csv) and any(t == "calibrated" for _, _, t in key(from_dir))
+    assert len(from_dir.provenance["sha256"]) == 64 and from_dir.provenance["sha256"] != from_csv.provenance["sha256"]
+
+
+def test_a_folder_that_cannot_calibrate_is_a_typed_error(tmp_path, synthetic_recording):
+    from perfml.characterize.calibrate import read_runtime_rows
+    from perfml.errors import CalibrationDataError
+
+    with pytest.raises(CalibrationDataError, match="synthetic"):
+        read_runtime_rows(synthetic_recording)
+    with pytest.raises(CalibrationDataError, match="calibration folder .*not-a-set"):
+        read_runtime_rows(tmp_path.joinpath("not-a-set").resolve().mkdir() or tmp_path / "not-a-set")

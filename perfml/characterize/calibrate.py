@@ -102,6 +102,15 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def _result_set_sha256(path: Path) -> str:
+    """Hex sha256 over a result set's manifest and data parts (names and bytes, in name order)."""
+    digest = hashlib.sha256()
+    for part in sorted([path / "manifest.json", *path.glob("part-*.parquet")]):
+        if part.is_file():
+            digest.update(part.name.encode() + b"\0" + sha256_of(part).encode())
+    return digest.hexdigest()
+
+
 def _manifest_sha256(path: Path) -> str | None:
     """The sha256 the data home's ``manifest.csv`` (next to the file) lists for it."""
     import csv
@@ -117,18 +126,34 @@ def _manifest_sha256(path: Path) -> str | None:
 
 
 def read_runtime_rows(path: str | os.PathLike[str]):
-    """Read the columns a calibration uses from a CSV (``.csv`` or ``.csv.gz``).
+    """Read the columns a calibration uses from a CSV (``.csv`` or ``.csv.gz``), or the
+    application kernels of a sweep result-set folder (``perfml sweep run --out``, e.g. the
+    ``calibration`` spec on the target: :func:`perfml.measure.runtime_rows.application_runtime_rows`).
 
     Raises
     ------
     CalibrationDataError
-        The file is missing, unreadable or not a CSV.
+        The file is missing, unreadable or not a CSV; the folder is not a measured result set.
     """
     import pandas as pd
 
     path = Path(path)
+    if path.is_dir():
+        from perfml.errors import PerfmlError
+        from perfml.measure.runtime_rows import application_runtime_rows
+
+        try:
+            rows = application_runtime_rows(path)
+        except PerfmlError as exc:
+            raise CalibrationDataError(f"calibration folder {path}: {exc}") from None
+        if rows.empty:
+            raise CalibrationDataError(f"calibration folder {path} holds no application kernel run; measure the "
+                                       "`calibration` spec on the target (perfml sweep run calibration --out "
+                                       f"{path})")
+        return rows[[c for c in rows.columns if c in _READ_COLUMNS]]
     if not path.is_file():
-        raise CalibrationDataError(f"calibration file {path} does not exist; pass a CSV of runtime rows")
+        raise CalibrationDataError(f"calibration file {path} does not exist; pass a CSV of runtime rows "
+                                   "or a sweep result-set folder")
     from perfml._csv_header import refuse_duplicate_columns
 
     try:
@@ -518,6 +543,8 @@ def calibrate_from_rows(
         "n_rows_known_work": int(len(known)),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    if path is not None and path.is_dir():
+        provenance["sha256"] = _result_set_sha256(path)
     if path is not None and path.is_file():
         provenance["sha256"] = sha256_of(path)
         listed = _manifest_sha256(path)

@@ -47,8 +47,9 @@ def characterize(
         Path | None,
         typer.Option(
             "--from-runtimes",
-            help="CSV of runtime rows (columns of runtimes.csv or dlops_runtimes.csv): calibrate --board "
-            "from its kernels of known work.",
+            help="CSV of runtime rows (columns of runtimes.csv or dlops_runtimes.csv), or a sweep result-set "
+            "folder (its application kernels, e.g. the `calibration` spec): calibrate --board from its kernels "
+            "of known work.",
         ),
     ] = None,
     source: Annotated[

@@ -143,7 +143,7 @@ def predict(
     reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms; application or operator rows) on boards you have; the same runs on other boards are predicted from them."),
     level: float = typer.Option(0.90, "--level", help="Nominal level of the lower_ms/upper_ms interval (0.50 to 0.99, steps of 0.01)."),
     characterization: Optional[Path] = typer.Option(None, "--characterization", help="Characterization of the target board (from `perfml characterize`); the queries must all be of that board."),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Runtime rows (any kernel of known work) measured on the target board, with time_ms: calibrates its characterization."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Runtime rows (any kernel of known work) measured on the target board, with time_ms, or a sweep result-set folder of the target (its application kernels: e.g. the `calibration` spec): calibrates its characterization."),
     profile: Optional[Path] = typer.Option(None, "--profile", help="Profiler counters of the --reference runs: an `ncu --csv` export (details or raw page) or an `nvprof --csv` metrics/events export (docs/profile_import.md)."),
 ) -> None:
     """Predict runtimes (ms) for the queries, row for row; boards may be unseen (specs from the registry).

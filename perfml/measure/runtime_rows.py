@@ -37,7 +37,7 @@ import os
 import numpy as np
 import pandas as pd
 
-__all__ = ["SWEEP_SOURCE", "sweep_runtime_rows"]
+__all__ = ["SWEEP_SOURCE", "application_runtime_rows", "sweep_runtime_rows"]
 
 #: ``source`` of rows from a measured sweep (a synthetic set adds ``-synthetic``)
 SWEEP_SOURCE = "sweep"
@@ -103,4 +103,55 @@ def sweep_runtime_rows(results, *, board: str | None = None, registry=None) -> p
         "validated": raw["validated"].astype(bool),
     })
     out["measured_ms"] = out["time_ms_mean"]
+    return out.reset_index(drop=True)
+
+
+def application_runtime_rows(results, *, board: str | None = None, registry=None) -> pd.DataFrame:
+    """The application kernels of a sweep result set as rows of ``runtimes.csv`` with ``time_ms``.
+
+    Not :func:`sweep_runtime_rows`: that names a microbenchmark row ``family.variant`` with
+    its thread count as ``input_size`` (its sidecar's work is per thread), while an
+    application's rows in ``runtimes.csv`` (and in the queries and calibration files perfml
+    reads) give the problem size ``N`` under the app's own name (``app_id`` = the family,
+    as the nine applications' sidecars name them). ``time_ms`` is the median of the timed
+    repetitions (CUDA events), ``source`` ``"sweep"``. This is what ``perfml predict
+    --calibration RESULTS`` and ``perfml characterize --from-runtimes RESULTS`` read when
+    given a result-set folder: the ``applications`` or ``calibration`` spec measured on the
+    target (vectorAdd over sizes: the target's streaming curve).
+
+    Raises
+    ------
+    ResultSchemaError
+        Not a result set; a synthetic one (never a measurement); an application row
+        without the size parameter ``N``.
+    UnknownBoardError
+        The device (or ``board``) is not in the registry.
+    """
+    from perfml.boards import resolve_board_name
+    from perfml.errors import ResultSchemaError
+    from perfml.measure.store import ResultSet
+
+    rs = results if isinstance(results, ResultSet) else ResultSet.open(os.fspath(results))
+    if rs.synthetic:
+        raise ResultSchemaError(f"{rs.path}: a synthetic result set holds no measurement; calibrate from measured runs")
+    name = resolve_board_name(board or rs.device.name, registry=registry)
+    raw = rs.read()
+    apps = raw[raw["kind"].astype(str) == "application"] if len(raw) else raw
+    launch = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+    if apps.empty:
+        return pd.DataFrame(columns=["source", "board", "app_id", "input_size", *launch, "time_ms"])
+    params = apps["params_json"].map(json.loads)
+    sizeless = [k for k, p in zip(apps["kernel"], params) if "N" not in p]
+    if sizeless:
+        raise ResultSchemaError(f"{rs.path}: application kernel {sizeless[0]} has no size parameter N; "
+                                "only application kernels sized by N become runtime rows")
+    out = pd.DataFrame({
+        "source": SWEEP_SOURCE,
+        "board": name,
+        "app_id": apps["family"].astype(str).to_numpy(),
+        "input_size": params.map(lambda p: int(p["N"])).to_numpy(),
+        **{c: apps[c].astype(int).to_numpy() for c in launch},
+        "point_id": apps["point_id"].to_numpy(),
+        "time_ms": (apps["time_median_s"].astype(float) * 1e3).to_numpy(),
+    })
     return out.reset_index(drop=True)

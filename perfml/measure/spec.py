@@ -303,10 +303,11 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
 
 
 def load_specs(paths: Iterable[str | os.PathLike[str]]) -> list[SweepSpec]:
-    """Read specs; a directory stands for every ``*.toml`` in it. Names must be unique."""
+    """Read specs; a directory stands for every ``*.toml`` in it, and a bare name that is no
+    file (``calibration``) for the shipped spec of that name. Names must be unique."""
     specs: list[SweepSpec] = []
     for p in paths:
-        p = Path(p)
+        p = _shipped_or_path(Path(p))
         files = sorted(p.glob("*.toml")) if p.is_dir() else [p]
         if p.is_dir() and not files:
             raise SweepSpecError(f"{p}: a directory without sweep specs (*.toml); name spec "
@@ -321,6 +322,17 @@ def load_specs(paths: Iterable[str | os.PathLike[str]]) -> list[SweepSpec]:
             )
         seen[spec.name] = spec.path
     return specs
+
+
+def _shipped_or_path(p: Path) -> Path:
+    """``p``, or the shipped spec it names when ``p`` is a bare name and no such file exists."""
+    if p.exists() or p.suffix or len(p.parts) != 1:
+        return p
+    shipped = {s.stem: s for s in default_spec_paths()}
+    if p.name in shipped:
+        return shipped[p.name]
+    raise SweepSpecError(f"{p}: no such spec file, and no shipped spec of that name; name a spec file or one of "
+                         f"the shipped specs: {', '.join(sorted(shipped))}")
 
 
 def default_spec_paths() -> list[Path]:
