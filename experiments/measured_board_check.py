@@ -19,7 +19,10 @@ against those measurements, per op class and per application:
 
 * ``spec-only``: the board known only by its registry entry;
 * ``calibrated``: ``--calibration`` with the board's own ``add`` calls (operators) or
-  ``vectorAdd`` runs (applications), issue 11's protocol;
+  the applications spec's ``vectorAdd`` runs (applications), issue 11's protocol;
+* ``calibrated-sweep`` (applications, where the set holds the ``calibration`` spec's
+  points): ``--calibration`` with the result folder itself, so its vectorAdd runs of both
+  specs (issue 11's "short sweep on the target": 18 sizes from 12 kB to 1.6 GB);
 * ``measured-char``: ``--characterization characterization.json`` (the microbenchmark
   sweep's characterization, nothing of the scored kernels);
 * ``reference-<corpus board>`` (operators only; ``--corpus-reference``, default the
@@ -90,6 +93,13 @@ def application_rows(results: Path, board: str) -> pd.DataFrame:
     from perfml.measure.runtime_rows import application_runtime_rows
 
     return application_runtime_rows(results, board=board).drop(columns=["source"])
+
+
+def applications_spec_rows(results: Path, board: str) -> pd.DataFrame:
+    """The kernels the ``applications`` spec measured (the scored set; the ``calibration``
+    spec's vectorAdd runs, where the set has them, calibrate only)."""
+    rows = application_rows(results, board)
+    return rows[rows["spec"] == "applications"].drop(columns=["spec"]).reset_index(drop=True)
 
 
 def op_class(op: str) -> str:
@@ -237,7 +247,8 @@ def main() -> None:
         raise SystemExit(f"{results} holds measurements of {measured_board(results)}, not {board}")
     home = str(find_data_home(args.data_home))
     ops = operator_rows(results / "dlops_torch.csv")
-    apps = application_rows(results, board)
+    apps = applications_spec_rows(results, board)
+    swept = (application_rows(results, board)["spec"] == "calibration").sum()
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(args.workdir) if args.workdir else Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
@@ -268,6 +279,8 @@ def main() -> None:
             ("app", "calibrated", ["--calibration", str(work / "app_vectoradds.csv")]),
             ("app", "measured-char", ["--characterization", char]),
         ]
+        if swept:  # the result folder itself: its vectorAdd runs of both specs (issue 11 §3's short sweep)
+            plans.append(("app", "calibrated-sweep", ["--calibration", str(results)]))
         if args.measured_reference is not None:
             other = measured_board(args.measured_reference)
             if other == board:
@@ -276,7 +289,7 @@ def main() -> None:
             mine = op_queries[["op", *DIMS]]
             their_ops = their_ops.merge(mine, on=["op", *DIMS])[["board", "op", *DIMS, "time_ms"]]
             their_ops.to_csv(work / "op_measured_reference.csv", index=False)
-            their_apps = application_rows(args.measured_reference, other)
+            their_apps = applications_spec_rows(args.measured_reference, other)
             their_apps = their_apps[their_apps["app_id"] != "vectorAdd"].drop(columns=["point_id"])
             their_apps.to_csv(work / "app_measured_reference.csv", index=False)
             print(f"{other} (measured by perfml, {args.measured_reference}) reference time for "

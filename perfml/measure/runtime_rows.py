@@ -114,7 +114,8 @@ def application_runtime_rows(results, *, board: str | None = None, registry=None
     application's rows in ``runtimes.csv`` (and in the queries and calibration files perfml
     reads) give the problem size ``N`` under the app's own name (``app_id`` = the family,
     as the nine applications' sidecars name them). ``time_ms`` is the median of the timed
-    repetitions (CUDA events), ``source`` ``"sweep"``. This is what ``perfml predict
+    repetitions (CUDA events), ``source`` ``"sweep"``, ``spec`` the spec that measured the
+    point (a launch two specs measured gives two rows). This is what ``perfml predict
     --calibration RESULTS`` and ``perfml characterize --from-runtimes RESULTS`` read when
     given a result-set folder: the ``applications`` or ``calibration`` spec measured on the
     target (vectorAdd over sizes: the target's streaming curve).
@@ -139,7 +140,7 @@ def application_runtime_rows(results, *, board: str | None = None, registry=None
     apps = raw[raw["kind"].astype(str) == "application"] if len(raw) else raw
     launch = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
     if apps.empty:
-        return pd.DataFrame(columns=["source", "board", "app_id", "input_size", *launch, "time_ms"])
+        return pd.DataFrame(columns=["source", "board", "app_id", "input_size", *launch, "spec", "point_id", "time_ms"])
     params = apps["params_json"].map(json.loads)
     sizeless = [k for k, p in zip(apps["kernel"], params) if "N" not in p]
     if sizeless:
@@ -151,6 +152,7 @@ def application_runtime_rows(results, *, board: str | None = None, registry=None
         "app_id": apps["family"].astype(str).to_numpy(),
         "input_size": params.map(lambda p: int(p["N"])).to_numpy(),
         **{c: apps[c].astype(int).to_numpy() for c in launch},
+        "spec": apps["spec"].astype(str).to_numpy(),
         "point_id": apps["point_id"].to_numpy(),
         "time_ms": (apps["time_median_s"].astype(float) * 1e3).to_numpy(),
     })
