@@ -425,3 +425,22 @@ def test_planner_estimate_is_the_closed_form_roofline():
     memory_bound = {"flops": 0.0, "instructions": 0.0, "bytes": 3e12}
     assert _kernel_seconds(memory_bound, {}, board) == pytest.approx(
         3e12 / boards.peak_bandwidth(board))
+
+
+def test_a_bare_name_is_the_shipped_spec_of_that_name(tmp_path, monkeypatch):
+    """`perfml sweep run calibration`: a name that is no file is the shipped spec; a file of
+    that name in the working directory wins; an unknown name lists the shipped ones."""
+    from perfml.errors import SweepSpecError
+    from perfml.measure.spec import default_spec_paths
+
+    monkeypatch.chdir(tmp_path)
+    (spec,) = load_specs(["calibration"])
+    assert spec.name == "calibration" and spec.path == next(p for p in default_spec_paths() if p.stem == "calibration")
+    with pytest.raises(SweepSpecError, match="no shipped spec of that name.*calibration"):
+        load_specs(["calibraton"])
+    with pytest.raises(SweepSpecError):  # a path with a suffix is a path, never a shipped name
+        load_specs(["calibration.toml"])
+    other = next(p for p in default_spec_paths() if p.stem == "divergence")
+    (tmp_path / "calibration").write_text(other.read_text())  # a file of that name is a file
+    (own,) = load_specs(["calibration"])
+    assert own.path == Path("calibration") and own.name != "calibration"
