@@ -287,3 +287,50 @@ def test_a_folder_that_cannot_calibrate_is_a_typed_error(tmp_path, synthetic_rec
         read_runtime_rows(synthetic_recording)
     with pytest.raises(CalibrationDataError, match="calibration folder .*not-a-set"):
         read_runtime_rows(tmp_path.joinpath("not-a-set").resolve().mkdir() or tmp_path / "not-a-set")
+
+
+def test_a_measured_board_becomes_training_rows():
+    """`perfml train --measured DIR`: the nine apps' kernels (a launch two specs measured
+    once) and the operator calls, labelled as this project's measurements."""
+    from perfml.learned.training import MEASURED_SOURCE, measured_board_rows
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    rows = measured_board_rows(H100)
+    assert set(rows) == {"described", "dlops"}
+    described, ops = rows["described"], rows["dlops"]
+    assert len(described) == 83 - 3 and set(described["source"]) == {MEASURED_SOURCE}
+    assert set(described["board"]) == {"H100-SXM"} and described["measured_ms"].gt(0).all()
+    apps = application_runtime_rows(H100)
+    latest = apps.drop_duplicates(["app_id", "input_size", "block_x", "grid_x"], keep="last")
+    assert sorted(described["measured_ms"]) == pytest.approx(sorted(latest["time_ms"]))
+    assert dict(zip(described["app_id"], described["app"]))["matMul_gpu_sharedmem"] == "matMul"
+    assert len(ops) == 2955 and (ops["measured_ms"] == ops["time_ms"]).all() and set(ops["source"]) == {MEASURED_SOURCE}
+
+
+def test_measured_rows_join_the_selected_corpora_and_obey_exclusion(data_home):
+    from perfml.learned.training import corpus_rows, measured_board_rows
+
+    extra = measured_board_rows(H200)
+    rows = corpus_rows(data_home, corpora=["described"], measured=[extra])
+    assert set(rows) == {"described"}  # the operator calls wait for a run that trains dlops
+    assert (rows["described"]["board"] == "H200").sum() == len(extra["described"])
+    rows = corpus_rows(data_home, corpora=["described"], measured=[extra], exclude_boards=["H200"])
+    assert not (rows["described"]["board"] == "H200").any()
+
+
+def test_a_folder_that_is_no_measured_board_is_refused_before_training(tmp_path, capsys):
+    from perfml.cli import main
+    from perfml.errors import DatasetSchemaError
+    from perfml.learned.training import measured_board_rows
+
+    with pytest.raises(DatasetSchemaError, match="neither a sweep result set"):
+        measured_board_rows(tmp_path)
+    two = pd.read_csv(H100 / "dlops_torch.csv").head(4)
+    two.loc[two.index[:2], "board"] = "H200"
+    two.to_csv(tmp_path / "dlops_torch.csv", index=False)
+    with pytest.raises(DatasetSchemaError, match="one board"):
+        measured_board_rows(tmp_path)
+    out = tmp_path / "model"
+    code = main(["train", "--out", str(out), "--corpus", "described", "--measured", str(tmp_path / "nothing-here")])
+    err = capsys.readouterr().err
+    assert code == 2 and "nothing-here" in err and "Traceback" not in err and not out.exists()

@@ -21,6 +21,7 @@ def train(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
     sweep: Optional[list[Path]] = typer.Option(None, "--sweep", help="A sweep result set (`perfml sweep run --out DIR`) whose microbenchmark rows join training (repeatable)."),
+    measured: Optional[list[Path]] = typer.Option(None, "--measured", help="A board you measured with perfml's tools (a folder as experiments/measure_board_on_device.sh writes: sweep result set and/or dlops_torch.csv): its application kernels join the described sub-models' training rows, its operator calls the dlops ones (repeatable)."),
     exclude_board: Optional[list[str]] = typer.Option(None, "--exclude-board", help="Leave this board's rows out of training (repeatable): the board is then unseen, and its measurements can check the predictions."),
     calibrated_tier: bool = typer.Option(True, "--calibrated-tier/--no-calibrated-tier", help="Also train the calibrated-tier sub-models (dlops-calibrated and described-calibrated: each board characterized from its own add calls or vectorAdd runs), which answer `perfml predict --calibration`. Default: on."),
     wave_scaling: str = typer.Option("default", "--wave-scaling", help="Wave scaling as a candidate baseline of the two application sub-models: default (on for undescribed, off for described), off, on, or auto (kept where an inner leave-one-board-out finds it helps)."),
@@ -63,8 +64,11 @@ def train(
     from perfml.cli._home import entry_data_home
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
+    from perfml.learned.training import measured_board_rows
+
+    measured_rows = [measured_board_rows(folder) for folder in measured or ()]  # bad input fails first
     rows = corpus_rows(data_home, sources=source, corpora=corpus, dlops_max_rows=dlops_rows, random_state=seed,
-                       exclude_boards=exclude_board or ())
+                       exclude_boards=exclude_board or (), measured=measured_rows)
     if sweep:  # microbenchmark kernels are known by their measurements: the undescribed sub-model's rows
         if corpus and "undescribed" not in corpus:
             from perfml.errors import InvalidValueError

@@ -588,7 +588,8 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
     ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference
-    rows r of the same (app, input size): the user's time scaled by the model's ratio
+    rows r of the same (app, input size) and launch (:func:`launch_agrees`; a launch the
+    query leaves empty takes every launch of the run): the user's time scaled by the model's ratio
     between the two boards, the model being the transfer baseline plus the learned
     residual (:class:`~perfml.learned.regressors.RuntimeRegressor`), so the ratio is the
     closed-form (or cores x clock, bandwidth) ratio the transfer baseline uses.

@@ -57,6 +57,84 @@ def with_sweep_rows(rt: pd.DataFrame, sweeps=(), *, registry=None, allow_synthet
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else rt
 
 
+#: ``source`` of the training rows of a board measured with this project's tools
+#: (:func:`measured_board_rows`): never one of the published corpora's sources
+MEASURED_SOURCE = "perfml-measured"
+
+
+def measured_board_rows(folder, *, registry=None) -> dict[str, pd.DataFrame]:
+    """Training rows of a board measured with this project's tools (``sweeps/results/<board>/``).
+
+    The folder is what ``experiments/measure_board_on_device.sh`` writes: a sweep result set
+    (:mod:`perfml.measure.store`) whose application kernels of the nine described apps
+    become ``described`` rows (:func:`perfml.measure.runtime_rows.application_runtime_rows`:
+    the app's name, ``N`` as ``input_size``, the launch, the median CUDA-event time as
+    ``measured_ms``; a launch two specs measured counts once, the latest), and an operator
+    table ``dlops_torch.csv`` (``experiments/measure_dlops_torch.py``, NeuSight's protocol)
+    whose calls become ``dlops`` rows. ``source`` is :data:`MEASURED_SOURCE` on every row.
+    Either part may be missing, not both.
+
+    These are measurements of another software stack than the corpora's (CUDA events
+    around CuPy or PyTorch 2.11 calls, against nvprof kernel durations and PyTorch 2.1): a
+    board's launch floor, in particular, is the host's and the stack's.
+
+    Raises
+    ------
+    DatasetSchemaError
+        The folder holds neither part, an operator table names several boards or lacks
+        columns, or a part's board is not in the registry (``UnknownBoardError``).
+    """
+    from pathlib import Path
+
+    import numpy as np
+
+    from perfml.apps import get_app, list_apps
+    from perfml.boards import resolve_board_name
+    from perfml.errors import DatasetSchemaError
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    folder = Path(folder)
+    out: dict[str, pd.DataFrame] = {}
+    launch = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+    if (folder / "manifest.json").is_file():
+        apps = application_runtime_rows(folder, registry=registry)
+        apps = apps[apps["app_id"].isin(list_apps())].drop_duplicates(["app_id", "input_size", *launch], keep="last")
+        if len(apps):
+            described = {a: get_app(a) for a in apps["app_id"].unique()}
+            out["described"] = pd.DataFrame({
+                "source": MEASURED_SOURCE,
+                "board": apps["board"].to_numpy(),
+                "app": apps["app_id"].map(lambda a: described[a].app).to_numpy(),
+                "variant": apps["app_id"].map(lambda a: described[a].variant).to_numpy(),
+                "app_id": apps["app_id"].to_numpy(),
+                "gpu_config": "default",
+                "input_size": apps["input_size"].astype(float).to_numpy(),
+                "input_size_2": np.nan,
+                **{c: apps[c].astype(float).to_numpy() for c in launch},
+                "measured_ms": apps["time_ms"].astype(float).to_numpy(),
+            })
+    table = folder / "dlops_torch.csv"
+    if table.is_file():
+        ops = pd.read_csv(table)
+        missing = [c for c in ("board", "op", "time_ms") if c not in ops.columns]
+        if missing:
+            raise DatasetSchemaError(f"{table}: missing column(s) {', '.join(missing)}; it is the output of "
+                                     "experiments/measure_dlops_torch.py")
+        boards = sorted(set(ops["board"].astype(str)))
+        if len(boards) != 1:
+            raise DatasetSchemaError(f"{table}: expected the calls of one board, found {boards}")
+        board = resolve_board_name(boards[0], registry=registry)
+        for d in ("B", "M", "N", "K", "H"):
+            if d in ops.columns:
+                ops[d] = ops[d].astype("Int64")
+        out["dlops"] = ops.assign(source=MEASURED_SOURCE, board=board, measured_ms=ops["time_ms"].astype(float))
+    if not out:
+        raise DatasetSchemaError(f"{folder}: neither a sweep result set (manifest.json) with application kernels nor "
+                                 "an operator table (dlops_torch.csv); give a folder written by "
+                                 "experiments/measure_board_on_device.sh")
+    return out
+
+
 def fit_default(rt: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None):
     """Fit the default regressor on ``rt``; with ``calibrate``, the interval calibration too.
 
@@ -117,7 +195,7 @@ def operator_training_rows(data_home=None, *, max_rows: int | None = None, rando
 
 
 def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: int | None = None,
-                random_state: int = 0, exclude_boards=()) -> dict[str, pd.DataFrame]:
+                random_state: int = 0, exclude_boards=(), measured=()) -> dict[str, pd.DataFrame]:
     """Training rows per corpus (``described``, ``undescribed``, ``dlops``) of the data home.
 
     Parameters
@@ -133,6 +211,10 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
         Boards (registry names or aliases) whose rows are left out of every corpus: a
         model for which they are unseen (``perfml train --exclude-board``), to check a
         prediction for a board against its measurements.
+    measured : iterable of dict
+        Rows of boards measured with this project's tools (:func:`measured_board_rows`,
+        ``perfml train --measured``), appended to the corpora of the same name that the
+        selection keeps (``exclude_boards`` applies to them too).
 
     Raises
     ------
@@ -165,6 +247,10 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
                 out[g] = part
     if DLOPS_SOURCE in sources and "dlops" in corpora:
         out["dlops"] = operator_training_rows(data_home, max_rows=dlops_max_rows, random_state=random_state)
+    for parts in measured:
+        for name, extra in parts.items():
+            if name in out:  # a corpus --corpus / --source left out stays out
+                out[name] = pd.concat([out[name], extra], ignore_index=True)
     out = _without_boards(out, exclude_boards)
     if not out:
         raise InvalidValueError(f"no training rows for corpora {', '.join(corpora)} in sources {', '.join(sources)}; "
