@@ -114,6 +114,8 @@ def train(
             calibrated[name] = calibration is not None
         top = {"training_sources": sorted({s for rt in rows.values() for s in rt["source"].astype(str)}),
                "excluded_boards": list(exclude_board or ()),
+               "measured_boards": {str(folder): sorted({b for part in parts.values() for b in part["board"].astype(str)})
+                                   for folder, parts in zip(measured or (), measured_rows)},
                "dlops_max_rows": dlops_rows, "seed": seed, "fit_seconds": seconds, "figures": figures}
         save_bundle(parts, out, overwrite=overwrite, extra=top,
                     extra_files={"MODEL_CARD.md": card_text} if card_text is not None else None)
