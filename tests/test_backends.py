@@ -264,8 +264,12 @@ def _fake_cupy(monkeypatch):
     class CUDADriverError(RuntimeError):
         """Stands in for cupy_backends.cuda.api.driver.CUDADriverError."""
 
+    class OutOfMemoryError(MemoryError):
+        """Stands in for cupy.cuda.memory.OutOfMemoryError (a MemoryError, as CuPy's)."""
+
     cupy.cuda = types.SimpleNamespace(runtime=runtime, Device=Device,
-                                      driver=types.SimpleNamespace(CUDADriverError=CUDADriverError))
+                                      driver=types.SimpleNamespace(CUDADriverError=CUDADriverError),
+                                      memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
     cupy.RawModule = RawModule
     cupy.asarray = np.asarray
     cupy.asnumpy = np.asarray
@@ -417,6 +421,39 @@ def test_a_kernel_fault_is_recorded_and_resume_skips_it(monkeypatch, synthetic_c
     assert "faulted in an earlier run" in report.failed[0][1]
     assert report.measured == report.planned - 2
     assert faulted_key not in set(ResultSet.open(out).read()["launch_key"])
+
+
+def test_a_point_that_does_not_fit_in_memory_fails_alone(monkeypatch, synthetic_catalog, tmp_path):
+    """Out of device (or host) memory at one point: that point is recorded as failed with a
+    message saying why, and the sweep goes on (before, the error stopped the whole sweep, and
+    a resumed run stopped at the same point again)."""
+    import sys
+
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.spec import parse_spec
+    from perfml.measure.store import ResultSet
+
+    kernel, _ = _fake_cupy(monkeypatch)
+    _reference_or_stub(monkeypatch)
+    oom = sys.modules["cupy"].cuda.memory.OutOfMemoryError
+    spec = parse_spec({"name": "oom", "repetitions": 5, "warmup": 2, "families": [{"name": "syn_fp32"}, {"name": "divergence"}]})
+    launches_per_point = 1 + 2 + 5
+    calls = {"n": 0}
+    original = type(kernel).__call__
+
+    def out_of_memory(self, grid, block, args, *, shared_mem=0):
+        calls["n"] += 1
+        if calls["n"] == launches_per_point + 1:  # the second point's first launch
+            raise oom("Out of memory allocating 1,717,986,918 bytes (allocated so far: 0 bytes).")
+        return original(self, grid, block, args, shared_mem=shared_mem)
+
+    monkeypatch.setattr(type(kernel), "__call__", out_of_memory)
+    out = tmp_path / "set"
+    _, (report,) = run_sweeps([spec], CupyBackend(catalog=synthetic_catalog), out, catalog=synthetic_catalog)
+    ((key, why),) = report.failed
+    assert "do not fit in the free memory" in why and "OutOfMemoryError" in why and "more memory" in why
+    assert report.measured == report.planned - 1
+    assert key not in set(ResultSet.open(out).read()["launch_key"])
 
 
 def test_a_faults_file_that_is_not_json_lines_is_a_typed_error(tmp_path, synthetic_recording):

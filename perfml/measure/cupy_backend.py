@@ -74,6 +74,12 @@ def _cuda_error_types(cupy) -> tuple[type, ...]:
     return tuple(t for t in found if isinstance(t, type) and issubclass(t, BaseException))
 
 
+def _out_of_memory_types(cupy) -> tuple[type, ...]:
+    """Out-of-memory exceptions: the host's ``MemoryError`` and CuPy's ``OutOfMemoryError``."""
+    oom = getattr(getattr(getattr(cupy, "cuda", None), "memory", None), "OutOfMemoryError", None)
+    return (MemoryError,) + ((oom,) if isinstance(oom, type) and issubclass(oom, BaseException) else ())
+
+
 def cupy_device_available() -> bool:
     """Whether CuPy is importable and sees at least one device (used to skip GPU tests)."""
     try:
@@ -249,6 +255,13 @@ class CupyBackend(Backend):
             raise PerfmlError(f"unknown kernel family {launch.family!r} in the catalog")
         try:
             return self._run(family, launch)
+        except _out_of_memory_types(self._cupy) as exc:
+            # the point's buffers do not fit (device or host): a failed point, not a lost sweep
+            raise KernelValidationError(
+                f"{family.name} {launch.params_json} (grid {launch.grid}, block {launch.block}): its buffers do not "
+                f"fit in the free memory ({exc.__class__.__name__}: {exc}); not timed, recorded as failed: leave "
+                "the point out of the spec, or measure it on a board with more memory"
+            ) from exc
         except _cuda_error_types(self._cupy) as exc:
             raise KernelFaultError(
                 f"{family.name} {launch.params_json} (grid {launch.grid}, block {launch.block}) raised a "
