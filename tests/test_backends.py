@@ -380,31 +380,40 @@ def test_cupy_backend_compile_errors_are_typed(monkeypatch, synthetic_catalog):
         backend.run(Launch("syn_dram", {"ITERS": 64}, grid=32, block=256))
 
 
-def test_a_kernel_fault_is_recorded_and_resume_skips_it(monkeypatch, synthetic_catalog, tmp_path):
-    """A CUDA error (the first H100 run: CUDA_ERROR_ILLEGAL_ADDRESS) stops the sweep with a typed error,
-    keeps what was measured, records the point, and a resumed run skips it instead of faulting again."""
+def _second_point_raises(monkeypatch, make_error):
+    """A two-point spec on the fake CuPy whose second point's first (validation) launch raises
+    ``make_error(cupy)``; the fake is installed with ``monkeypatch``."""
     import sys
 
-    from perfml.errors import KernelFaultError
-    from perfml.measure.runner import run_sweeps
     from perfml.measure.spec import parse_spec
-    from perfml.measure.store import FAULTS_NAME, ResultSet
 
     kernel, _ = _fake_cupy(monkeypatch)
     _reference_or_stub(monkeypatch)
-    fault = sys.modules["cupy"].cuda.driver.CUDADriverError
-    spec = parse_spec({"name": "fault", "repetitions": 5, "warmup": 2, "families": [{"name": "syn_fp32"}, {"name": "divergence"}]})
-    launches_per_point = 1 + 2 + 5
+    error = make_error(sys.modules["cupy"])
+    launches_per_point = 1 + 2 + 5  # validation, warm-up, repetitions
     calls = {"n": 0}
     original = type(kernel).__call__
 
-    def faulting(self, grid, block, args, *, shared_mem=0):
+    def failing(self, grid, block, args, *, shared_mem=0):
         calls["n"] += 1
-        if calls["n"] == launches_per_point + 1:  # the second point's validation launch
-            raise fault("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
+        if calls["n"] == launches_per_point + 1:
+            raise error
         return original(self, grid, block, args, shared_mem=shared_mem)
 
-    monkeypatch.setattr(type(kernel), "__call__", faulting)
+    monkeypatch.setattr(type(kernel), "__call__", failing)
+    return parse_spec({"name": "two-points", "repetitions": 5, "warmup": 2,
+                       "families": [{"name": "syn_fp32"}, {"name": "divergence"}]})
+
+
+def test_a_kernel_fault_is_recorded_and_resume_skips_it(monkeypatch, synthetic_catalog, tmp_path):
+    """A CUDA error (the first H100 run: CUDA_ERROR_ILLEGAL_ADDRESS) stops the sweep with a typed error,
+    keeps what was measured, records the point, and a resumed run skips it instead of faulting again."""
+    from perfml.errors import KernelFaultError
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.store import FAULTS_NAME, ResultSet
+
+    spec = _second_point_raises(monkeypatch, lambda cupy: cupy.cuda.driver.CUDADriverError(
+        "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"))
     out = tmp_path / "set"
     with pytest.raises(KernelFaultError, match="ILLEGAL_ADDRESS.*faulted in .*faults.jsonl.*--resume") as info:
         run_sweeps([spec], CupyBackend(catalog=synthetic_catalog), out, catalog=synthetic_catalog)
@@ -427,27 +436,11 @@ def test_a_point_that_does_not_fit_in_memory_fails_alone(monkeypatch, synthetic_
     """Out of device (or host) memory at one point: that point is recorded as failed with a
     message saying why, and the sweep goes on (before, the error stopped the whole sweep, and
     a resumed run stopped at the same point again)."""
-    import sys
-
     from perfml.measure.runner import run_sweeps
-    from perfml.measure.spec import parse_spec
     from perfml.measure.store import ResultSet
 
-    kernel, _ = _fake_cupy(monkeypatch)
-    _reference_or_stub(monkeypatch)
-    oom = sys.modules["cupy"].cuda.memory.OutOfMemoryError
-    spec = parse_spec({"name": "oom", "repetitions": 5, "warmup": 2, "families": [{"name": "syn_fp32"}, {"name": "divergence"}]})
-    launches_per_point = 1 + 2 + 5
-    calls = {"n": 0}
-    original = type(kernel).__call__
-
-    def out_of_memory(self, grid, block, args, *, shared_mem=0):
-        calls["n"] += 1
-        if calls["n"] == launches_per_point + 1:  # the second point's first launch
-            raise oom("Out of memory allocating 1,717,986,918 bytes (allocated so far: 0 bytes).")
-        return original(self, grid, block, args, shared_mem=shared_mem)
-
-    monkeypatch.setattr(type(kernel), "__call__", out_of_memory)
+    spec = _second_point_raises(monkeypatch, lambda cupy: cupy.cuda.memory.OutOfMemoryError(
+        "Out of memory allocating 1,717,986,918 bytes (allocated so far: 0 bytes)."))
     out = tmp_path / "set"
     _, (report,) = run_sweeps([spec], CupyBackend(catalog=synthetic_catalog), out, catalog=synthetic_catalog)
     ((key, why),) = report.failed
