@@ -142,7 +142,8 @@ def score(name: str, measured: np.ndarray, frame: pd.DataFrame, groups: np.ndarr
 
 
 def repeatability(results: Path, repeat: Path) -> list[str]:
-    """|run 3 / run 2 - 1| per op class and for the application kernels (medians, means)."""
+    """|this run / the repeat - 1| for the operator calls (all, by duration, per op class) and the
+    application kernels (means, medians)."""
     from perfml.measure.store import ResultSet
 
     lines = []
@@ -150,8 +151,10 @@ def repeatability(results: Path, repeat: Path) -> list[str]:
     m = a.merge(b, on="config_id", suffixes=("", "_2"))
     dev = np.abs(m["time_ms"] / m["time_ms_2"] - 1.0)
     classes = m["op"].map(op_class)
-    for g in ["all", *sorted(classes.unique())]:
-        sel = np.ones(len(m), dtype=bool) if g == "all" else (classes == g).to_numpy()
+    large = (m["time_ms"] >= LARGE_MS).to_numpy()
+    for g in ["all", f">= {LARGE_MS} ms", f"< {LARGE_MS} ms", *sorted(classes.unique())]:
+        sel = {"all": np.ones(len(m), dtype=bool), f">= {LARGE_MS} ms": large,
+               f"< {LARGE_MS} ms": ~large}.get(g, (classes == g).to_numpy())
         lines.append(f"operators {g:<10} {int(sel.sum()):>5}  mean {100 * dev[sel].mean():6.2f} %  median "
                      f"{100 * np.median(dev[sel]):6.2f} %")
     fa, fb = ResultSet.open(results).read(), ResultSet.open(repeat).read()

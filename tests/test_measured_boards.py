@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "sweeps" / "results" / "H100-SXM"
 H200 = ROOT / "sweeps" / "results" / "H200"
 RUN2 = ROOT / "sweeps" / "results" / "archive" / "H100-SXM-run2"
+H200_RUN2 = ROOT / "sweeps" / "results" / "archive" / "H200-run2"
 #: board -> (result folder, device name as the driver reports it)
 MEASURED = {"H100-SXM": (H100, "NVIDIA H100 80GB HBM3"), "H200": (H200, "NVIDIA H200")}
 
@@ -169,16 +170,23 @@ def test_operator_table_is_measured_and_reads_as_queries(tmp_path, board):
     assert len(read) == len(ops)
 
 
-def test_repeat_run_agrees_on_the_large_calls():
-    """Two H100s of the same model: calls of >= 0.05 ms agree within a few percent (median)."""
-    a = pd.read_csv(H100 / "dlops_torch.csv")
-    b = pd.read_csv(RUN2 / "dlops_torch.csv")
+@pytest.mark.parametrize("board, repeat", [("H100-SXM", RUN2), ("H200", H200_RUN2)])
+def test_repeat_run_agrees_on_the_large_calls(board, repeat):
+    """Two boards of the same model: calls of >= 0.05 ms agree within a few percent (median),
+    the application kernels' times too; the repeat names the same board model, another card."""
+    folder = MEASURED[board][0]
+    a = pd.read_csv(folder / "dlops_torch.csv")
+    b = pd.read_csv(repeat / "dlops_torch.csv")
     m = a.merge(b, on="config_id", suffixes=("", "_2"))
     large = m[m["time_ms"] >= 0.05]
-    assert len(large) > 1000
+    assert len(large) > 1000 and set(b["board"]) == {board}
     assert np.median(np.abs(large["time_ms"] / large["time_ms_2"] - 1)) < 0.05
-    assert json.loads((RUN2 / "manifest.json").read_text())["device"]["uuid"] != \
-        json.loads((H100 / "manifest.json").read_text())["device"]["uuid"]
+    fa, fb = ResultSet.open(folder).read(), ResultSet.open(repeat).read()
+    apps = fa.merge(fb, on="point_id", suffixes=("", "_2"))
+    apps = apps[apps["kind"] == "application"]
+    assert len(apps) == 65 and np.median(np.abs(apps["time_median_s"] / apps["time_median_s_2"] - 1)) < 0.05
+    mine, theirs = (json.loads((f / "manifest.json").read_text())["device"] for f in (folder, repeat))
+    assert mine["uuid"] != theirs["uuid"] and mine["name"] == theirs["name"]
 
 
 def test_the_h100_sweep_enters_training_as_runtime_rows():
