@@ -219,11 +219,14 @@ def _as_is(queries: pd.DataFrame, reference: pd.DataFrame, keys: list[str]) -> p
 
 
 def measured_board(results: Path) -> str:
-    """The registry name a measured result folder was recorded for (its operator table's board)."""
-    boards = set(pd.read_csv(results / "dlops_torch.csv", usecols=["board"])["board"])
-    if len(boards) != 1:
-        raise SystemExit(f"{results / 'dlops_torch.csv'}: expected the rows of one board, found {sorted(boards)}")
-    return boards.pop()
+    """The registry name a measured result folder was recorded for (the board of its operator
+    table, checked to be one: :func:`perfml.learned.training.measured_board_rows`)."""
+    from perfml.learned.training import measured_board_rows
+
+    rows = measured_board_rows(results)
+    if "dlops" not in rows:
+        raise SystemExit(f"{results}: no dlops_torch.csv; the check scores a board's operator calls and kernels")
+    return str(rows["dlops"]["board"].iat[0])
 
 
 def main() -> None:
@@ -246,8 +249,9 @@ def main() -> None:
 
     board = args.board
     results = args.results or MEASURED / board
-    if measured_board(results) != board:
-        raise SystemExit(f"{results} holds measurements of {measured_board(results)}, not {board}")
+    found = measured_board(results)
+    if found != board:
+        raise SystemExit(f"{results} holds measurements of {found}, not {board}")
     home = str(find_data_home(args.data_home))
     ops = operator_rows(results / "dlops_torch.csv")
     apps = applications_spec_rows(results, board)
@@ -310,10 +314,11 @@ def main() -> None:
             predicted[(corpus_name, tier)] = pd.read_csv(out, low_memory=False)
         if args.measured_reference is not None:
             # the naive answer beside it: the other board's time as it is (no board ratio)
-            launch = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+            from perfml.learned.queries import LAUNCH_COLUMNS
+
             predicted[("op", f"same-time-as-{other}")] = _as_is(op_queries, their_ops, ["op", *DIMS])
             predicted[("app", f"same-time-as-{other}")] = _as_is(app_queries, their_apps,
-                                                                  ["app_id", "input_size", *launch])
+                                                                  ["app_id", "input_size", *LAUNCH_COLUMNS])
     header = (f"\n{'tier':<26} {'class / application':<44} {'rows':>5} {'MAPE %':>8} {'MdAPE %':>8} "
               f"{'0.8-1.2%':>8} {'cover %':>8} {'width':>7}")
     print(header)

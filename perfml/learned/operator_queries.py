@@ -34,7 +34,9 @@ import pandas as pd
 
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags
-from perfml.learned.queries import LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num, answered
+from perfml.learned.queries import (
+    LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num, answered, launches_agree,
+)
 
 __all__ = [
     "OPERATOR_DIM_COLUMNS",
@@ -319,12 +321,8 @@ def _extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[st
 
 
 def _reference_rows(q: pd.DataFrame, reference: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(query row, reference row) pairs of the same run (op and dimensions) and launch.
-
-    A reference may hold several launches of one run; a query is answered from those of
-    its own launch (:func:`~perfml.learned.queries.launch_agrees`: a column left empty on
-    either side constrains nothing).
-    """
+    """(query row, reference row) pairs of the same run (op and dimensions) and launch
+    (:func:`~perfml.learned.queries.launches_agree`)."""
     by_key: dict = {}
     for k, key in enumerate(_run_keys(reference).to_numpy()):
         by_key.setdefault(key, []).append(k)
@@ -333,29 +331,28 @@ def _reference_rows(q: pd.DataFrame, reference: pd.DataFrame) -> tuple[np.ndarra
     q_launch = q[cols].to_numpy(dtype=float)
     owners, rows = [], []
     for i, key in enumerate(_run_keys(q).to_numpy()):
-        for k in by_key.get(key, ()):
-            a, b = ref_launch[k], q_launch[i]
-            if np.all(~np.isfinite(a) | ~np.isfinite(b) | (a == b)):
-                owners.append(i)
-                rows.append(k)
+        ks = np.asarray(by_key.get(key, ()), dtype=int)
+        if len(ks):
+            ks = ks[launches_agree(ref_launch[ks], q_launch[i])]
+            owners += [i] * len(ks)
+            rows += ks.tolist()
     return np.asarray(owners, dtype=int), np.asarray(rows, dtype=int)
 
 
-def _check_launch_agreement(q, reference, where, ref_where) -> None:
-    """A query whose run a reference board measured, but at none of its launch, is an error.
-
-    (That board's measurement cannot answer the query; dropping it silently would hide that.)
-    """
+def _matched_reference_rows(q, reference, where, ref_where) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_reference_rows`, after refusing a query whose run a reference board measured,
+    but at none of its launch (that board's measurement cannot answer the query; dropping
+    it silently would hide that)."""
     from perfml.errors import ReferenceValidationError
 
+    owners, rows = _reference_rows(q, reference)
     cols = [c for c in LAUNCH_COLUMNS if c in q.columns and c in reference.columns]
     if not cols:
-        return
+        return owners, rows
     by_key: dict = {}
     for k, key in enumerate(_run_keys(reference)):
         by_key.setdefault(key, []).append(k)
     boards = reference["board"].to_numpy()
-    owners, rows = _reference_rows(q, reference)
     matched = {(int(i), boards[k]) for i, k in zip(owners, rows)}
     for i, key in enumerate(_run_keys(q)):
         for k in by_key.get(key, ()):
@@ -369,18 +366,19 @@ def _check_launch_agreement(q, reference, where, ref_where) -> None:
                 f"but {_at(where, i)} asks for {c} = {_num(q[c].iat[i])}; a reference predicts only the launch "
                 "it measured: make the launches agree, leave the query's launch empty, or measure the query's launch"
             )
+    return owners, rows
 
 
-def _reference_predictions(model, q, pred, reference) -> np.ndarray:
+def _reference_predictions(model, q, pred, reference, pairs) -> np.ndarray:
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
     ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference rows
-    r of the same op, dimensions and launch (:func:`_reference_rows`): the user's time scaled
-    by the model's ratio between the two boards (as for application kernels,
-    :mod:`perfml.learned.queries`).
+    r of the same op, dimensions and launch (``pairs``, from :func:`_matched_reference_rows`):
+    the user's time scaled by the model's ratio between the two boards (as for application
+    kernels, :mod:`perfml.learned.queries`).
     """
     out = np.full(len(q), np.nan)
-    owners, rows = _reference_rows(q, reference)
+    owners, rows = pairs
     if not len(owners):
         return out
     moved = q.iloc[owners].reset_index(drop=True).copy()
@@ -440,8 +438,9 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
 
     level = check_level(level)
     q = check_operator_queries(original, where)
+    pairs = None
     if reference is not None and len(reference):
-        _check_launch_agreement(q, reference, where, reference_where)
+        pairs = _matched_reference_rows(q, reference, where, reference_where)
     meta = getattr(model, "metadata_", {}) or {}
     training = meta.get("training") or {}
     with np.errstate(all="ignore"):
@@ -449,7 +448,7 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     trained = set(training.get("ops") or ())
     basis = np.where(q["op"].isin(trained).to_numpy(), "training-boards", "description").astype(object)
     if reference is not None and len(reference):
-        scaled = _reference_predictions(model, q, pred, reference)
+        scaled = _reference_predictions(model, q, pred, reference, pairs)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"

@@ -443,23 +443,25 @@ def _same_run(a: pd.DataFrame, b_row) -> np.ndarray:
     return mask
 
 
-def launch_agrees(a: pd.DataFrame, b_row) -> np.ndarray:
-    """Rows of ``a`` whose launch agrees with ``b_row``'s on every column both give.
+def launches_agree(ref: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Per row of ``ref`` (rows x launch columns, NaN where not given): does it agree with the
+    query's launch ``query`` (one value per column) on every column both give?
 
-    A reference may hold several launches of one run (the same kernel and size measured at
-    several block sizes); a query is answered from the rows of its own launch, and a column
-    left empty on either side constrains nothing.
+    The one rule of a reference's launch (application and operator rows alike): a reference
+    may hold several launches of one run (the same kernel and size at several block sizes),
+    a query is answered from the rows of its own launch, and a column left empty on either
+    side constrains nothing.
     """
-    mask = np.ones(len(a), dtype=bool)
-    for c in LAUNCH_COLUMNS:
-        if c not in a.columns or c not in b_row.index:
-            continue
-        v = b_row[c]
-        if v is None or pd.isna(v) or not np.isfinite(float(v)):
-            continue
-        col = a[c].to_numpy(dtype=float)
-        mask &= ~np.isfinite(col) | (col == float(v))
-    return mask
+    ref = np.asarray(ref, dtype=float)  # 2-D, also with no launch column: (rows, 0) agrees everywhere
+    query = np.asarray(query, dtype=float)
+    return np.all(~np.isfinite(ref) | ~np.isfinite(query) | (ref == query), axis=1)
+
+
+def launch_agrees(a: pd.DataFrame, b_row) -> np.ndarray:
+    """Rows of ``a`` whose launch agrees with ``b_row``'s (:func:`launches_agree`)."""
+    cols = [c for c in LAUNCH_COLUMNS if c in a.columns and c in b_row.index]
+    query = pd.to_numeric(b_row[cols], errors="coerce").to_numpy(dtype=float)
+    return launches_agree(a[cols].to_numpy(dtype=float), query)
 
 
 class _LaunchFiller:

@@ -93,9 +93,11 @@ def measured_board_rows(folder, *, registry=None) -> dict[str, pd.DataFrame]:
     from perfml.errors import DatasetSchemaError
     from perfml.measure.runtime_rows import application_runtime_rows
 
+    from perfml.learned.queries import LAUNCH_COLUMNS
+
     folder = Path(folder)
     out: dict[str, pd.DataFrame] = {}
-    launch = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+    launch = list(LAUNCH_COLUMNS)
     if (folder / "manifest.json").is_file():
         apps = application_runtime_rows(folder, registry=registry)
         apps = apps[apps["app_id"].isin(list_apps())].drop_duplicates(["app_id", "input_size", *launch], keep="last")
