@@ -32,7 +32,6 @@ from perfml.errors import (
     DatasetSchemaError,
     DeviceUnavailableError,
     MissingBoardParameterError,
-    PerfmlError,
     UnknownBoardError,
 )
 
@@ -90,13 +89,9 @@ def test_dataset_board_values_equal_boards_csv(name):
 
 
 def _boards_csv_rows():
-    try:
-        from perfml.datasets import find_data_home
+    from conftest import shared_data_home  # skips only under --without-data-home
 
-        home = find_data_home()
-    except (ImportError, PerfmlError):
-        pytest.skip("shared datasets (data home) not available")
-    with open(home / "boards.csv", newline="") as fh:
+    with open(shared_data_home().path / "boards.csv", newline="") as fh:
         return list(csv.DictReader(fh))
 
 
