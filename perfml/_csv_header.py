@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["duplicate_columns", "header_names", "not_utf8", "refuse_duplicate_columns"]
+__all__ = ["duplicate_columns", "header_names", "not_utf8", "read_text_csv", "refuse_duplicate_columns"]
 
 
 def header_names(path) -> list[str]:
@@ -51,3 +51,27 @@ def not_utf8(where, exc: UnicodeDecodeError) -> str:
     """The message for a user's CSV that is not UTF-8 text (a UTF-16 or legacy-encoded export)."""
     return (f"{where}: is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as a UTF-8 CSV (a spreadsheet's "
             "'CSV UTF-8'; UTF-16 'Unicode text' exports are not read)")
+
+
+def read_text_csv(path):
+    """The CSV as text columns, exactly as given (empty cells are empty strings), every row
+    holding at most as many fields as the header.
+
+    pandas takes a first data row with one field more than the header as an unnamed index
+    column and drops it silently (a comma inside an unquoted note shifts every cell of the
+    row); ``index_col=False`` turns that into a ``ParserWarning``, raised here as a
+    ``pandas.errors.ParserError``. A later row with too many fields is a ``ParserError``
+    of pandas itself ("Expected 3 fields in line 3, saw 4"). Short rows read as empty cells.
+    """
+    import warnings
+
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False, index_col=False)
+        except pd.errors.ParserWarning:
+            raise pd.errors.ParserError(
+                "a row has more fields than the header has names; quote a field that contains a comma, "
+                "or name every column in the header") from None

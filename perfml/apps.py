@@ -214,7 +214,9 @@ def get_app(app_id: str) -> AppDescription:
     apps = _load()
     if app_id in apps:
         return apps[app_id]
-    close = difflib.get_close_matches(str(app_id), list(apps), n=3, cutoff=0.4)
+    # difflib is quadratic in the id's length; one over 5x the longest id cannot reach the 0.4 cutoff
+    longest = max(map(len, apps), default=0)
+    close = difflib.get_close_matches(str(app_id), list(apps), n=3, cutoff=0.4) if len(str(app_id)) <= 5 * longest else []
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise UnknownAppError(
         f"no kernel description for app {app_id!r}; {hint}described apps: {', '.join(apps)} "

@@ -403,6 +403,23 @@ def shared_data_home():
         raise DataHomeError(f"{err}; or run pytest with --without-data-home to skip the tests that need it") from err
 
 
+def data_home_path():
+    """The shared datasets' directory, or None only under ``--without-data-home``.
+
+    For tests that skip themselves (``needs_data_home``) instead of the whole module: as
+    :func:`shared_data_home`, a missing data home is an error unless the option was given.
+    """
+    try:
+        return shared_data_home().path
+    except pytest.skip.Exception:
+        return None
+
+
+def needs_data_home():
+    """A ``skipif`` marker for tests that read the shared datasets (skipped only under ``--without-data-home``)."""
+    return pytest.mark.skipif(data_home_path() is None, reason="no data home (--without-data-home)")
+
+
 def nca_every_third_size(boards, apps):
     """The gpuperfpredict-nca runtimes of ``boards`` x ``apps``, every 3rd input size (quick learned-model tests)."""
     from perfml.evaluation.closed_form import describable_runtimes

@@ -28,22 +28,10 @@ import perfml.apps as apps
 from perfml.apps import get_app, list_apps
 from perfml.errors import KernelDescriptionError, UnknownAppError
 
-from conftest import shared_data_home
+from conftest import data_home_path, needs_data_home
 
 
-def _data_dir():
-    """The shared datasets folder, or a path that does not exist when there is none."""
-    from pathlib import Path
-
-    from perfml.errors import PerfmlError
-
-    try:
-        return shared_data_home().path
-    except PerfmlError:
-        return Path("/nonexistent-data-home")
-
-
-DATA = _data_dir()
+DATA = data_home_path()
 
 #: The NCA application kernels of the datasets (shared/datasets runtimes app_id).
 NCA_APPS = {
@@ -214,7 +202,7 @@ def test_the_footprint_is_the_sidecars_buffers():
     np.testing.assert_allclose(dot.footprint_bytes(n), 2 * 4 * n + 4 * gx * gy)
 
 
-@pytest.mark.skipif(not (DATA / "runtimes.csv.gz").is_file(), reason="shared datasets not available")
+@needs_data_home()
 def test_every_measured_run_fits_in_its_boards_memory():
     """The check perfml predict makes (a kernel whose buffers exceed the board's memory cannot
     run) refuses no run of runtimes.csv.gz: the largest holds 0.97 of its board's memory."""

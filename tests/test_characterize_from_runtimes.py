@@ -30,10 +30,12 @@ from perfml.characterize.calibrate import (
 )
 from perfml.errors import CalibrationDataError, PhysicalLimitError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+from conftest import data_home_path, needs_data_home
+
+DATA = data_home_path() or Path("/nonexistent-data-home")  # None only under --without-data-home
 RUNTIMES = DATA / "runtimes.csv.gz"
 DLOPS = DATA / "dlops_runtimes.csv.gz"
-needs_data = pytest.mark.skipif(not RUNTIMES.exists(), reason="data home not next to the repository")
+needs_data = needs_data_home()
 
 #: the boards of both corpora (datasets README: gpuperfpredict-nca coverage, dlops counts)
 NCA_BOARDS = ("GTX-680", "GTX-750", "GTX-970", "GTX-980", "GTX-Titan", "GTX-Titan-Black",
@@ -164,9 +166,11 @@ def test_a_missing_quantity_is_an_explicit_warning():
         (_apps_rows().drop(columns=["app_id"]), "GTX-980", "app_id column"),
         # every bad row is named, not dropped (a dropped row made "n rows" disagree with the file)
         (_apps_rows(sizes=[2**17, 2**18]).iloc[:2].assign(time_ms_median=[-1.0, np.nan]), "GTX-980",
-         r"row 1 \(line 2\), column time_ms_median: expected a measured time in ms .*found '-1.0' \(2 such rows\)"),
+         r"row 1 \(line 2\), column time_ms_median: expected a measured time in ms.*found '-1.0' \(2 such rows\)"),
         (_apps_rows().astype({"time_ms_median": object}).assign(time_ms_median=lambda f: ["abc", *f.time_ms_median[1:]]),
          "GTX-980", r"row 1 \(line 2\), column time_ms_median: .*found 'abc'"),
+        (_apps_rows().assign(time_ms_median=lambda f: [*f.time_ms_median[:-1], 1.7e308]), "GTX-980",
+         r"column time_ms_median: expected a measured time in ms, finite, > 0 and at most 1e\+09, found '1.7e\+308'"),
         (_apps_rows().astype({"input_size": object}).assign(input_size=lambda f: [*f.input_size[:-1], "many"]),
          "GTX-980", r"column input_size: expected a positive whole number, found 'many'"),
         (pd.DataFrame({"board": ["Tesla-T4"] * 3, "op": ["add"] * 3, "B": [-8, 16, 32], "H": [8, 8, 8],
@@ -174,7 +178,7 @@ def test_a_missing_quantity_is_an_explicit_warning():
         (pd.DataFrame({"board": ["Tesla-T4"] * 3, "op": ["add"] * 3, "B": [8, 16, 32], "H": [8, 8.5, 8],
                        "time_ms": [0.01, 0.02, 0.03]}), "Tesla-T4", r"row 2 \(line 3\), column H: .*found '8.5'"),
     ],
-    ids=["other-board", "too-few", "unknown-work", "no-time", "no-kernel", "no-valid-time", "time-not-a-number",
+    ids=["other-board", "too-few", "unknown-work", "no-time", "no-kernel", "no-valid-time", "time-not-a-number", "time-beyond-any-call",
          "size-not-a-number", "negative-dimension", "fractional-dimension"],
 )
 def test_bad_calibration_rows_are_typed_errors(rows, board, match):

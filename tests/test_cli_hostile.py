@@ -29,11 +29,10 @@ from hypothesis import strategies as st
 
 from perfml.cli import main
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-if not SHARED.is_dir():  # a worktree next to /work/shared, or the main checkout
-    SHARED = Path(os.environ.get("PERFML_DATA_HOME", "/work/shared/datasets"))
+from conftest import data_home_path, needs_data_home
 
-needs_data = pytest.mark.skipif(not (SHARED / "runtimes.csv.gz").is_file(), reason="shared datasets not available")
+SHARED = data_home_path() or Path("/nonexistent-data-home")  # None only under --without-data-home
+needs_data = needs_data_home()
 
 
 def _snapshot(*roots: Path) -> set[str]:
@@ -209,10 +208,9 @@ def test_hostile_data_home(hostile, capsys, argv, expected):
         assert "runtimes.csv.gz" in err, err  # the message names the broken file
 
 
+@needs_data
 def test_truncated_gzip_is_not_just_aborted(hostile, capsys):
     """click treats EOFError as Ctrl-D and printed only "Aborted."; now it is typed."""
-    if not (SHARED / "runtimes.csv.gz").is_file():
-        pytest.skip("shared datasets not available")
     assert main(["fit-lambda", "--data-home", str(hostile / "in" / "truncated_home")]) == 2
     err = capsys.readouterr().err
     assert "Aborted" not in err and "runtimes.csv.gz" in err and "truncated" in err

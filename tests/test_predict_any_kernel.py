@@ -216,6 +216,8 @@ def test_a_reference_of_a_trained_kernel_takes_precedence(model, rows):
         ({"time_ms": -1.5}, "time_ms"),
         ({"time_ms": "fast"}, "time_ms"),
         ({"time_ms": "inf"}, "time_ms"),
+        ({"time_ms": 1.7e308}, "time_ms"),  # beyond MAX_MEASURED_MS: it overflowed the reference ratio
+        ({"input_size_2": "inf"}, "input_size_2"),
         ({"input_size": 2.5}, "input_size"),
         ({"block_x": "wide"}, "block_x"),
         ({"block_x": 128}, "block_x"),  # disagrees with the query's launch

@@ -82,6 +82,11 @@ GOOD = {"board": "GTX-980", "app_id": "vectorAdd", "input_size": 2**20}
         ("input_size", "", {}),
         ("input_size", 1e300, {}),
         ("input_size", 1e15, {}),  # a grid of 3.9e12 blocks: beyond CUDA's grid_x limit
+        ("input_size_2", "abc", {}),
+        ("input_size_2", "inf", {}),
+        ("input_size_2", "nan", {}),
+        ("input_size_2", -1, {}),
+        ("input_size_2", 2.5, {}),
         ("block_x", 0, {}),
         ("block_x", -32, {}),
         ("block_x", 100000, {}),
@@ -221,3 +226,28 @@ def test_a_directory_as_queries_is_a_typed_error(model_dir, tmp_path, capsys):
 
     assert main(["predict", "--model", str(model_dir), "--queries", str(tmp_path), "--output", str(tmp_path / "p.csv")]) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, match", [
+    # one field more than the header in the first row: pandas took it as an index and dropped it
+    ("board,app_id,input_size\nrow1,GTX-980,vectorAdd,4096\n", "more fields than the header"),
+    # an unquoted comma in a note shifts the row's cells
+    ("board,app_id,input_size,note\nGTX-980,vectorAdd,4096,fast, maybe\n", "more fields than the header"),
+    ("board,app_id,input_size\nGTX-980,vectorAdd,4096\nGTX-980,vectorAdd,4096,x\n", "Expected 3 fields in line 3, saw 4"),
+])
+def test_a_row_with_more_fields_than_the_header_is_refused_not_shifted(tmp_path, text, match):
+    from perfml.errors import DatasetSchemaError
+    from perfml.learned.queries import read_query_csv
+
+    path = tmp_path / "q.csv"
+    path.write_text(text)
+    with pytest.raises(DatasetSchemaError, match=match):
+        read_query_csv(path)
+
+
+def test_a_short_row_reads_as_empty_cells(tmp_path):
+    from perfml.learned.queries import read_query_csv
+
+    path = tmp_path / "q.csv"
+    path.write_text("board,app_id,input_size\nGTX-980,vectorAdd\n")
+    assert read_query_csv(path).to_dict("records") == [{"board": "GTX-980", "app_id": "vectorAdd", "input_size": ""}]

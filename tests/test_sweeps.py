@@ -47,6 +47,11 @@ def test_parse_spec_defaults(synthetic_spec):
         ({"warmup": -1}, "warmup must be an integer >= 0"),
         ({"cv_threshold": True}, "cv_threshold"),
         ({"time_budget_s": -1}, "time_budget_s"),
+        # TOML has nan and inf: a NaN budget or threshold compared as in range and disabled its check
+        ({"time_budget_s": float("nan")}, "time_budget_s must be a finite number > 0"),
+        ({"time_budget_s": float("inf")}, "time_budget_s must be a finite number > 0"),
+        ({"cv_threshold": float("nan")}, "cv_threshold must be a finite number > 0"),
+        ({"max_point_s": float("nan")}, r"max_point_s must be a number \(or inf: no limit\) > 0"),
         ({"families": [{"name": "x", "colour": 1}]}, "unknown key"),
         ({"families": [{"name": "x", "launch": 3}]}, "list of tables"),
     ],
@@ -54,6 +59,10 @@ def test_parse_spec_defaults(synthetic_spec):
 def test_bad_specs_are_refused(change, message):
     with pytest.raises(SweepSpecError, match=message):
         parse_spec({**SYNTHETIC_SPEC, **change})
+
+
+def test_max_point_s_inf_means_no_limit():
+    assert parse_spec({**SYNTHETIC_SPEC, "max_point_s": float("inf")}).max_point_s == float("inf")
 
 
 def test_spec_file_errors(tmp_path):
@@ -245,6 +254,30 @@ def test_unknown_schema_versions_are_rejected(tmp_path, synthetic_catalog):
     pq.write_table(table.replace_schema_metadata({b"perfml.schema_version": b"99"}), part)
     with pytest.raises(ResultSchemaError, match="99"):
         ResultSet.open(out).read()
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda data: [], "expected a JSON object"),
+    (lambda data: "perfml", "expected a JSON object"),
+    (lambda data: {**data, "device": 3}, "expected a 'device' object, found int"),
+    (lambda data: {**data, "device": {}}, "needs name and compute_capability"),
+    (lambda data: {**data, "device": {**data["device"], "sms": "132"}}, "sms"),
+])
+def test_a_damaged_manifest_is_a_typed_error(tmp_path, synthetic_catalog, edit, match):
+    out = tmp_path / "synthetic-damaged"
+    _run(out, synthetic_catalog)
+    manifest = out / "manifest.json"
+    manifest.write_text(json.dumps(edit(json.loads(manifest.read_text()))))
+    with pytest.raises(ResultSchemaError, match=match):
+        ResultSet.open(out)
+
+
+def test_a_manifest_that_is_not_text_is_a_typed_error(tmp_path, synthetic_catalog):
+    out = tmp_path / "synthetic-binary"
+    _run(out, synthetic_catalog)
+    (out / "manifest.json").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ResultSchemaError, match="not valid JSON"):
+        ResultSet.open(out)
 
 
 def test_synthetic_and_measured_rows_never_mix(tmp_path, synthetic_catalog):

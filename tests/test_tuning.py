@@ -24,6 +24,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from perfml.learned.tuning import make_storage, open_study, tune, worker_seed
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -135,8 +137,7 @@ def test_sqlite_storage_waits_for_locks_and_records_heartbeats(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (Path(os.environ.get("PERFML_DATA_HOME", ROOT.parent / "shared" / "datasets")) / "runtimes.csv.gz").exists()
-                    and not Path("/work/shared/datasets/runtimes.csv.gz").exists(), reason="shared datasets not available")
+@needs_data_home()
 def test_perfml_tune_processes_share_a_new_study(tmp_path):
     """Three `perfml tune` workers start at once on a study that does not exist yet."""
     url = f"sqlite:///{tmp_path / 'tune.db'}"

@@ -106,7 +106,10 @@ class Registry:
 
     def _unknown_message(self, name: str) -> str:
         key = normalize_board_name(name)
-        close_keys = difflib.get_close_matches(key, list(self._index), n=8, cutoff=0.6)
+        # difflib is quadratic in the name's length; a name over 4x the longest known one cannot
+        # reach the 0.6 similarity ratio (2 x matches / total length) anyway
+        longest = max(map(len, self._index), default=0)
+        close_keys = difflib.get_close_matches(key, list(self._index), n=8, cutoff=0.6) if len(key) <= 4 * longest else []
         close: list[str] = []
         for k in close_keys:
             canonical = self._index[k]

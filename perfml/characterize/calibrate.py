@@ -222,22 +222,23 @@ def _row_where(file, label) -> str:
 
 
 def _refuse_unmeasured_times(rows, time_column: str, file) -> None:
-    """Refuse a row whose time is empty, not finite or not positive: no kernel runs in 0 ms or less.
+    """Refuse a row whose time is empty, not finite, not positive (no kernel runs in 0 ms or less)
+    or beyond :data:`perfml.characterize.limits.MAX_MEASURED_MS`.
 
     Such a row was dropped before, silently, so a file with one bad row calibrated from the
     others and the count in the "too few rows" message did not match the file.
     """
     import pandas as pd
 
-    seconds = rows["_time_s"].to_numpy(dtype=float)
-    bad = np.flatnonzero(~(np.isfinite(seconds) & (seconds > 0)))
+    from perfml.characterize.limits import BAD_MEASURED_TIME, valid_measured_time
+
+    bad = np.flatnonzero(~valid_measured_time(rows["_time_s"].to_numpy(dtype=float) * 1e3))
     if len(bad):
         i = int(bad[0])
         value = rows[time_column].iloc[i]
         found = "an empty cell or a missing-value marker (NA, n/a, ...)" if pd.isna(value) else repr(str(value))
         raise CalibrationDataError(
-            f"{_row_where(file, rows.index[i])}, column {time_column}: expected a measured time in ms "
-            f"(finite, > 0), found {found}"
+            f"{_row_where(file, rows.index[i])}, column {time_column}: {BAD_MEASURED_TIME}, found {found}"
             + (f" ({len(bad)} such rows)" if len(bad) > 1 else "")
             + "; remove the row or give its measured time")
 

@@ -36,9 +36,13 @@ __all__ = [
     "WARN_OVER_SPEC",
     "WARN_UNDER_SPEC",
     "check_physical_limits",
+    "BAD_MEASURED_TIME",
+    "MAX_MEASURED_MS",
     "check_stream_curve",
+    "first_bad_measured_time",
     "first_unphysical_time",
     "unphysical_time_message",
+    "valid_measured_time",
 ]
 
 #: an achieved value above this multiple of the specification is refused
@@ -47,6 +51,11 @@ MAX_OVER_SPEC = 1.5
 WARN_OVER_SPEC = 1.05
 #: an achieved value below this multiple of the specification carries a warning (a unit slip?)
 WARN_UNDER_SPEC = 0.01
+#: the longest single kernel call accepted as a measurement (1e9 ms, about 11.6 days): no
+#: call runs that long, so a larger value is a wrong column or unit; the cap also keeps every
+#: ratio perfml forms from a measured time (reference x model ratio, log-space medians)
+#: far from floating-point overflow
+MAX_MEASURED_MS = 1e9
 #: working sets of at least this multiple of the board's L2 measure the DRAM, not the L2
 L2_FACTOR = 4
 
@@ -139,6 +148,28 @@ def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: fl
                 "is not physical for a working set this large: check the byte counts, the time unit (ms in the "
                 f"rows, s in the curve) and the board ({curve.source})"
             )
+
+
+def valid_measured_time(time_ms) -> np.ndarray:
+    """Per row, whether a measured time (ms) can be one: finite, > 0 (no call runs in no
+    time) and at most :data:`MAX_MEASURED_MS`.
+
+    One rule for every file of measurements a user gives (``--reference``,
+    ``--calibration``, ``perfml characterize --from-runtimes``).
+    """
+    time_ms = np.asarray(time_ms, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(time_ms) & (time_ms > 0) & (time_ms <= MAX_MEASURED_MS)
+
+
+def first_bad_measured_time(time_ms) -> int | None:
+    """The first row that fails :func:`valid_measured_time`, or None."""
+    hits = np.flatnonzero(~valid_measured_time(time_ms))
+    return int(hits[0]) if len(hits) else None
+
+
+#: what a bad measured time is told (the caller names the file, row and column first)
+BAD_MEASURED_TIME = f"expected a measured time in ms, finite, > 0 and at most {MAX_MEASURED_MS:.0e}"
 
 
 def first_unphysical_time(time_ms, bound_ms) -> int | None:

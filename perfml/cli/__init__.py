@@ -138,11 +138,24 @@ def _usage_line(exc: _cx.ClickException) -> str:
     return f"error: {message}"
 
 
+#: a run of this many characters without a space in a message is shortened when printed
+LONG_TOKEN = 300
+
+
+def _shortened(line: str) -> str:
+    """``line`` with every run of more than :data:`LONG_TOKEN` non-space characters cut to its
+    ends: a message quotes the user's bad value, and a 400 kB board name is no help on a terminal."""
+    if len(line) <= LONG_TOKEN:
+        return line
+    words = line.split(" ")
+    return " ".join(w if len(w) <= LONG_TOKEN else f"{w[:60]}...[{len(w) - 80} characters]...{w[-20:]}" for w in words)
+
+
 def _say(line: str) -> None:
-    """Print one line on stderr, with the password of any URL in it masked."""
+    """Print one line on stderr, with the password of any URL in it masked and very long values shortened."""
     from perfml._secrets import mask_credentials
 
-    typer.echo(mask_credentials(line), err=True)
+    typer.echo(_shortened(mask_credentials(line)), err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

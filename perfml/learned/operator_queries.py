@@ -260,14 +260,20 @@ def check_operator_reference(frame: pd.DataFrame, where) -> pd.DataFrame:
         if isinstance(exc, ReferenceValidationError):
             raise
         raise ReferenceValidationError(str(exc)) from None
+    from perfml.characterize.limits import (
+        BAD_MEASURED_TIME,
+        first_bad_measured_time,
+        first_unphysical_time,
+        unphysical_time_message,
+    )
+
     times, empty = _parse(frame, "time_ms")
-    i = _first(~(np.isfinite(times) & (times > 0)))
+    i = first_bad_measured_time(times)
     if i is not None:
-        raise ReferenceValidationError(f"{_at(where, i)}, column time_ms: expected a measured time in ms, finite and > 0, "
+        raise ReferenceValidationError(f"{_at(where, i)}, column time_ms: {BAD_MEASURED_TIME}, "
                                        f"found {_num(frame['time_ms'].iloc[i])!r}; give the call's measured time in milliseconds")
     ref["time_ms"] = times
     ref = ref.reset_index(drop=True)
-    from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
 
     bound = _bounds(ref, l2_resident=True)
     i = first_unphysical_time(times, bound)

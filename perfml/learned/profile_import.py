@@ -650,7 +650,9 @@ def read_reference_profile(path, reference: pd.DataFrame | None, reference_path=
                                  "times of the profiled runs, query columns + time_ms); add --reference, or drop --profile")
     # the reference as text, for its optional kernel_name column (read_reference keeps only what it checks;
     # it has already read this file, so it is a readable CSV)
-    raw = pd.read_csv(reference_path, dtype=str, keep_default_na=False) if reference_path is not None else None
+    from perfml._csv_header import read_text_csv
+
+    raw = read_text_csv(reference_path) if reference_path is not None else None
     if raw is not None and "file_rows" in reference.attrs:  # a mixed file: the application rows only
         raw = raw.iloc[reference.attrs["file_rows"]].reset_index(drop=True)
     return attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",

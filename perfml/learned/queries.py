@@ -13,7 +13,8 @@ line ``r + 1``), the column, the bad value and the fix:
   a description takes its launch from the row, else from the reference or the training
   runs of the same size;
 * ``input_size`` is a positive, finite integer (``1.5``, ``0``, ``-3``, ``nan``, ``inf``
-  and text are refused);
+  and text are refused), ``input_size_2`` (where given) one >= 0 or empty
+  (:func:`checked_sizes`, the rule of ``--reference`` rows too);
 * the launch, given or derived from the kernel description, respects CUDA's limits
   (CUDA C++ Programming Guide, "Features and Technical Specifications", table of
   technical specifications per compute capability): ``block_x, block_y <= 1024``,
@@ -130,23 +131,45 @@ def _as_integers(frame: pd.DataFrame, column: str, where, *, required: bool, low
     return np.where(empty, np.nan, values)
 
 
+def checked_sizes(frame: pd.DataFrame, where, *, launch_fix: str) -> dict[str, np.ndarray]:
+    """The size and launch columns of query or reference rows, parsed by one rule.
+
+    ``input_size`` a whole number in [1, MAX_INPUT_SIZE] (required); ``input_size_2``, where
+    the file has it, a whole number in [0, MAX_INPUT_SIZE] or empty; the launch columns a
+    whole number within CUDA's limits or empty. Raises
+    :class:`~perfml.errors.QueryValidationError` naming the first bad row.
+    """
+    sizes = {"input_size": _as_integers(frame, "input_size", where, required=True, low=1, high=MAX_INPUT_SIZE,
+                                        fix="give the problem size as a positive whole number")}
+    if "input_size_2" in frame.columns:
+        sizes["input_size_2"] = _as_integers(frame, "input_size_2", where, required=False, low=0, high=MAX_INPUT_SIZE,
+                                             fix="give the second size as a whole number >= 0, or leave it empty")
+    for column in LAUNCH_COLUMNS:
+        if column in frame.columns:
+            high = MAX_BLOCK.get(column) or MAX_GRID[column]
+            sizes[column] = _as_integers(frame, column, where, required=False, low=1, high=high,
+                                         fix=f"CUDA allows 1 to {high}; {launch_fix}")
+    return sizes
+
+
 def read_query_csv(path) -> pd.DataFrame:
     """The query CSV as text columns, exactly as given (empty cells are empty strings)."""
     path = Path(path)
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         raise DatasetSchemaError(f"query file {str(path)!r} {what}; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
-    from perfml._csv_header import refuse_duplicate_columns
+    from perfml._csv_header import read_text_csv, refuse_duplicate_columns
 
     try:
         refuse_duplicate_columns(path, DatasetSchemaError)
-        return pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
+        return read_text_csv(path)
     except UnicodeDecodeError as exc:
         from perfml._csv_header import not_utf8
 
         raise DatasetSchemaError(not_utf8(path, exc)) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DatasetSchemaError(f"{path}: cannot be read as CSV ({exc.__class__.__name__}); give a CSV with a header line") from None
+        raise DatasetSchemaError(f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {str(exc).strip()}); "
+                                 "give a CSV with a header line and as many fields in every row") from None
     except OSError as exc:
         raise DatasetSchemaError(f"{path}: cannot be read ({exc.strerror}); give a readable CSV file") from None
 
@@ -222,13 +245,9 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
                 "have to a --reference CSV (query columns + time_ms), or describe it in the [model] table of a sidecar (perfml/kernels/cuda/SIDECAR.md)"
             )
     q["app_id"] = app_ids
-    q["input_size"] = _as_integers(frame, "input_size", where, required=True, low=1, high=MAX_INPUT_SIZE,
-                                   fix="give the problem size as a positive whole number")
-    for column in LAUNCH_COLUMNS:
-        if column in frame.columns:
-            high = MAX_BLOCK.get(column) or MAX_GRID[column]
-            q[column] = _as_integers(frame, column, where, required=False, low=1, high=high,
-                                     fix=f"CUDA allows 1 to {high}; leave the cell empty to use the kernel's default launch")
+    for column, values in checked_sizes(frame, where,
+                                        launch_fix="leave the cell empty to use the kernel's default launch").items():
+        q[column] = values
     for column in frame.columns:  # pass the other columns through, numbers parsed as read_csv would
         if column not in q.columns:
             q[column] = _infer(frame[column])
@@ -402,28 +421,25 @@ def check_reference(frame: pd.DataFrame, where) -> pd.DataFrame:
         if not a:
             raise err(i, "app_id", a, "a kernel name is required", "name the kernel as in your queries")
     try:
-        ref["input_size"] = _as_integers(frame, "input_size", where, required=True, low=1, high=MAX_INPUT_SIZE,
-                                         fix="give the problem size as a positive whole number")
-        if "input_size_2" in frame.columns:
-            ref["input_size_2"] = _as_integers(frame, "input_size_2", where, required=False, low=0, high=MAX_INPUT_SIZE,
-                                               fix="give the second size as a whole number >= 0, or leave it empty")
-        for column in LAUNCH_COLUMNS:
-            if column in frame.columns:
-                high = MAX_BLOCK.get(column) or MAX_GRID[column]
-                ref[column] = _as_integers(frame, column, where, required=False, low=1, high=high,
-                                           fix=f"CUDA allows 1 to {high}; leave the cell empty if unknown")
+        for column, values in checked_sizes(frame, where, launch_fix="leave the cell empty if unknown").items():
+            ref[column] = values
     except QueryValidationError as exc:
         raise ReferenceValidationError(str(exc)) from None
+    from perfml.characterize.limits import (
+        BAD_MEASURED_TIME,
+        first_bad_measured_time,
+        first_unphysical_time,
+        unphysical_time_message,
+    )
+
     text = frame["time_ms"].astype(str).str.strip()
     times = pd.to_numeric(text.where(text != "", None), errors="coerce").to_numpy(dtype=float)
-    for i, t in enumerate(times):
-        if not (np.isfinite(t) and t > 0):
-            raise err(i, "time_ms", frame["time_ms"].iloc[i], "expected a measured time in ms, finite and > 0",
-                      "give the kernel's measured time in milliseconds")
+    i = first_bad_measured_time(times)
+    if i is not None:
+        raise err(i, "time_ms", frame["time_ms"].iloc[i], BAD_MEASURED_TIME, "give the kernel's measured time in milliseconds")
     ref["time_ms"] = times
     ref = ref.reset_index(drop=True)
     # A time faster than the row's work allows on its board (described kernels: work known)
-    from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
 
     bound = roofline_bound_ms(ref)
     i = first_unphysical_time(ref["time_ms"].to_numpy(dtype=float), bound)

@@ -221,12 +221,20 @@ def _as_grid(where: str, value: Any) -> Mapping[str, tuple[Any, ...]]:
 
 
 def _number(where: str, data: Mapping[str, Any], key: str, default: float, kind: type,
-            *, allow_zero: bool = False) -> Any:
-    """``data[key]`` (or ``default``) checked to be a positive number of type ``kind``."""
+            *, allow_zero: bool = False, allow_inf: bool = False) -> Any:
+    """``data[key]`` (or ``default``) checked to be a positive number of type ``kind``.
+
+    TOML has ``nan`` and ``inf``: NaN is never a number here (it compared as neither too
+    small nor too large, so a NaN budget or noise threshold silently disabled its check),
+    and ``inf`` only where it means "no limit" (``allow_inf``).
+    """
     value = data.get(key, default)
     ok_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok_type or value < 0 or (value == 0 and not allow_zero):
-        need = "an integer" if kind is int else "a number"
+    bad = isinstance(value, bool) or not ok_type
+    if not bad:
+        bad = math.isnan(value) or value < 0 or (value == 0 and not allow_zero) or (math.isinf(value) and not allow_inf)
+    if bad:
+        need = "an integer" if kind is int else "a finite number" if not allow_inf else "a number (or inf: no limit)"
         bound = ">= 0" if allow_zero else "> 0"
         raise _err(where, f"{key} must be {need} {bound}, found {value!r}")
     return kind(value)
@@ -276,7 +284,7 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
         )
     budget = _number(where, data, "time_budget_s", 60.0, float)
     cv = _number(where, data, "cv_threshold", 0.05, float)
-    max_point = _number(where, data, "max_point_s", math.inf, float)
+    max_point = _number(where, data, "max_point_s", math.inf, float, allow_inf=True)
     return SweepSpec(
         name=name,
         families=tuple(families),

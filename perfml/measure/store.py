@@ -308,6 +308,23 @@ def make_row(
     }
 
 
+def _manifest_device(device, manifest: Path) -> DeviceInfo:
+    """The manifest's ``device`` entry, checked: the device is what resuming and replay compare."""
+    fix = "the manifest was edited or damaged; measure the set again, or restore manifest.json"
+    if not isinstance(device, dict):
+        raise ResultSchemaError(f"{manifest}: expected a 'device' object, found {type(device).__name__}; {fix}")
+    name, cc, sms = device.get("name"), device.get("compute_capability"), device.get("sms")
+    if not (isinstance(name, str) and name and isinstance(cc, str) and cc
+            and isinstance(sms, int) and not isinstance(sms, bool) and sms > 0):
+        raise ResultSchemaError(f"{manifest}: the 'device' entry needs name and compute_capability (text) and "
+                                f"sms (a whole number > 0), found name={name!r}, compute_capability={cc!r}, "
+                                f"sms={sms!r}; {fix}")
+    try:
+        return DeviceInfo.from_dict(device)
+    except (TypeError, ValueError) as exc:
+        raise ResultSchemaError(f"{manifest}: unreadable 'device' entry ({exc}); {fix}") from None
+
+
 @dataclass(frozen=True)
 class ResultSet:
     """A result set directory (see the module docstring for the layout).
@@ -376,8 +393,11 @@ class ResultSet:
             )
         try:
             data = json.loads(manifest.read_text())
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ResultSchemaError(f"{manifest} is not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ResultSchemaError(f"{manifest}: expected a JSON object (the result set's manifest), "
+                                    f"found {type(data).__name__}; the folder is not a perfml result set")
         if data.get("format") != FORMAT:
             raise ResultSchemaError(
                 f"{manifest}: expected format {FORMAT!r}, found {data.get('format')!r}"
@@ -385,7 +405,7 @@ class ResultSet:
         _check_version(data.get("schema_version"), str(manifest))
         return cls(
             path=path,
-            device=DeviceInfo.from_dict(data.get("device", {})),
+            device=_manifest_device(data.get("device"), manifest),
             synthetic=bool(data.get("synthetic", False)),
             created=str(data.get("created", "")),
         )
