@@ -379,3 +379,25 @@ def test_no_measured_runtime_of_the_data_beats_the_roofline_bound():
     bound = roofline_bound_ms(rt)
     assert np.isfinite(bound).all() and (bound > 0).any()
     assert (rt["measured_ms"].to_numpy() >= bound).all()
+
+
+def test_repeats_of_one_run_far_apart_are_told_not_averaged_silently(model_dir, tmp_path, capsys):
+    ref = pd.concat([_my_reference(time_ms=0.1), _my_reference(time_ms=10.0),  # 100x apart: a unit slip?
+                     _my_reference(board="Tesla-K20", time_ms=0.20), _my_reference(board="Tesla-K20", time_ms=0.22)],
+                    ignore_index=True)
+    queries = pd.DataFrame([{"board": "GTX-980", "app_id": "my_kernel", "input_size": 4096}])
+    code, out, err = _cli(model_dir, tmp_path, queries, capsys, reference=ref)
+    assert code == 0 and out.exists()
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, err  # the K20's repeats agree within 2x
+    assert "rows 1, 2" in warnings[0] and "GTX-680" in warnings[0] and "100x apart" in warnings[0]
+
+
+def test_operator_repeats_far_apart_are_told(tmp_path):
+    from perfml.learned.bundle import read_reference_any, reference_repeat_warnings
+
+    path = tmp_path / "ref.csv"
+    path.write_text("board,op,B,H,time_ms\nTesla-T4,add,64,1024,0.03\nTesla-T4,add,64,1024,0.3\n"
+                    "Tesla-T4,add,64,2048,0.05\n")
+    lines = reference_repeat_warnings(read_reference_any(path), "--reference ref.csv")
+    assert len(lines) == 1 and "rows 1, 2" in lines[0] and "10x apart" in lines[0]

@@ -517,6 +517,18 @@ def test_a_negative_counter_is_refused(tmp_path):
         read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "-3")))
 
 
+def test_a_counter_beyond_any_kernel_call_is_refused(tmp_path):
+    # 1e308 overflowed the derived counters: the profile's features came out infinite and the
+    # profile was silently not used
+    with pytest.raises(ProfileImportError, match="beyond any kernel call"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "1e308")))
+    with pytest.raises(ProfileImportError, match="beyond any kernel call"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "Gsector", "1e10")))
+    with pytest.raises(ProfileImportError, match="beyond any kernel call"):
+        read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "2e18")))
+    assert read_profile(nvprof_file(tmp_path, nv_metric("gld_transactions", "9e17")))["m.Global Load Transactions"].iloc[0] == 9e17
+
+
 def test_ncu_details_lines_may_leave_off_the_rule_columns(tmp_path):
     # ncu 2023+ adds "Rule Name" ... "Estimated Speedup" to the header; metric lines may stop
     # after "Metric Value" (with a trailing comma), as in the ncu output of public test fixtures

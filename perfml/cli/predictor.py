@@ -168,7 +168,7 @@ def predict(
     stops everything and nothing is written.
     """
     from perfml._safe_output import check_output_path
-    from perfml.learned.bundle import load_predictor, predict_any, read_reference_any
+    from perfml.learned.bundle import load_predictor, predict_any, read_reference_any, reference_repeat_warnings
     from perfml.learned.queries import read_query_csv, write_predictions
 
     from perfml.learned.intervals import check_level
@@ -177,6 +177,9 @@ def predict(
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
     ref = read_reference_any(reference) if reference is not None else None
+    if ref is not None:
+        for warning in reference_repeat_warnings(ref, f"--reference {reference}"):
+            typer.echo(f"warning: {warning}", err=True)
     from perfml.learned.profile_import import describe_profile, read_reference_profile, use_reference_profile
 
     # profiler counters describe application kernels: they attach to the reference's application rows

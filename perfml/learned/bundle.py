@@ -348,6 +348,38 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     return app_ref, op_ref
 
 
+#: repeated measurements of one run on one board further apart than this factor are told
+#: (run-to-run spread is a few % for calls >= 0.05 ms and ~13 % below on one H200,
+#: sweeps/results/archive/H200-run2): the geometric mean perfml takes of them is then a guess
+REPEAT_SPREAD_WARN = 2.0
+
+
+def reference_repeat_warnings(references, where: str) -> list[str]:
+    """One line per run measured more than once on one board whose times disagree by more than
+    :data:`REPEAT_SPREAD_WARN`x (the prediction uses their geometric mean; the user should know).
+
+    ``references``: the parts :func:`read_reference_any` returns (None parts skipped); a run is
+    every checked column but ``time_ms`` (board, kernel, sizes, launch).
+    """
+    lines = []
+    for ref in references:
+        if ref is None or len(ref) < 2:
+            continue
+        file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
+        keys = [c for c in ref.columns if c != "time_ms"]
+        run = ref[keys].astype(str)  # NaN (an empty cell) groups with NaN
+        for _, idx in run.groupby(keys, sort=False, dropna=False).groups.items():
+            if len(idx) < 2:
+                continue
+            times = ref.loc[idx, "time_ms"].to_numpy(dtype=float)
+            if times.max() > REPEAT_SPREAD_WARN * times.min():
+                rows = ", ".join(str(file_rows[i] + 1) for i in idx)
+                lines.append(f"{where}: rows {rows} measure the same run on {ref.loc[idx[0], 'board']} at "
+                             f"{times.min():.4g} to {times.max():.4g} ms ({times.max() / times.min():.3g}x apart); "
+                             "perfml uses their geometric mean: check the rows (unit, board, sizes, launch)")
+    return lines
+
+
 def _reference_names(reference, reference_where):
     """``reference_where`` naming the rows of a reference part by their rows in the whole file."""
     from perfml.learned.queries import RowNames

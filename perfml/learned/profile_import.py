@@ -259,11 +259,22 @@ def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line:
     return _non_negative(number * scale, metric, value, path, line)
 
 
+#: no counter of one kernel call reaches this: a call of the longest accepted time
+#: (:data:`perfml.characterize.limits.MAX_MEASURED_MS`, 1e6 s) at 1e12 events per second.
+#: Larger values are a corrupt export, and they overflowed the derived counters (a 1e308
+#: count made the profile's features infinite and the profile was silently not used).
+MAX_COUNTER_VALUE = 1e18
+
+
 def _non_negative(number: float, metric: str, value, path, line: int) -> float:
-    """Counts, ratios and percentages are never negative: a negative value is a corrupt export."""
+    """Counts, ratios and percentages are never negative, nor beyond :data:`MAX_COUNTER_VALUE`:
+    either is a corrupt export."""
     if number < 0:
         raise ProfileImportError(f"{path}: line {line}, metric {metric}: negative value {str(value)!r}; a counter is "
                                  ">= 0: export the profile again")
+    if number > MAX_COUNTER_VALUE:
+        raise ProfileImportError(f"{path}: line {line}, metric {metric}: value {str(value)!r} is beyond any kernel call "
+                                 f"(at most {MAX_COUNTER_VALUE:.0e}); export the profile again")
     return number
 
 
