@@ -115,6 +115,23 @@ def test_achieved_against_spec(ratio):
     assert bool(kept.warnings) == (ratio > WARN_OVER_SPEC)
 
 
+@pytest.mark.parametrize("quantity, value, unit, refused", [
+    ("launch_overhead", 1e300, "ms", True),  # was accepted: no spec to compare with
+    ("launch_overhead", 2.0, "s", True),
+    ("launch_overhead", 0.025, "ms", False),
+    ("dram_latency", 2e5, "cycles", True),
+    ("dram_latency", 657.0, "cycles", False),
+    ("l2_latency", 5.0, "ms", True),
+])
+def test_latencies_and_launch_overhead_have_a_ceiling(quantity, value, unit, refused):
+    v = CharacterizedValue(quantity, value, unit, "calibrated", source="synthetic test value")
+    if refused:
+        with pytest.raises(PhysicalLimitError, match="beyond any GPU's"):
+            Characterization(board="GTX-980", values=(v,))
+    else:
+        assert Characterization(board="GTX-980", values=(v,)).values_for(quantity)[0].value == value
+
+
 def test_a_published_value_above_the_papers_spec_is_refused():
     with pytest.raises(PhysicalLimitError):
         Characterization(values=(CharacterizedValue(

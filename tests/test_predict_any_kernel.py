@@ -217,6 +217,8 @@ def test_a_reference_of_a_trained_kernel_takes_precedence(model, rows):
         ({"time_ms": "fast"}, "time_ms"),
         ({"time_ms": "inf"}, "time_ms"),
         ({"time_ms": 1.7e308}, "time_ms"),  # beyond MAX_MEASURED_MS: it overflowed the reference ratio
+        ({"time_ms": 1e-12}, "time_ms"),  # below MIN_MEASURED_MS: a kernel of unknown work has no roofline check
+        ({"time_ms": 5e-324}, "time_ms"),
         ({"input_size_2": "inf"}, "input_size_2"),
         ({"input_size": 2.5}, "input_size"),
         ({"block_x": "wide"}, "block_x"),

@@ -34,12 +34,16 @@ from perfml.boards._registry import (
     same_board,
 )
 from perfml.boards._device import board_from_device
+from perfml.boards._launch_limits import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3
 from perfml.boards._generation import board_architecture, board_generation
 
 __all__ = [
     "Alternative",
     "Board",
     "FIELD_UNITS",
+    "MAX_BLOCK",
+    "MAX_GRID",
+    "MAX_GRID_X_BEFORE_CC3",
     "Occupancy",
     "Registry",
     "SPEC_FIELDS",

@@ -244,24 +244,31 @@ def _refuse_unmeasured_times(rows, time_column: str, file) -> None:
 
 
 def _refuse_bad_sizes(rows, file) -> None:
-    """Refuse a row whose size or launch cell is given but is not a positive whole number.
+    """Refuse a row whose size or launch cell is given but is not a positive whole number,
+    or a launch beyond CUDA's limits (:mod:`perfml.boards._launch_limits`).
 
     An empty cell is allowed (an operator has only some of the dimensions, a launch may be
     left out); anything else would leave the row's work unknown and the row silently out of
-    the calibration, or fail deep in the kernel description's expressions.
+    the calibration, or fail deep in the kernel description's expressions. A block of 4096
+    threads never ran, and it moved the calibrated launch overhead.
     """
     import pandas as pd
+
+    from perfml.boards import MAX_BLOCK, MAX_GRID
 
     for column in [c for c in _SIZE_COLUMNS if c in rows.columns]:
         raw = rows[column]
         given = raw.notna() & (raw.astype(str).str.strip() != "")
         value = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        ok = np.isfinite(value) & (value >= 1) & (np.floor(value) == value)
+        high = MAX_BLOCK.get(column) or MAX_GRID.get(column) or np.inf
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(value) & (value >= 1) & (np.floor(value) == value) & (value <= high)
         bad = np.flatnonzero(given.to_numpy() & ~ok)
         if len(bad):
             i = int(bad[0])
+            expected = "a positive whole number" + (f" at most {high} (CUDA's launch limit)" if np.isfinite(high) else "")
             raise CalibrationDataError(
-                f"{_row_where(file, rows.index[i])}, column {column}: expected a positive whole number, "
+                f"{_row_where(file, rows.index[i])}, column {column}: expected {expected}, "
                 f"found {str(raw.iloc[i])!r}; give the size the kernel ran at, or leave the cell empty where the "
                 "kernel has no such dimension")
 

@@ -38,6 +38,7 @@ __all__ = [
     "check_physical_limits",
     "BAD_MEASURED_TIME",
     "MAX_MEASURED_MS",
+    "MIN_MEASURED_MS",
     "check_stream_curve",
     "first_bad_measured_time",
     "first_unphysical_time",
@@ -56,6 +57,11 @@ WARN_UNDER_SPEC = 0.01
 #: ratio perfml forms from a measured time (reference x model ratio, log-space medians)
 #: far from floating-point overflow
 MAX_MEASURED_MS = 1e9
+#: the shortest kernel call accepted as a measurement (1e-4 ms = 0.1 us): a launch alone
+#: takes microseconds (the shortest time in the data home is 3.2 us, runtimes.csv.gz;
+#: 24 us in dlops_runtimes.csv.gz), so a shorter value is a unit slip (s given as ms x 1e-6)
+#: or a placeholder; for a kernel of known work the roofline check is stricter still
+MIN_MEASURED_MS = 1e-4
 #: working sets of at least this multiple of the board's L2 measure the DRAM, not the L2
 L2_FACTOR = 4
 
@@ -85,12 +91,14 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
     Raises
     ------
     PhysicalLimitError
-        An achieved value above 1.5 x its specification.
+        An achieved value above 1.5 x its specification, or a latency or launch overhead
+        beyond :data:`MAX_LATENCY_CYCLES`, :data:`MAX_LATENCY_S` or :data:`MAX_OVERHEAD_S`.
     """
     values = list(values)
     specs = [v for v in values if v.tier == "spec"]
     out = []
     for value in values:
+        _check_ceiling(value)
         if value.tier == "spec":
             out.append(value)
             continue
@@ -119,6 +127,35 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
                 value = value.with_warnings(note)
         out.append(value)
     return tuple(out)
+
+
+#: latencies and the launch overhead have no specification to compare with; these ceilings
+#: are far above any GPU's and only catch a wrong unit or a corrupt file: the slowest memory
+#: level, DRAM, answers in under 1,000 cycles on every board perfml knows (H200: 657,
+#: sweeps/results/H200), and a kernel launch takes microseconds, not seconds
+MAX_LATENCY_CYCLES = 1e5
+#: a memory latency in time: 1 ms (DRAM answers in about 0.5 us)
+MAX_LATENCY_S = 1e-3
+#: a launch overhead: 1 s (a call doing almost no work takes 2-30 us in the data home)
+MAX_OVERHEAD_S = 1.0
+_SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+def _check_ceiling(value: CharacterizedValue) -> None:
+    from perfml.characterize.values import QUANTITIES
+
+    kind = QUANTITIES[value.quantity].kind
+    if kind not in ("latency", "overhead"):
+        return
+    if value.unit == "cycles":
+        over, limit = value.value > MAX_LATENCY_CYCLES, f"{MAX_LATENCY_CYCLES:.0e} cycles"
+    else:
+        ceiling = MAX_LATENCY_S if kind == "latency" else MAX_OVERHEAD_S
+        over, limit = value.value * _SECONDS[value.unit] > ceiling, f"{ceiling:g} s"
+    if over:
+        raise PhysicalLimitError(
+            f"{value.quantity} ({value.tier}) = {value.value:.4g} {value.unit} is beyond any GPU's (at most {limit}): "
+            f"check the unit and the source of the value ({value.source})")
 
 
 def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: float | None) -> None:
@@ -151,15 +188,15 @@ def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: fl
 
 
 def valid_measured_time(time_ms) -> np.ndarray:
-    """Per row, whether a measured time (ms) can be one: finite, > 0 (no call runs in no
-    time) and at most :data:`MAX_MEASURED_MS`.
+    """Per row, whether a measured time (ms) can be one: finite, within
+    [:data:`MIN_MEASURED_MS`, :data:`MAX_MEASURED_MS`].
 
     One rule for every file of measurements a user gives (``--reference``,
     ``--calibration``, ``perfml characterize --from-runtimes``).
     """
     time_ms = np.asarray(time_ms, dtype=float)
     with np.errstate(invalid="ignore"):
-        return np.isfinite(time_ms) & (time_ms > 0) & (time_ms <= MAX_MEASURED_MS)
+        return np.isfinite(time_ms) & (time_ms >= MIN_MEASURED_MS) & (time_ms <= MAX_MEASURED_MS)
 
 
 def first_bad_measured_time(time_ms) -> int | None:
@@ -169,7 +206,8 @@ def first_bad_measured_time(time_ms) -> int | None:
 
 
 #: what a bad measured time is told (the caller names the file, row and column first)
-BAD_MEASURED_TIME = f"expected a measured time in ms, finite, > 0 and at most {MAX_MEASURED_MS:.0e}"
+BAD_MEASURED_TIME = (f"expected a measured time in ms, finite, between {MIN_MEASURED_MS:g} "
+                     f"(0.1 us: no kernel call is shorter) and {MAX_MEASURED_MS:.0e}")
 
 
 def first_unphysical_time(time_ms, bound_ms) -> int | None:

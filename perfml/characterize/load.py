@@ -9,7 +9,7 @@ from pathlib import Path
 from perfml.boards import same_board  # noqa: F401  (re-exported: perfml.characterize.same_board)
 from perfml.characterize.build import characterize_results
 from perfml.characterize.characterization import Characterization
-from perfml.errors import CharacterizationBoardError, ResultSchemaError
+from perfml.errors import CharacterizationBoardError, PerfmlError, ResultSchemaError
 
 
 def load_characterization(path: str | os.PathLike[str], *, board: str | None = None) -> Characterization:
@@ -32,7 +32,12 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
         raise ResultSchemaError(f"{path} is not valid JSON ({exc})") from None
     except OSError as exc:
         raise ResultSchemaError(f"cannot read characterization {path}: {exc.strerror or exc}") from None
-    characterization = Characterization.from_dict(data)
+    try:
+        characterization = Characterization.from_dict(data)
+    except PerfmlError as exc:  # name the file: the value's own message cannot
+        if str(path) in str(exc):
+            raise
+        raise type(exc)(f"{path}: {exc}") from None
     if board is not None:
         check_board(characterization, board, path)
     return characterization

@@ -461,7 +461,7 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     bad = _first(~(np.isfinite(pred) & (pred > 0)))
     if bad is not None:
         raise QueryValidationError(
-            f"{_at(where, bad)}: the prediction is {pred[bad]!r} ms, not a finite positive time (board "
+            f"{_at(where, bad)}: the prediction is {_num(pred[bad])!r} ms, not a finite positive time (board "
             f"{q['board'].iat[bad]}, op {q['op'].iat[bad]}); the query is too far outside the training data: "
             "choose dimensions nearer the training range"
         )

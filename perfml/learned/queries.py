@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags
 
@@ -63,11 +64,6 @@ NOMINAL_LAUNCH_NOTE = (
     "grid_y to the row and the reference for a prediction of the launch you run"
 )
 
-#: CUDA limits for compute capability >= 3.0 (CUDA C++ Programming Guide, technical specifications)
-MAX_BLOCK = {"block_x": 1024, "block_y": 1024, "block_z": 64}
-MAX_GRID = {"grid_x": 2**31 - 1, "grid_y": 65535, "grid_z": 65535}
-#: before compute capability 3.0 grid_x is limited to 65535 as well
-MAX_GRID_X_BEFORE_CC3 = 65535
 #: largest input size accepted at all (2**53: beyond it a float no longer holds every integer)
 MAX_INPUT_SIZE = 2**53
 
@@ -689,7 +685,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     if bad.size:
         i = int(bad[0])
         raise QueryValidationError(
-            f"{_at(where, i)}: the prediction is {pred[i]!r} ms, not a finite positive time "
+            f"{_at(where, i)}: the prediction is {_num(pred[i])!r} ms, not a finite positive time "
             f"(board {q['board'].iloc[i]}, app {q['app_id'].iloc[i]}, input_size {_num(q['input_size'].iloc[i])}); "
             "the query is too far outside the training data: choose a size nearer the training range"
         )
