@@ -532,3 +532,15 @@ def test_cli_train_without_the_calibrated_tier(tmp_path, capsys, monkeypatch):
                  "--n-jobs", "1", "--no-calibrated-tier"])
     assert code == 0, capsys.readouterr().err
     assert set(load_predictor(out, data_home=HOME).models) == {"dlops"}
+
+
+@pytest.mark.parametrize("dtype, ok", [("float16", False), ("bfloat16", False), ("banana", False),
+                                       ("float32", True), ("FP32", True), ("torch.float32", True), ("", True)])
+def test_an_operator_dtype_other_than_fp32_is_refused(bundle, dtype, ok):
+    # the corpus and the work model are FP32: an FP16 call was silently answered as FP32
+    q = _text(pd.DataFrame([{**GOOD, "dtype": dtype}]))
+    if ok:
+        assert predict_any(bundle, q, "q.csv")["predicted_ms"].iloc[0] > 0
+    else:
+        with pytest.raises(QueryValidationError, match=r"row 1 \(line 2\), column dtype: perfml models FP32"):
+            predict_any(bundle, q, "q.csv")

@@ -176,10 +176,29 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
         if i is not None:
             raise error(f"{_at(where, i)}, column block_x*block_y*block_z: CUDA allows at most 1024 threads per "
                         f"block, found {int(threads[i])}; give the launch the kernel ran with")
+    if "dtype" in frame.columns:
+        _check_dtype(frame, where, error=error)
     for column in frame.columns:  # the other columns pass through (numbers parsed as read_csv would)
         if column not in q.columns:
             q[column] = _infer(frame[column])
     return q
+
+
+#: the element types of the operator corpus (dlops_runtimes.csv.gz: FP32 only) and how users
+#: write them; the work model counts 4 bytes per element
+FP32_NAMES = ("float32", "fp32", "torch.float32", "float")
+
+
+def _check_dtype(frame: pd.DataFrame, where, *, error) -> None:
+    """A ``dtype`` column, where given, must name FP32: the work model, the roofline and every
+    training call are FP32, so an FP16 call would silently be answered as FP32 (half its
+    bytes, another compute pipe). An empty cell means FP32."""
+    text = frame["dtype"].astype(str).str.strip().str.lower()
+    bad = ~(text.isin(FP32_NAMES) | (text == "")).to_numpy()
+    i = _first(bad)
+    if i is not None:
+        raise error(f"{_at(where, i)}, column dtype: perfml models FP32 operator calls only (dlops_runtimes.csv.gz "
+                    f"measures FP32), found {_num(frame['dtype'].iloc[i])!r}; give float32 calls, or leave the cell empty")
 
 
 def _check_memory(q: pd.DataFrame, where, *, error) -> None:
