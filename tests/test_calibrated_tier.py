@@ -342,3 +342,15 @@ def test_a_vectoradd_calibration_moves_the_nine_apps_and_a_file_without_it_is_re
     status = main(["predict", "--model", str(path), "--queries", str(folder / "q.csv"), "--output", str(out),
                    "--data-home", str(HOME.path), "--calibration", str(folder / "no_vadd.csv")])
     assert status == 2 and not out.exists() and "no run of vectorAdd" in capsys.readouterr().err
+
+
+def test_a_calibration_whose_repeats_disagree_is_told(trained, files, tmp_path, capsys):
+    path, _, _ = trained
+    adds = pd.read_csv(files / "adds.csv")
+    pd.concat([adds, adds.assign(time_ms=adds.time_ms * 100)]).to_csv(tmp_path / "pasted.csv", index=False)
+    status, out = _predict(path, files, tmp_path, "--calibration", str(tmp_path / "pasted.csv"))
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "measured more than once are more than 2x apart" in err
+    status, out = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
+    assert status == 0 and "more than 2x apart" not in capsys.readouterr().err

@@ -307,3 +307,25 @@ def test_a_launch_beyond_cudas_limits_is_refused():
     with pytest.raises(CalibrationDataError, match=r"column block_x: expected a positive whole number at most 1024 "
                                                    r"\(CUDA's launch limit\), found '4096'"):
         calibrate_from_rows(rows, "GTX-980")
+
+
+def test_repeats_far_apart_are_told():
+    from perfml.characterize.calibrate import repeat_spread_warning
+
+    rows = _apps_rows()
+    assert repeat_spread_warning(pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 1.5)]),
+                                 "GTX-980", "cal.csv") is None  # repeats within 2x: run-to-run spread
+    pasted = pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 100)])  # the file's rows again, x100
+    line = repeat_spread_warning(pasted, "GTX-980", "cal.csv")
+    assert line.startswith(f"cal.csv: {len(rows)} run(s) of GTX-980 measured more than once are more than 2x apart")
+    # another board's repeats are not this board's
+    assert repeat_spread_warning(pd.concat([pasted.assign(board="GTX-680"), rows]), "GTX-980", "cal.csv") is None
+
+
+def test_perfml_characterize_from_runtimes_prints_the_repeat_warning(tmp_path, capsys):
+    from perfml.cli import main
+
+    rows = _apps_rows()
+    pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 100)]).to_csv(tmp_path / "cal.csv", index=False)
+    assert main(["characterize", "--from-runtimes", str(tmp_path / "cal.csv"), "--board", "GTX-980"]) == 0
+    assert "warning: " in capsys.readouterr().err

@@ -598,6 +598,43 @@ def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict,
     )
 
 
+#: repeats of one run further apart than this factor are told (see :func:`repeat_spread_warning`)
+REPEAT_SPREAD_WARN = 2.0
+
+
+def repeat_spread_warning(frame, board: str, where) -> str | None:
+    """A line telling the runs of ``board`` measured more than once whose times disagree by
+    more than :data:`REPEAT_SPREAD_WARN`x, or None.
+
+    The calibration takes medians and quantiles over the rows, so such repeats do not stop
+    it, but they move it (the file's rows pasted again at 100x the time halved the
+    calibrated DRAM bandwidth): one of them has a wrong unit, board or size. A run is the
+    kernel, its sizes and launch, and (where the rows carry them) the source and GPU
+    configuration. Rows that are not times at all are refused elsewhere.
+    """
+    import pandas as pd
+
+    try:
+        kernel_column = _CORPORA[_corpus(frame)][0]
+        time_column = _time_column(frame)
+        rows = _board_rows(frame, board)
+    except CalibrationDataError:
+        return None  # the calibration itself says what is wrong
+    keys = ["board", kernel_column, *[c for c in (*_SIZE_COLUMNS, "input_size_2", "source", "gpu_config")
+                                      if c in rows.columns and c != kernel_column]]
+    times = pd.to_numeric(rows[time_column], errors="coerce")
+    spread = times.groupby([rows[k].astype(str) for k in keys], dropna=False).agg(["count", "min", "max"])
+    far = spread[(spread["count"] > 1) & (spread["max"] > REPEAT_SPREAD_WARN * spread["min"])]
+    if far.empty:
+        return None
+    first = far.index[0]
+    ratio = far["max"].iloc[0] / far["min"].iloc[0]
+    return (f"{where}: {len(far)} run(s) of {board} measured more than once are more than {REPEAT_SPREAD_WARN:g}x "
+            f"apart (e.g. {first[1]} at {', '.join(f'{k}={v}' for k, v in zip(keys[2:], first[2:]) if v not in ('nan', '<NA>'))}: "
+            f"{far['min'].iloc[0]:.4g} to {far['max'].iloc[0]:.4g} ms, {ratio:.3g}x); the calibration takes medians "
+            "over such rows: check their unit, board and sizes")
+
+
 def calibrate_from_runtimes(
     path: str | os.PathLike[str],
     board: str,

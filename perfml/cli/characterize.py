@@ -80,14 +80,19 @@ def characterize(
     if source is not None and from_runtimes is None:
         raise PerfmlError("--source applies to --from-runtimes only")
     if from_runtimes is not None:
-        from perfml.characterize.calibrate import calibrate_from_runtimes
+        from perfml.characterize.calibrate import calibrate_from_runtimes, read_runtime_rows, repeat_spread_warning
 
         if not board:
             raise PerfmlError("--from-runtimes needs --board BOARD (the board the rows were measured on)")
         command = f"perfml characterize --from-runtimes {from_runtimes} --board {board}"
         if source is not None:
             command += f" --source {source}"
-        ch = calibrate_from_runtimes(from_runtimes, board, source=source, command=command)
+        rows = read_runtime_rows(from_runtimes)
+        ch = calibrate_from_runtimes(from_runtimes, board, source=source, command=command, frame=rows)
+        warning = repeat_spread_warning(rows if source is None or "source" not in rows.columns
+                                        else rows[rows["source"].astype(str) == source], board, from_runtimes)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
     elif reference is not None:
         ch = reference_characterization(reference)
     else:

@@ -239,4 +239,9 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
         warnings += use_target_characterization(model, ch, boards, file_where)
     if used:
         bundle.target_board = ch.board  # predict_any answers this board only from now on
+        if calibration is not None:
+            from perfml.characterize.calibrate import repeat_spread_warning
+
+            spread = repeat_spread_warning(rows, ch.board, f"--calibration {calibration}")
+            warnings += [spread] if spread else []
     return list(dict.fromkeys(warnings))
