@@ -10,7 +10,10 @@ import pytest
 
 from perfml.cli import main
 
+from conftest import needs_data_home
 
+
+@needs_data_home()
 def test_fit_lambda_json_contract(capsys):
     assert main(["fit-lambda", "--source", "BSPGPU", "--board", "GTX-680", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -20,6 +23,7 @@ def test_fit_lambda_json_contract(capsys):
     assert mmgc["lambda"] == pytest.approx(24, rel=0.10)
 
 
+@needs_data_home()
 def test_evaluate_json(capsys):
     assert main(["evaluate", "--model", "roofline", "--source", "BSPGPU", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -36,6 +40,7 @@ def test_evaluate_json(capsys):
         (["fit-lambda", "--source", "nowhere"], "choose one of"),
     ],
 )
+@needs_data_home()
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -114,6 +119,7 @@ def _inject(monkeypatch, target: str):
         ("characterize", ["characterize", "--reference", "GTX-980", "--json"]),
     ],
 )
+@needs_data_home()
 def test_json_output_is_strict_json_with_null_for_non_finite(monkeypatch, capsys, target, argv):
     _inject(monkeypatch, target)
     assert main(argv) == 0

@@ -11,6 +11,8 @@ import pytest
 from perfml.errors import ExperimentSpecError
 from perfml.experiments.spec import load_experiment
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,6 +40,7 @@ def test_malformed_experiment_is_a_typed_error(tmp_path, text, message):
         load_experiment(path)
 
 
+@needs_data_home()
 def test_run_small_experiment_logs_to_mlflow_and_report_reads_it(tmp_path, monkeypatch, capsys):
     from perfml.cli import main
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import needs_data_home
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +30,7 @@ _SPEC = (
 )
 
 
+@needs_data_home()
 def test_folds_on_a_local_dask_cluster_equal_the_local_run(tmp_path, monkeypatch, capsys):
     distributed = pytest.importorskip("dask.distributed", reason="needs dask[distributed]: pip install -e '.[lab]'")
     from perfml.cli import main
@@ -52,6 +55,7 @@ def test_folds_on_a_local_dask_cluster_equal_the_local_run(tmp_path, monkeypatch
         pd.testing.assert_frame_equal(a.drop(columns=drop), b.drop(columns=drop), check_exact=True)
 
 
+@needs_data_home()
 def test_an_unreachable_scheduler_is_a_typed_error(tmp_path, capsys):
     pytest.importorskip("dask.distributed")
     from lab_fixtures import free_port

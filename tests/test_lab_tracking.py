@@ -12,6 +12,8 @@ import pytest
 
 from lab_fixtures import mlflow_server, postgres, tracking_uri  # noqa: F401 - fixtures
 
+from conftest import needs_data_home
+
 pytestmark = pytest.mark.slow
 
 
@@ -51,6 +53,7 @@ _SPEC = (
 )
 
 
+@needs_data_home()
 def test_an_experiment_logged_through_the_server_reads_back(mlflow_server, tmp_path, monkeypatch, capsys):
     """Runs, metrics, artifacts and the registered model come back through MlflowClient."""
     import json
@@ -100,6 +103,7 @@ def test_an_experiment_logged_through_the_server_reads_back(mlflow_server, tmp_p
     assert booster.get_booster().num_boosted_rounds() == 30
 
 
+@needs_data_home()
 def test_a_server_restart_mid_experiment_leaves_no_run_running(postgres, tmp_path):
     """Fault: the tracking server is stopped while an experiment logs, and started again 6 s later.
 

@@ -20,6 +20,8 @@ import pytest
 
 from lab_fixtures import postgres  # noqa: F401 - fixture
 
+from conftest import needs_data_home
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +45,7 @@ def _trials(url, study):
     return sorted(optuna.load_study(study_name=study, storage=url).trials, key=lambda t: t.number)
 
 
+@needs_data_home()
 def test_four_workers_share_one_postgresql_study(postgres, tmp_path):
     url = postgres.url(postgres.new_database("optuna"))
     proc = subprocess.run(_tune("--app", "subSeqMax", "--n-trials", "1", "--n-workers", "4", "--storage", url,
@@ -59,6 +62,7 @@ def test_four_workers_share_one_postgresql_study(postgres, tmp_path):
     assert not list(tmp_path.iterdir())  # no local optuna.db / mlflow.db
 
 
+@needs_data_home()
 def test_a_killed_worker_s_trial_ends_failed_and_the_study_finishes(postgres, tmp_path):
     import optuna
 
@@ -103,6 +107,7 @@ def test_a_killed_worker_s_trial_ends_failed_and_the_study_finishes(postgres, tm
     assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the second worker's trials
 
 
+@needs_data_home()
 def test_a_password_on_the_command_line_is_masked(postgres, tmp_path):
     secret = "Wr0ngPassw0rd-never-printed"
     url = f"postgresql+psycopg://{postgres.user}:{secret}@{postgres.host}:{postgres.port}/postgres"

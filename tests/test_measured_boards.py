@@ -23,6 +23,8 @@ from perfml.characterize import characterize_results, load_characterization
 from perfml.measure import ReplayBackend
 from perfml.measure.store import ResultSet
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "sweeps" / "results" / "H100-SXM"
 H200 = ROOT / "sweeps" / "results" / "H200"
@@ -327,6 +329,7 @@ def test_measured_rows_join_the_selected_corpora_and_obey_exclusion(data_home):
     assert not (rows["described"]["board"] == "H200").any()
 
 
+@needs_data_home()
 def test_a_folder_that_is_no_measured_board_is_refused_before_training(tmp_path, capsys):
     from perfml.cli import main
     from perfml.errors import DatasetSchemaError

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_data_home
+
 PACKAGE = Path(__file__).resolve().parents[1] / "perfml"
 
 #: (module path relative to perfml/, enclosing function, attribute called on os.environ)
@@ -166,6 +168,7 @@ def test_the_cuda_toolkit_directory_is_a_parameter_resolved_by_the_cli(tmp_path,
     assert resolve_cuda_home() is None and os.environ.get("CUDA_HOME") is None
 
 
+@needs_data_home()
 def test_the_tracking_recovery_wait_is_a_parameter_the_cli_reads_from_the_environment(monkeypatch, capsys):
     import pandas as pd
 

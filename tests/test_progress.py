@@ -10,6 +10,8 @@ import pytest
 
 from perfml._progress import Advance, progress, progress_enabled
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -82,6 +84,7 @@ def _fake_run_experiment(calls):
     return run_experiment
 
 
+@needs_data_home()
 @pytest.mark.parametrize("argv", [[], ["--quiet"]])
 def test_experiment_run_reports_progress_to_the_callback_and_prints_nothing_off_a_terminal(monkeypatch, capsys, argv):
     import perfml.experiments.runner as runner
@@ -94,6 +97,7 @@ def test_experiment_run_reports_progress_to_the_callback_and_prints_nothing_off_
     assert capsys.readouterr().err == ""  # stderr is not a terminal: no progress lines
 
 
+@needs_data_home()
 def test_experiment_run_draws_on_a_terminal_and_not_with_quiet(monkeypatch, capsys):
     import perfml._progress
     import perfml.experiments.runner as runner

@@ -153,6 +153,29 @@ def test_extrapolation_is_flagged_with_the_training_range(model_dir, rows, tmp_p
     assert np.all(np.isfinite(result.predicted_ms)) and (result.predicted_ms > 0).all()
 
 
+def test_a_launch_beyond_the_apps_training_launches_is_flagged(model_dir, rows, tmp_path, capsys):
+    from perfml.learned.persistence import read_manifest
+
+    runs = rows[rows.app_id == "vectorAdd"]
+    threads = (runs.block_x * runs.block_y.fillna(1)).agg(["min", "max"])
+    recorded = read_manifest(model_dir)["training"]["launch"]["vectorAdd"]
+    assert recorded["threads_per_block"] == [float(threads["min"]), float(threads["max"])]
+    n = int(runs.input_size.median())
+    seen = runs.iloc[0]
+    inside = {**GOOD, "board": "Quadro-K5200", "input_size": n}
+    frame = pd.DataFrame([
+        {**inside, "block_x": int(seen.block_x), "block_y": 1, "grid_x": int(seen.grid_x), "grid_y": 1},
+        {**inside, "block_x": 32, "block_y": 1, "grid_x": 2**31 - 1, "grid_y": 65535},  # far beyond any training grid
+        inside,  # no launch given: the description's
+    ])
+    code, out, err = _predict_cli(model_dir, tmp_path, frame, capsys)
+    assert code == 0, err
+    result = pd.read_csv(out, keep_default_na=False)
+    assert result.extrapolated.tolist() == [False, True, False], result.extrapolation.tolist()
+    lo, hi = recorded["blocks"]
+    assert f"blocks above the training range [{int(lo)}, {int(hi)}] of app vectorAdd" in result.extrapolation[1]
+
+
 def test_a_non_finite_prediction_is_an_error_naming_the_row(model, monkeypatch):
     frame = pd.DataFrame([GOOD, GOOD])
     monkeypatch.setattr(model, "predict", lambda q: np.array([1.0, math.inf]))

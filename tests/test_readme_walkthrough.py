@@ -14,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -28,6 +30,7 @@ def readme():
     return (ROOT / "README.md").read_text()
 
 
+@needs_data_home()
 def test_the_walkthrough_runs_as_printed(readme, tmp_path, capsys):
     from perfml.cli import main
 

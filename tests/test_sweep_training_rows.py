@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SYNTHETIC_DEVICE, SYNTHETIC_SPEC, SyntheticBackend
+from conftest import SYNTHETIC_DEVICE, SYNTHETIC_SPEC, SyntheticBackend, needs_data_home
 
 from perfml.errors import UnknownBoardError
 from perfml.measure import DeviceInfo
@@ -91,6 +91,7 @@ def test_training_refuses_a_synthetic_sweep_unless_asked(sweep, data_home):
     assert len(both) == 1 + len(sweep.read()) and both.app_id.iloc[0] == "vectorAdd"
 
 
+@needs_data_home()
 def test_perfml_train_with_a_synthetic_sweep_exits_2_and_writes_nothing(sweep, tmp_path, capsys):
     from perfml.cli import main
 

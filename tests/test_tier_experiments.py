@@ -13,6 +13,8 @@ from perfml.errors import CalibrationDataError
 from perfml.experiments.runner import calibrated_characterizations, calibration_rows, experiment_data, scored_mask
 from perfml.experiments.spec import load_experiment
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -61,6 +63,7 @@ def _small_spec(tmp_path) -> Path:
     return path
 
 
+@needs_data_home()
 @pytest.mark.slow
 def test_each_model_run_is_tagged_with_its_tier_and_report_sets_the_tiers_side_by_side(tmp_path, monkeypatch, capsys):
     from perfml.cli import main

@@ -14,6 +14,8 @@ import pytest
 
 from perfml.cli import main
 
+from conftest import needs_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -66,6 +68,7 @@ def test_report_against_a_closed_port_fails_fast(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@needs_data_home()
 def test_experiment_run_refuses_an_unreachable_store_before_working(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{_closed_port()}")

@@ -77,16 +77,44 @@ def _directory_files(path: Path) -> tuple[list[str], list[str]]:
     return files, odd
 
 
+def launch_extent(X: pd.DataFrame) -> pd.DataFrame:
+    """Per row, the launch's ``threads_per_block`` and ``blocks`` (NaN where the row gives no launch)."""
+    def product(columns):
+        out = pd.Series(1.0, index=X.index)
+        given = pd.Series(False, index=X.index)
+        for c in columns:
+            if c in X.columns:
+                v = pd.to_numeric(X[c], errors="coerce")
+                given |= v.notna()
+                out *= v.fillna(1.0)
+        return out.where(given)
+
+    return pd.DataFrame({"threads_per_block": product(("block_x", "block_y", "block_z")),
+                         "blocks": product(("grid_x", "grid_y", "grid_z"))}, index=X.index)
+
+
 def training_ranges(X: pd.DataFrame) -> dict:
-    """What the training rows cover: boards, apps and the input-size range per app.
+    """What the training rows cover: boards, apps, the input-size range per app and, where
+    the rows give launches, the range of threads per block and of blocks per app.
 
     Saved in the manifest so that :mod:`perfml.learned.queries` can flag queries beyond
     the training range (``extrapolated`` column) instead of answering with false confidence.
+    A launch matters as much as the size: a kernel known only from measurements is
+    predicted from its training launches, and a grid 10^5 times larger was answered with
+    a year's runtime and no flag.
     """
     sizes = pd.to_numeric(X["input_size"], errors="coerce")
-    per_app = {str(app): [float(s.min()), float(s.max())] for app, s in sizes.groupby(X["app_id"].astype(str))}
+    apps = X["app_id"].astype(str)
+    per_app = {str(app): [float(s.min()), float(s.max())] for app, s in sizes.groupby(apps)}
+    launch: dict = {}
+    extent = launch_extent(X)
+    for column in extent.columns:
+        for app, v in extent[column].groupby(apps):
+            v = v.dropna()
+            if len(v):
+                launch.setdefault(str(app), {})[column] = [float(v.min()), float(v.max())]
     return {"rows": int(len(X)), "boards": sorted(map(str, X["board"].unique())),
-            "apps": sorted(per_app), "input_size": per_app}
+            "apps": sorted(per_app), "input_size": per_app, "launch": launch}
 
 
 # -- saving ----------------------------------------------------------------------------------
@@ -387,6 +415,14 @@ def check_manifest(meta, meta_path: Path) -> dict:
         and v[0] <= v[1] for v in ranges.values()
     ):
         raise _bad(meta_path, "training.input_size must map each app to [min, max], finite and positive")
+    launch = meta["training"].get("launch", {})  # absent in models saved before it was recorded
+    if not isinstance(launch, dict) or not all(
+        isinstance(per, dict) and set(per) <= {"threads_per_block", "blocks"} and all(
+            isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in v)
+            and v[0] <= v[1] for v in per.values())
+        for per in launch.values()
+    ):
+        raise _bad(meta_path, "training.launch must map each app to {threads_per_block, blocks: [min, max]}, finite and positive")
     return meta
 
 

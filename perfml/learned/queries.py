@@ -25,9 +25,10 @@ line ``r + 1``), the column, the bad value and the fix:
 
 Every answered row gets a ``level`` interval (``lower_ms``/``upper_ms``,
 :mod:`perfml.learned.intervals`), and no prediction is faster than the board's roofline
-lower bound where the work is known (:func:`roofline_bound_ms`): a faster one is raised to
-the bound and flagged ``clamped_to_bound`` (rather than refused: the bound is a floor the
-user can act on, and the row's other knowledge still holds).
+lower bound where the work is known (:func:`roofline_bound_ms`), nor than 0.1 us for any row
+(:data:`~perfml.characterize.limits.MIN_MEASURED_MS`): a faster one is raised to the bound
+and flagged ``clamped_to_bound`` (rather than refused: the bound is a floor the user can act
+on, and the row's other knowledge still holds).
 
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
@@ -339,29 +340,40 @@ def read_queries(path, *, apps=None) -> pd.DataFrame:
 
 
 def extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[str]]:
-    """Flag rows whose input size lies outside the app's training range.
+    """Flag rows whose input size, or launch, lies outside the app's training range.
 
     Returns the boolean ``extrapolated`` column and the ``extrapolation`` reasons ("" when
-    within range). A model that records no ranges flags every row.
+    within range). A model that records no ranges flags every row. The launch (threads
+    per block, blocks) is checked where the row has one and the model recorded the app's
+    launches (models saved before they were recorded check the size only).
     """
+    from perfml.learned.persistence import launch_extent
+
     ranges = (training or {}).get("input_size") or {}
+    launches = (training or {}).get("launch") or {}
+    extent = launch_extent(q).to_numpy(dtype=float)
     flags, reasons = [], []
-    for app, n in zip(q["app_id"], q["input_size"]):
+    for i, (app, n) in enumerate(zip(q["app_id"], q["input_size"])):
         rng = ranges.get(str(app))
         if rng is None:
             flags.append(True)
             reasons.append(f"the model records no training range for app {app}")
             continue
         lo, hi = _num(rng[0]), _num(rng[1])
+        why = []
         if n < lo:
-            flags.append(True)
-            reasons.append(f"input_size below the training range [{lo}, {hi}] of app {app}")
+            why.append(f"input_size below the training range [{lo}, {hi}] of app {app}")
         elif n > hi:
-            flags.append(True)
-            reasons.append(f"input_size above the training range [{lo}, {hi}] of app {app}")
-        else:
-            flags.append(False)
-            reasons.append("")
+            why.append(f"input_size above the training range [{lo}, {hi}] of app {app}")
+        for k, name in enumerate(("threads_per_block", "blocks")):
+            seen = (launches.get(str(app)) or {}).get(name)
+            v = extent[i, k]
+            if seen is not None and np.isfinite(v) and not seen[0] <= v <= seen[1]:
+                side = "below" if v < seen[0] else "above"
+                why.append(f"{_num(v)} {name.replace('_', ' ')} {side} the training range "
+                           f"[{_num(seen[0])}, {_num(seen[1])}] of app {app}")
+        flags.append(bool(why))
+        reasons.append("; ".join(why))
     return np.asarray(flags, dtype=bool), reasons
 
 
@@ -713,7 +725,9 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
     flagged whatever the basis (a reference on another board is carried to this one by the
     model) and not widened. ``bound``: the
-    row's roofline lower bound (NaN where the work is unknown); a faster prediction is
+    row's roofline lower bound (NaN where the work is unknown), never below
+    :data:`~perfml.characterize.limits.MIN_MEASURED_MS` (no kernel call is shorter: a
+    prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
     raised to it and flagged ``clamped_to_bound``, and ``lower_ms`` never goes below it.
     ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
     group of ``app_ids`` or by the given ``groups`` (op classes).
@@ -733,7 +747,10 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
         lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
     else:
         lower = upper = np.full(len(pred), np.nan)
-    clamped = np.isfinite(bound) & (pred < bound)
+    from perfml.characterize.limits import MIN_MEASURED_MS
+
+    bound = np.fmax(np.asarray(bound, dtype=float), MIN_MEASURED_MS)  # fmax: NaN (work unknown) -> the floor
+    clamped = pred < bound
     pred = np.where(clamped, bound, pred)
     if calibration is not None:
         lower = np.where(np.isfinite(bound), np.fmax(lower, bound), lower)
