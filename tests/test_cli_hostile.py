@@ -448,11 +448,12 @@ def test_a_described_kernel_whose_buffers_exceed_the_boards_memory_is_refused(ho
 
 @needs_data
 @pytest.mark.parametrize("which, header, row, query", [
-    # an add of 64 x 1024 floats: the T4's L2 holds its 0.75 MiB, its FP32 peak bounds it at 8e-6 ms
-    ("reference", "board,op,B,H", "Tesla-T4,add,64,1024,1e-9", "A100-PCIe-40GB,add,64,1024"),
+    # an add of 4096 x 65536 floats moves 3.2 GB: at least 10 ms at the T4's 320 GB/s (a time
+    # under 0.1 us is refused before this check: MIN_MEASURED_MS)
+    ("reference", "board,op,B,H", "Tesla-T4,add,4096,65536,0.5", "A100-PCIe-40GB,add,4096,65536"),
     # vectorAdd of 2^26 floats (768 MiB) takes at least 3.6 ms at the GTX-980's 224 GB/s: 0.05 ms is a unit slip
     ("reference", "board,app_id,input_size", "GTX-980,vectorAdd,67108864,0.05", "GTX-970,vectorAdd,67108864"),
-    ("calibration", "board,op,B,H", "Tesla-T4,add,64,1024,1e-9", "Tesla-T4,relu,64,1024"),
+    ("calibration", "board,op,B,H", "Tesla-T4,add,4096,65536,0.5", "Tesla-T4,relu,4096,65536"),
 ])
 def test_a_measured_time_faster_than_the_board_can_run_the_work_is_refused(hostile, capsys, which, header, row, query):
     """Issue 11 §5: a --reference or --calibration row measured faster than its work's roofline on
@@ -477,7 +478,7 @@ def test_a_measured_time_faster_than_the_board_can_run_the_work_is_refused(hosti
     assert code == 2, err
     assert "row 1 (line 2), column time_ms" in err and "faster than board" in err and "time unit" in err, err
     assert not (files / "out.csv").exists()
-    # the same file with a physical time is taken
-    measured.write_text(f"{header},time_ms\n" + "\n".join([row.rsplit(',', 1)[0] + ",5.0"] + rows[1:]) + "\n")
+    # the same file with a physical time is taken (slower than every bound above)
+    measured.write_text(f"{header},time_ms\n" + "\n".join([row.rsplit(',', 1)[0] + ",50.0"] + rows[1:]) + "\n")
     code, err = _check(argv, hostile, capsys)
     assert code == 0 and (files / "out.csv").is_file(), err
