@@ -48,7 +48,7 @@ def test_memory_twins_share_architecture_and_bus_width(script):
     assert key("GTX-970") == key("GTX-980") != key("GTX-750")
 
 
-@pytest.mark.parametrize("mode", ["twin_feature", "twin_first"])
+@pytest.mark.parametrize("mode", ["twin_feature", "twin_first", "twin_auto"])
 def test_the_twin_patch_is_undone_after_its_block(script, mode):
     from perfml.learned.features.closed_form import ClosedFormFeatures
 
@@ -56,3 +56,18 @@ def test_the_twin_patch_is_undone_after_its_block(script, mode):
     with script.twin_transfer(mode):
         assert ClosedFormFeatures.transform is not original
     assert ClosedFormFeatures.transform is original
+
+
+def test_twin_auto_takes_the_twins_for_the_camping_app_on_the_kepler_boards(script):
+    """The inner leave-one-board-out gives matrix_sum_normal to the twins when the GTX-680 is
+    held out: its twin, the Quadro-K5200, camps as it does; the other boards do not."""
+    from perfml.learned.features.builder import FeatureBuilder
+    from perfml.learned.training import corpus_rows
+
+    from conftest import shared_data_home
+
+    rows = corpus_rows(shared_data_home(), corpora=["described"])["described"]
+    rows = rows[rows["board"] != "GTX-680"].reset_index(drop=True)
+    builder = FeatureBuilder(data_home=shared_data_home(), compute_rate="issue").fit(rows, rows["measured_ms"])
+    closed = builder._closed_form()
+    assert "matrix_sum_normal" in script.twin_apps(closed, closed.transfer_)

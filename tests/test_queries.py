@@ -260,17 +260,19 @@ def test_a_directory_as_queries_is_a_typed_error(model_dir, tmp_path, capsys):
 ])
 def test_a_row_with_more_fields_than_the_header_is_refused_not_shifted(tmp_path, text, match):
     from perfml.errors import DatasetSchemaError
-    from perfml.learned.queries import read_query_csv
 
-    path = tmp_path / "q.csv"
-    path.write_text(text)
     with pytest.raises(DatasetSchemaError, match=match):
-        read_query_csv(path)
+        _read_text(tmp_path, text)
 
 
 def test_a_short_row_reads_as_empty_cells(tmp_path):
+    rows = _read_text(tmp_path, "board,app_id,input_size\nGTX-980,vectorAdd\n").to_dict("records")
+    assert rows == [{"board": "GTX-980", "app_id": "vectorAdd", "input_size": ""}]
+
+
+def _read_text(tmp_path, text: str) -> pd.DataFrame:
+    """``text`` as a query file, read as perfml predict reads it."""
     from perfml.learned.queries import read_query_csv
 
-    path = tmp_path / "q.csv"
-    path.write_text("board,app_id,input_size\nGTX-980,vectorAdd\n")
-    assert read_query_csv(path).to_dict("records") == [{"board": "GTX-980", "app_id": "vectorAdd", "input_size": ""}]
+    (tmp_path / "q.csv").write_text(text)
+    return read_query_csv(tmp_path / "q.csv")

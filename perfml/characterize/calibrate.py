@@ -598,7 +598,10 @@ def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict,
     )
 
 
-#: repeats of one run further apart than this factor are told (see :func:`repeat_spread_warning`)
+#: repeats of one run further apart than this factor are told (:func:`repeat_spread_warning`,
+#: and for --reference files :func:`perfml.learned.bundle.reference_repeat_warnings`): the
+#: run-to-run spread of one board is a few % for calls >= 0.05 ms and about 13 % below
+#: (an H200 and its repeat, sweeps/results/archive/H200-run2), never 2x
 REPEAT_SPREAD_WARN = 2.0
 
 

@@ -348,19 +348,16 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     return app_ref, op_ref
 
 
-#: repeated measurements of one run on one board further apart than this factor are told
-#: (run-to-run spread is a few % for calls >= 0.05 ms and ~13 % below on one H200,
-#: sweeps/results/archive/H200-run2): the geometric mean perfml takes of them is then a guess
-REPEAT_SPREAD_WARN = 2.0
-
-
 def reference_repeat_warnings(references, where: str) -> list[str]:
     """One line per run measured more than once on one board whose times disagree by more than
-    :data:`REPEAT_SPREAD_WARN`x (the prediction uses their geometric mean; the user should know).
+    :data:`perfml.characterize.calibrate.REPEAT_SPREAD_WARN`x (the prediction uses their
+    geometric mean, which is then a guess; the user should know).
 
     ``references``: the parts :func:`read_reference_any` returns (None parts skipped); a run is
     every checked column but ``time_ms`` (board, kernel, sizes, launch).
     """
+    from perfml.characterize.calibrate import REPEAT_SPREAD_WARN
+
     lines = []
     for ref in references:
         if ref is None or len(ref) < 2:
