@@ -195,3 +195,16 @@ def test_registry_constants_need_no_data_home():
                          "input_size": [1 << 20, 1 << 20]})
     terms = BSPModel(constants_sources=(), data_home=None).model_terms(rows)
     assert np.isfinite(terms["t1_ms"]).all() and (terms["t1_ms"] > 0).all()
+
+
+@pytest.mark.parametrize("board", ["NOPE", "H100-SXM"])  # unknown; in the registry but never measured for Table II
+def test_band_shares_refuse_a_reference_board_without_runs(board):
+    from perfml.errors import ExperimentSpecError
+
+    # a lambda fitted on no rows predicted nothing: every share was 0.000, silently
+    with pytest.raises(ExperimentSpecError, match=rf"reference_board '{board}' has no runs in the Table II data; choose one of"):
+        band_shares(data_home=HOME, reference_board=board)
+
+
+def test_band_shares_take_a_registry_alias_of_the_reference_board():
+    assert band_shares(data_home=HOME, reference_board="gtx680").equals(band_shares(data_home=HOME))

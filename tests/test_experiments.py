@@ -103,3 +103,21 @@ def test_lobo_headline_figures_equal_the_recorded_ones(model, data_home):
     assert row["mape"] == pytest.approx(expected["mape"], rel=1e-9, abs=0)
     assert row["within_band"] == pytest.approx(expected["within_band"], rel=1e-9, abs=0)
     assert row["median_ape"] == pytest.approx(expected["median_ape"], rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("data, message", [
+    ('boards = ["GTX-680"]', r"protocol 'leave-one-board-out' finds no split of the \d+ rows .*1 board\(s\)"),
+    ('apps = ["no_such_app"]', "selects no rows"),
+    ('boards = ["H100-SXM", "A100-40GB"]', "selects no rows"),  # registry boards the source never measured
+    ('block_sizes = [7]', "selects no rows"),
+])
+def test_a_data_selection_the_protocol_cannot_use_is_refused_before_any_model(tmp_path, data_home, data, message):
+    # these were internal errors (ValueError) from scikit-learn's splitters or estimators
+    from perfml.experiments.runner import run_experiment
+
+    path = tmp_path / "x.toml"
+    path.write_text('name = "x"\ndescription = "d"\nprotocol = "leave-one-board-out"\n'
+                    f'[data]\nsource = "gpuperfpredict-nca"\n{data}\n'
+                    '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n')
+    with pytest.raises(ExperimentSpecError, match=message):
+        run_experiment(load_experiment(path), data_home=data_home, track=False)

@@ -56,3 +56,46 @@ def test_a_shrinkage_reaches_the_amaris_sub_models_and_is_refused_for_the_operat
     assert make_corpus_model("undescribed", shrinkage=0.0).shrinkage == 0.0
     with pytest.raises(InvalidValueError, match="no residual shrinkage"):
         make_corpus_model("dlops", shrinkage=0.0)
+
+
+def _calibration(n_all: int, n_group: int):
+    """A calibration of synthetic scores: ``n_group`` rows of group BMM, the rest EW."""
+    from perfml.learned.intervals import calibrate
+
+    rng = np.random.default_rng(0)
+    scores = np.abs(rng.normal(0, 0.2, n_all))  # synthetic |log(pred / measured)|
+    groups = np.array(["BMM"] * n_group + ["EW"] * (n_all - n_group), dtype=object)
+    return calibrate(scores, groups, boards=np.array(["A", "B"] * (n_all // 2) + ["A"] * (n_all % 2)))
+
+
+def test_a_group_too_small_for_the_level_takes_the_pooled_half_width():
+    import math
+
+    from perfml.learned.intervals import interval_bounds
+
+    cal = _calibration(120, 5)  # BMM: 5 rows, no 90 % quantile of its own
+    assert cal["groups"]["BMM"]["log_halfwidth"][40] is None
+    lower, upper = interval_bounds(np.array([1.0]), None, [False], cal, 0.90, groups=["BMM"])
+    q = cal["groups"]["all"]["log_halfwidth"][40]
+    assert upper[0] == math.exp(q) and lower[0] == math.exp(-q)  # finite: was inf, written as upper_ms
+
+
+def test_a_level_the_whole_calibration_cannot_give_is_a_typed_error():
+    import pytest
+
+    from perfml.errors import IntervalLevelError
+    from perfml.learned.intervals import interval_bounds
+
+    cal = _calibration(50, 5)  # 50 rows: a 99 % split-conformal interval needs 99
+    with pytest.raises(IntervalLevelError, match=r"--level 0.99: .* 50 held-out rows, too few .* at least 99"):
+        interval_bounds(np.array([1.0]), None, [False], cal, 0.99, groups=["EW"])
+    assert np.isfinite(interval_bounds(np.array([1.0]), None, [False], cal, 0.90, groups=["EW"])[1]).all()
+
+
+def test_an_unbounded_held_out_interval_has_no_width_figure():
+    from perfml.learned.intervals import held_out_board_coverage
+
+    pred = np.ones(6)
+    measured = np.array([1.0, 1.1, 0.9, 1.2, 1.0, 0.8])
+    figures = held_out_board_coverage(pred, measured, np.array(list("AABBCC")), 0.90)  # 4 other rows: no 90 % quantile
+    assert figures["mean_relative_width"] is None  # was inf: the model manifest could not be written

@@ -475,6 +475,8 @@ def test_the_operator_subsample_is_seeded_and_keeps_every_board_and_op(data_home
     (["--source", "no-such-source"], "--source 'no-such-source'"),
     (["--corpus", "rodinia"], "--corpus 'rodinia'"),
     (["--dlops-rows", "0"], "--dlops-rows"),
+    (["--seed", "-1"], "--seed must be a whole number from 0 to 2**32 - 1"),  # was an internal error
+    (["--seed", str(2**32)], "--seed must be a whole number from 0 to 2**32 - 1"),
 ])
 def test_train_refuses_unknown_sources_and_corpora(tmp_path, capsys, args, words):
     from perfml.cli import main

@@ -29,3 +29,15 @@ def test_one_board_gives_a_model_without_interval_and_says_so(tmp_path, capsys):
     assert "dlops-calibrated: not trained" in printed and "at least 2, and the rows have 1" in printed
     meta = json.loads((out / "dlops" / "perfml-model.json").read_text())
     assert "intervals" not in meta and not (out / "dlops-calibrated").exists()
+
+
+def test_too_few_rows_for_a_90_percent_interval_is_said_and_the_model_saved(tmp_path, capsys):
+    # 100 rows leave layer norm and softmax with 5 each: their held-out 90 % interval is unbounded.
+    # The width figure was inf, and the model could not be written ("free space or choose another --out")
+    out = tmp_path / "m"
+    assert main(["train", "--out", str(out), "--corpus", "dlops", "--no-calibrated-tier", "--dlops-rows", "100",
+                 "--data-home", str(shared_data_home().path)]) == 0
+    printed = capsys.readouterr().out
+    assert "mean relative width unbounded (too few rows for a 90% interval on some board)" in printed
+    meta = json.loads((out / "perfml-model.json").read_text())
+    assert meta["figures"]["dlops"][0]["mean_relative_width"] is None

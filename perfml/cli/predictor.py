@@ -15,8 +15,8 @@ def train(
     data_home: Optional[Path] = DataHome,
     source: Optional[list[str]] = typer.Option(None, "--source", help="Train only on rows of this source (repeatable): a source of runtimes.csv.gz or neusight-2025 (the operators). Default: every source."),
     corpus: Optional[list[str]] = typer.Option(None, "--corpus", help="Train only this sub-model (repeatable): described, undescribed or dlops. Default: all three."),
-    dlops_rows: Optional[int] = typer.Option(None, "--dlops-rows", help="Train the operator model on a stratified subsample of at most this many rows (seed --seed); default: every row."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (subsample and learners)."),
+    dlops_rows: Optional[int] = typer.Option(None, "--dlops-rows", help="Train the operator model on a stratified subsample of about this many rows (seed --seed): each (board, op) keeps its share of the rows, and at least one; default: every row."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (subsample and learners), 0 to 2**32 - 1."),
     n_jobs: Optional[int] = typer.Option(None, "--n-jobs", help="Threads of the operator learner (default: its own)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing perfml model directory (never anything else)."),
     card: Optional[Path] = typer.Option(None, "--card", help="A model card (Markdown) to store in the directory as MODEL_CARD.md (hashed with the rest)."),
@@ -57,6 +57,10 @@ def train(
 
         raise InvalidValueError(f"--wave-scaling must be default, off, on or auto, got {wave_scaling!r}")
     waves = choices[wave_scaling]
+    if not 0 <= seed <= 2**32 - 1:  # numpy's generators and xgboost take no other
+        from perfml.errors import InvalidValueError
+
+        raise InvalidValueError(f"--seed must be a whole number from 0 to 2**32 - 1 (4294967295), got {seed}")
     replace_directory_check(out, overwrite=overwrite)  # refuse before minutes of training
     from perfml._progress import progress
     from perfml.cli import quiet_requested
@@ -132,9 +136,11 @@ def train(
                    f"{rt['op' if data_corpus(name) == 'dlops' else 'app_id'].nunique()} "
                    f"kernels in {seconds[name]:.1f} s ({how}{tier})")
         for f in figures.get(name, ()):
+            width = f["mean_relative_width"]
+            width = f"{width:.3f}" if width is not None else "unbounded (too few rows for a 90% interval on some board)"
             typer.echo(f"  {name} {f['group']}: {f['rows']} rows, leave-one-board-out MAPE {f['mape']:.2f}%, "
                        f"{f['in_band']:.1f}% within 0.8-1.2; 90% interval covers {f['coverage']:.1f}% of held-out-board "
-                       f"rows, mean relative width {f['mean_relative_width']:.3f}")
+                       f"rows, mean relative width {width}")
     for line in not_trained.values():
         typer.echo(line)
     typer.echo(f"saved to {out}")

@@ -102,6 +102,7 @@ def band_shares(data_home=None, reference_board: str = "GTX-680", runs: str = "c
     """
     measured = table2_runs(runs, data_home)
     y = measured["time_ms"].to_numpy()
+    reference_board = _measured_board(reference_board, measured)
     ref = measured[measured["board"] == reference_board]
     shared = BSPModel(group_by=("app_id",), constants_sources=TABLE2_SOURCES, data_home=data_home)
     shared.fit(ref, ref["time_ms"])
@@ -125,6 +126,20 @@ def band_shares(data_home=None, reference_board: str = "GTX-680", runs: str = "c
             }
         )
     return pd.DataFrame(rows)
+
+
+def _measured_board(name: str, measured: pd.DataFrame) -> str:
+    """``name`` as a board of the runs (registry aliases resolved); a board without runs is refused:
+    a lambda fitted on no rows predicted nothing, and every share came out 0 without a word."""
+    from perfml.boards import same_board
+    from perfml.errors import ExperimentSpecError
+
+    boards = sorted(map(str, measured["board"].unique()))
+    match = [b for b in boards if same_board(b, str(name))]
+    if not match:
+        raise ExperimentSpecError(f"[table2] reference_board {name!r} has no runs in the Table II data; "
+                                  f"choose one of {', '.join(boards)}")
+    return match[0]
 
 
 def _band(p, m) -> float:

@@ -224,6 +224,34 @@ def scored_mask(spec: ExperimentSpec, rt: pd.DataFrame) -> np.ndarray:
     return ~rt[column].isin(kernels).to_numpy()
 
 
+def check_selection(spec: ExperimentSpec, rt: pd.DataFrame, y, random_state: int = 0) -> None:
+    """Refuse a ``[data]`` selection that leaves the protocol nothing to do, before any model runs.
+
+    No rows at all (an app, board or block size the source does not hold), or rows the
+    protocol cannot split (leave-one-board-out over one board) were internal errors deep in
+    scikit-learn's splitters. Raises :class:`~perfml.errors.ExperimentSpecError` naming
+    the selection and the fix.
+    """
+    from perfml.errors import ExperimentSpecError
+
+    selection = ", ".join(f"{k} = {v!r}" for k, v in spec.data.items()) or "the whole source"
+    if len(rt) == 0:
+        raise ExperimentSpecError(f"experiment {spec.name!r}: [data] ({selection}) selects no rows; name a source, "
+                                  "boards, apps and block sizes the data home holds (its README lists the sources and "
+                                  "boards of each table)")
+    try:
+        n_splits = sum(1 for _ in experiment_splitter(spec, random_state).split(rt, y))
+    except ValueError as exc:
+        n_splits, why = 0, f": {exc}"
+    else:
+        why = ""
+    if n_splits == 0:
+        raise ExperimentSpecError(
+            f"experiment {spec.name!r}: protocol {spec.protocol!r} finds no split of the {len(rt)} rows of [data] "
+            f"({selection}; {rt['board'].nunique()} board(s)){why}; select rows of more boards (a held-out board "
+            "needs others to train on)")
+
+
 @dataclass
 class ExperimentResult:
     """Side-by-side scores of an experiment's models."""
@@ -261,6 +289,7 @@ def run_experiment(
     data_home = as_data_home(data_home, what="run_experiment")  # one DataHome for every model: tables read once
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
+    check_selection(spec, rt, y, random_state)
     selected = [m for m in spec.models if models is None or m.name in models]
     characterizations = calibrated_characterizations(spec, rt, data_home)
     # the calibrated tier: a board's calibration runs feed its characterization, so they are never scored

@@ -183,14 +183,23 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
     The row's group is its kernel group (:func:`kernel_group` of ``app_ids``) unless
     ``groups`` gives it (e.g. the op class of operator rows).
     """
+    from perfml.errors import IntervalLevelError
+
     i = LEVELS.index(level)
     groups = kernel_group(app_ids) if groups is None else np.asarray(groups, dtype=object)
     table = calibration["groups"]
+    pooled = table["all"]["log_halfwidth"][i]
     half = np.empty(len(pred))
     for j, g in enumerate(groups):
-        entry = table.get(g) or table["all"]
-        q = entry["log_halfwidth"][i]
-        half[j] = math.inf if q is None else q
+        q = (table.get(g) or table["all"])["log_halfwidth"][i]
+        if q is None:  # the group held too few rows for this level: the pooled rows' half-width
+            q = pooled
+        if q is None:
+            raise IntervalLevelError(
+                f"--level {level:.2f}: the model's interval calibration holds {table['all']['n']} held-out rows, "
+                f"too few for a {level:.0%} split-conformal interval (it needs at least {math.ceil(level / (1 - level))}); "
+                "give a lower --level, or retrain on more rows")
+        half[j] = q
     half = np.where(np.asarray(extrapolated, dtype=bool), half * float(calibration["extrapolation_widening"]), half)
     pred = np.asarray(pred, dtype=float)
     with np.errstate(over="ignore"):
@@ -203,7 +212,8 @@ def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict
     For board ``b`` the half-width is the conformal quantile of the scores of the *other*
     boards' out-of-fold predictions; the rows of ``b`` (predicted by a model not fitted on
     ``b``) count as covered when ``|log(pred/measured)| <= q``. Returns the overall
-    coverage, the per-board coverage, and the mean of ``(upper - lower) / pred``.
+    coverage, the per-board coverage, and the mean of ``(upper - lower) / pred`` (None when
+    some board's interval is unbounded: the other boards hold too few rows for the level).
     """
     scores = log_scores(pred, measured)
     boards = np.asarray(boards, dtype=object).astype(str)
@@ -216,5 +226,6 @@ def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict
         covered[test] = scores[test] <= q
         width[test] = np.exp(q) - np.exp(-q)
         per_board[b] = float(covered[test].mean())
-    return {"coverage": float(covered.mean()), "mean_relative_width": float(width.mean()),
+    mean_width = float(width.mean())
+    return {"coverage": float(covered.mean()), "mean_relative_width": mean_width if math.isfinite(mean_width) else None,
             "per_board": per_board, "rows": int(len(scores))}

@@ -25,7 +25,7 @@ def training_runtimes(data_home=None, source: str | None = None) -> pd.DataFrame
     rt = rt.assign(measured_ms=rt["time_ms_mean"]).reset_index(drop=True)
     if rt.empty:
         raise PerfmlError(f"no runtimes of source {source!r} in the default GPU configuration; "
-                          "choose a source of runtimes.csv.gz (`perfml data list`)")
+                          "choose a source of runtimes.csv.gz (its `source` column; the data home's README lists them)")
     return rt
 
 
@@ -169,9 +169,10 @@ DLOPS_SOURCE = "neusight-2025"
 def operator_training_rows(data_home=None, *, max_rows: int | None = None, random_state: int = 0) -> pd.DataFrame:
     """Operator rows of ``dlops_runtimes.csv.gz`` (both NeuSight splits), measured time in ``measured_ms``.
 
-    With ``max_rows``, a subsample of at most that many rows drawn with ``random_state``,
-    stratified by (board, op): every (board, op) keeps the same share of its rows (at
-    least one), so each op class stays on every board. Training on 2 cores with all 267k
+    With ``max_rows``, a subsample of about that many rows drawn with ``random_state``,
+    stratified by (board, op): every (board, op) keeps the same share of its rows, rounded
+    down, and at least one, so each op class stays on every board (the floor of one row
+    can take the total a little above ``max_rows``). Training on 2 cores with all 267k
     rows (and one more fit per board for the calibration) is slow; the subsample is the
     documented way to bound it, and the model card says when it was used.
     """
@@ -190,7 +191,7 @@ def operator_training_rows(data_home=None, *, max_rows: int | None = None, rando
             rng = np.random.default_rng(random_state)
             keep = np.zeros(len(rt), dtype=bool)
             for _, idx in rt.groupby(["board", "op"], sort=True).indices.items():
-                k = max(1, int(round(share * len(idx))))
+                k = max(1, int(share * len(idx)))
                 keep[rng.choice(idx, size=min(k, len(idx)), replace=False)] = True
             rt = rt[keep]
     return rt.reset_index(drop=True)
@@ -203,7 +204,7 @@ def corpus_rows(data_home=None, *, sources=None, corpora=None, dlops_max_rows: i
     Parameters
     ----------
     sources : iterable of str, optional
-        Keep only these sources: sources of ``runtimes.csv.gz`` (``perfml data list``)
+        Keep only these sources: sources of ``runtimes.csv.gz`` (its ``source`` column)
         and :data:`DLOPS_SOURCE` for the operators. Default: every source.
     corpora : iterable of str, optional
         Keep only these corpora. Default: all three.
@@ -479,7 +480,8 @@ def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) ->
     Each entry: ``group``, ``rows``, ``mape`` (%), ``in_band`` (% of rows within
     [0.8, 1.2] of the measurement), ``coverage`` (% of held-out-board rows inside the
     ``level`` interval calibrated on the other boards, :func:`held_out_board_coverage`),
-    ``mean_relative_width``. Rows whose out-of-fold prediction is NaN (a calibrated
+    ``mean_relative_width`` (None where a held-out board's interval is unbounded: the other
+    boards hold too few of the group's rows for the level). Rows whose out-of-fold prediction is NaN (a calibrated
     tier's calibration runs, :func:`fit_corpus`) are not scored.
     """
     import numpy as np
@@ -499,10 +501,11 @@ def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) ->
         cov = held_out_board_coverage(oof[m], y[m], boards[m], level)
         out.append({"group": str(g), "rows": int(m.sum()), "mape": float(100 * ape[m].mean()),
                     "in_band": float(100 * np.mean(ape[m] <= 0.2)), "coverage": float(100 * cov["coverage"]),
-                    "mean_relative_width": float(cov["mean_relative_width"])})
+                    "mean_relative_width": cov["mean_relative_width"]})  # None: unbounded (too few rows)
     n = float(sum(e["rows"] for e in out))
+    widths = [e["mean_relative_width"] for e in out]
     overall = {"group": "all", "rows": len(rows), "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2)),
                # each row is covered by its own group's interval (as at prediction time): weight the groups by rows
                "coverage": sum(e["coverage"] * e["rows"] for e in out) / n,
-               "mean_relative_width": sum(e["mean_relative_width"] * e["rows"] for e in out) / n}
+               "mean_relative_width": None if None in widths else sum(w * e["rows"] for w, e in zip(widths, out)) / n}
     return [overall] + (out if len(out) > 1 else [])
