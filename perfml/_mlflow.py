@@ -5,8 +5,9 @@ wait minutes for a tracking server that does not answer. :func:`configure_http` 
 ``MLFLOW_HTTP_REQUEST_TIMEOUT``, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``,
 ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR`` and ``MLFLOW_HTTP_REQUEST_BACKOFF_JITTER`` unless
 the user set them (and keeps MLflow's "View run at" links off perfml's stdout, where
-``--json`` output goes), and :func:`check_reachable` refuses an ``http(s)`` URI whose server
-does not accept a TCP connection within :data:`CONNECT_TIMEOUT` seconds.
+``--json`` output goes), and :func:`check_reachable` refuses an ``http(s)`` or database URI
+whose server does not accept a TCP connection within :data:`CONNECT_TIMEOUT` seconds, and
+an in-memory SQLite store.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from urllib.parse import unquote, urlsplit
 
 from perfml.errors import TrackingStoreError
 
-__all__ = ["HTTP_DEFAULTS", "CONNECT_TIMEOUT", "configure_http", "tracking_uri", "local_store_path", "check_reachable"]
+__all__ = ["HTTP_DEFAULTS", "CONNECT_TIMEOUT", "DATABASE_PORTS", "configure_http", "tracking_uri", "local_store_path",
+           "check_reachable"]
 
 #: perfml's defaults for MLflow's HTTP client (a user's environment wins).
 HTTP_DEFAULTS = {
@@ -62,15 +64,32 @@ def local_store_path(uri: str) -> str | None:
     return None
 
 
+#: default ports of the database stores MLflow takes (``postgresql+psycopg://``, ...)
+DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
+
+
 def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
-    """Raise :class:`TrackingStoreError` unless the ``http(s)`` server of ``uri`` accepts a connection."""
+    """Raise :class:`TrackingStoreError` unless the store of ``uri`` can be used.
+
+    An ``http(s)`` server or a database (``postgresql``, ``mysql``, ``mssql``, any driver)
+    must accept a TCP connection within ``timeout`` seconds: MLflow's own engine retries an
+    unreachable database for about 105 s. An in-memory SQLite store (``sqlite://``,
+    ``sqlite:///``, ``sqlite:///:memory:``) is refused: every run logged there is lost when
+    the command ends, while its artifacts land in ``./mlruns``.
+    """
     import socket
 
     parts = urlsplit(uri)
-    if parts.scheme not in ("http", "https"):
+    if parts.scheme == "sqlite" and local_store_path(uri) is None:
+        raise TrackingStoreError(f"MLflow tracking URI {uri!r} is an in-memory SQLite store: it keeps nothing after "
+                                 "this command; give a file (e.g. sqlite:///mlflow.db) or pass --no-track")
+    database = parts.scheme.split("+", 1)[0]
+    if parts.scheme not in ("http", "https") and database not in DATABASE_PORTS:
         return
+    if database in DATABASE_PORTS and not parts.hostname:
+        return  # a local socket (postgresql:///db?host=/run/postgresql): nothing to time out on
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = parts.port or DATABASE_PORTS.get(database) or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise TrackingStoreError(f"MLflow tracking URI {uri!r} has an invalid port ({exc}); fix MLFLOW_TRACKING_URI") from exc
     if not parts.hostname:
@@ -81,5 +100,5 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc) or type(exc).__name__)
         raise TrackingStoreError(
-            f"MLflow tracking server {uri} does not answer ({reason} after at most {timeout:g} s); {_FIX}"
+            f"MLflow tracking store {uri} does not answer ({reason} after at most {timeout:g} s); {_FIX}"
         ) from exc

@@ -124,3 +124,31 @@ def test_local_store_path(uri, path):
     from perfml._mlflow import local_store_path
 
     assert local_store_path(uri) == path
+
+
+@pytest.mark.parametrize("uri", ["sqlite://", "sqlite:///", "sqlite:///:memory:"])
+def test_an_in_memory_sqlite_store_is_refused(uri):
+    # a run logged there was reported done and lost, its artifacts left in ./mlruns
+    from perfml._mlflow import check_reachable
+    from perfml.errors import TrackingStoreError
+
+    with pytest.raises(TrackingStoreError, match="in-memory SQLite store: it keeps nothing"):
+        check_reachable(uri)
+
+
+@pytest.mark.parametrize("uri", ["postgresql://u@127.0.0.1:1/db", "postgresql+psycopg://u:pw@127.0.0.1:1/db",
+                                 "mysql+pymysql://u@127.0.0.1:1/db"])
+def test_an_unreachable_database_store_fails_fast(uri):
+    # MLflow's engine retried it for about 105 s
+    from perfml._mlflow import check_reachable
+    from perfml.errors import TrackingStoreError
+
+    with pytest.raises(TrackingStoreError, match="does not answer"):
+        check_reachable(uri, timeout=2.0)
+
+
+def test_file_stores_and_local_sockets_are_not_probed():
+    from perfml._mlflow import check_reachable
+
+    for uri in ("sqlite:///mlflow.db", "file:///tmp/mlruns", "postgresql:///db?host=/run/postgresql"):
+        check_reachable(uri)  # nothing to connect to: no error
