@@ -164,3 +164,29 @@ def test_tune_reports_every_trial_to_the_progress_callback():
     with progress("tuning", total=4, stream=__import__("io").StringIO()) as advance:
         tune(_MeanRegressor(), X, y, n_trials=4, storage=None, study_name="p", progress=advance)
     assert advance.count == 4 and advance.last.startswith("trial 3 ") and "best" in advance.last
+
+
+def test_a_study_is_bound_to_what_it_tunes():
+    # resuming an xgboost study with --learner hgb mixed two search spaces and reported hgb's
+    # parameters as the best of the xgboost tuning
+    import optuna
+
+    from perfml.errors import StudyError
+    from perfml.learned.tuning import STUDY_CONTEXT_ATTR, bind_study
+
+    study = optuna.create_study(study_name="bound")
+    bind_study(study, {"learner": "xgboost", "target": "residual", "app": "vectorAdd", "board": None})
+    assert study.user_attrs[STUDY_CONTEXT_ATTR]["learner"] == "xgboost"
+    bind_study(study, {"learner": "xgboost", "target": "residual", "app": "vectorAdd", "board": None})  # same: resumes
+    with pytest.raises(StudyError, match=r"learner: the study's 'xgboost', this run's 'hgb'"):
+        bind_study(study, {"learner": "hgb", "target": "residual", "app": "vectorAdd", "board": None})
+    with pytest.raises(StudyError, match=r"app: the study's 'vectorAdd', this run's 'dotProd'"):
+        bind_study(study, {"learner": "xgboost", "target": "residual", "app": "dotProd", "board": None})
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:"])
+def test_an_in_memory_storage_is_refused(url):
+    from perfml.errors import StudyError
+
+    with pytest.raises(StudyError, match="in-memory SQLite database: it keeps no study"):
+        make_storage(url)

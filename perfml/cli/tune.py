@@ -89,7 +89,8 @@ def tune_command(
         with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
             study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=rdb,
                          study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None,
-                         timeout=timeout, worker_id=worker_id, progress=advance)
+                         timeout=timeout, worker_id=worker_id, progress=advance,
+                         context={"source": source, "board": board, "app": app})
         reports = None
     finished = [t for t in study.trials if t.state.name == "COMPLETE"]
     if not finished:

@@ -138,6 +138,9 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
     import optuna
     from optuna import storages
 
+    if url.startswith("sqlite:") and url[len("sqlite:///"):] in ("", ":memory:"):
+        raise StudyError(f"--storage {url} is an in-memory SQLite database: it keeps no study and no other worker can "
+                         "share it; give a file (sqlite:///optuna.db) or a server URL")
     if url.startswith("sqlite:///") and url[len("sqlite:///"):] not in ("", ":memory:"):
         folder = Path(url[len("sqlite:///"):]).parent
         if not folder.is_dir():
@@ -195,6 +198,29 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
     return study
 
 
+#: the study's user attribute holding what it tunes (learner, target, data selection)
+STUDY_CONTEXT_ATTR = "perfml_context"
+
+
+def bind_study(study, context: dict) -> None:
+    """Record ``context`` in a new study, or refuse a study created for another one.
+
+    Resuming a study with another learner mixed two search spaces in one TPE model and
+    reported one learner's parameters as the best of another (``perfml tune --learner hgb``
+    on an xgboost study). Studies created before the context was recorded take it on first use.
+    """
+    context = {k: (None if v is None else str(v)) for k, v in context.items()}
+    recorded = study.user_attrs.get(STUDY_CONTEXT_ATTR)
+    if recorded is None:
+        study.set_user_attr(STUDY_CONTEXT_ATTR, context)
+        return
+    differ = {k: (recorded.get(k), v) for k, v in context.items() if recorded.get(k) != v}
+    if differ:
+        what = "; ".join(f"{k}: the study's {a!r}, this run's {b!r}" for k, (a, b) in differ.items())
+        raise StudyError(f"study {study.study_name!r} was created to tune another configuration ({what}); "
+                         "resume it with the same options, or name another --study")
+
+
 def tune(
     estimator,
     X: pd.DataFrame,
@@ -209,6 +235,7 @@ def tune(
     timeout: float | None = None,
     worker_id: int | None = None,
     progress=None,
+    context: dict | None = None,
 ):
     """Tune ``estimator`` (a :class:`~perfml.learned.RuntimeRegressor`) and return the study.
 
@@ -218,7 +245,9 @@ def tune(
 
     ``storage`` is a URL (see :func:`make_storage`), an Optuna storage or None (in
     memory); ``worker_id`` seeds this worker's sampler (see :func:`open_study`);
-    ``progress(message)`` is called after every trial.
+    ``progress(message)`` is called after every trial. ``context`` (e.g. the data
+    selection) joins the learner and target in the study's identity (:func:`bind_study`):
+    a study created for one is refused for another.
     """
     import optuna
 
@@ -241,6 +270,7 @@ def tune(
         return sum(errors) / n
 
     study = open_study(storage, study_name, random_state=random_state, worker_id=worker_id)
+    bind_study(study, {"learner": learner, "target": getattr(estimator, "target", None), **(context or {})})
     callbacks = []
     if mlflow_tracking_uri is not None:
         from optuna_integration.mlflow import MLflowCallback
