@@ -514,3 +514,16 @@ def test_empty_inputs_are_errors_not_empty_answers(tmp_path, capsys):
     for sms in ("0", "-3"):
         assert _cli(["sweep", "plan", "--sms", sms]) == 2
         capsys.readouterr()
+
+
+def test_a_negative_work_count_is_a_typed_error_naming_the_key(tmp_path):
+    # it was written to the result set as a negative FLOP rate
+    from perfml.errors import KernelSidecarError
+    from perfml.kernels.catalog import LaunchConfig
+
+    sidecar = _copy_family(tmp_path / "kd", "fp32_simple")
+    sidecar.write_text(sidecar.read_text().replace('flops = "REPS*ITERS*CHAINS*(1 + (OP == 2))"', 'flops = "-REPS"'))
+    family = load_family(sidecar)
+    params = family.resolve_params({})
+    with pytest.raises(KernelSidecarError, match=r"work.flops = '-REPS' gives -\d+ .*expected a count >= 0"):
+        family.work(params, LaunchConfig((1, 1, 1), (32, 1, 1), 0))

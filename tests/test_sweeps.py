@@ -477,3 +477,32 @@ def test_a_bare_name_is_the_shipped_spec_of_that_name(tmp_path, monkeypatch):
     (tmp_path / "calibration").write_text(other.read_text())  # a file of that name is a file
     (own,) = load_specs(["calibration"])
     assert own.path == Path("calibration") and own.name != "calibration"
+
+
+@pytest.mark.parametrize("existing_empty_folder", [False, True])
+def test_a_sweep_that_fails_before_its_first_point_leaves_no_result_set(tmp_path, synthetic_catalog,
+                                                                        existing_empty_folder):
+    # the manifest-only set it left made the same command refuse to run again ("pass --resume")
+    out = tmp_path / "synthetic-failed"
+    if existing_empty_folder:
+        out.mkdir()
+    with pytest.raises(RuntimeError, match="simulated crash after 0 points"):
+        _run(out, synthetic_catalog, backend=CrashAfter(SyntheticBackend(), k=0))
+    assert out.is_dir() == existing_empty_folder and not (out.exists() and any(out.iterdir()))
+    rs, (report,) = _run(out, synthetic_catalog)  # the same command runs again
+    assert report.measured == N_SYNTHETIC_POINTS
+
+
+def test_a_failure_after_measured_points_keeps_them(tmp_path, synthetic_catalog, monkeypatch):
+    out = tmp_path / "synthetic-partial"
+    rs, _ = _run(out, synthetic_catalog)
+    assert not rs.discard_if_empty(remove_directory=True) and (out / "manifest.json").exists()
+
+
+def test_a_folder_of_other_files_is_not_made_a_result_set(tmp_path, synthetic_catalog):
+    out = tmp_path / "synthetic-other"
+    out.mkdir()
+    (out / "keep.txt").write_text("keep")
+    with pytest.raises(ResultFileExistsError, match="holds other files and no result set"):
+        _run(out, synthetic_catalog)
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]

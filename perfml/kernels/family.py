@@ -361,9 +361,18 @@ class KernelFamily:
         return float(value) if spec.dtype.startswith("float") else int(value)
 
     def work(self, params: Mapping[str, int] | None, launch: LaunchConfig) -> dict[str, float]:
-        """Per-thread work of one launch (``[work]`` expressions evaluated)."""
+        """Per-thread work of one launch (``[work]`` expressions evaluated), each count >= 0.
+
+        A negative count (flops, bytes, instructions) was written to the result set as a
+        negative rate; it is an error in the sidecar, named with the key and the launch.
+        """
         names = self.expression_names(params, launch)
         out = {}
         for key, expr in self.work_spec.items():
-            out[key] = float(self.evaluate(expr, names, f"work.{key}"))
+            value = float(self.evaluate(expr, names, f"work.{key}"))
+            if value < 0:
+                raise KernelSidecarError(
+                    f"{self.sidecar_path}: work.{key} = {expr!r} gives {value:g} at {dict(params or {})}, expected "
+                    "a count >= 0 (work per thread); fix the expression or the parameter's range")
+            out[key] = value
         return out

@@ -28,7 +28,7 @@ from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
 from perfml.errors import KernelCompileError, KernelFaultError, PerfmlError, SweepFailedPointsError
-from perfml.measure.store import ResultSet, make_row, point_id
+from perfml.measure.store import MANIFEST_NAME, ResultSet, make_row, point_id
 from perfml.measure.spec import DEFAULT_MAX_POINTS, PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
 __all__ = ["SweepFailedPointsError", "SweepReport", "run_plans", "run_sweeps"]
@@ -252,7 +252,15 @@ def run_sweeps(
     device = backend.device_info()
     plans = plan_specs(specs, catalog, sms=device.sms, board=board, max_points=max_points)
     synthetic = bool(getattr(backend, "synthetic", False))
+    out = Path(out)
+    new_set = not (resume and (out / MANIFEST_NAME).exists())
+    folder_existed = out.exists()
     result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
-    reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress,
-                        on_stale=on_stale)
+    try:
+        reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress,
+                            on_stale=on_stale)
+    except BaseException:
+        if new_set:  # failed before measuring anything: leave no manifest-only set behind
+            result_set.discard_if_empty(remove_directory=not folder_existed)
+        raise
     return result_set, reports

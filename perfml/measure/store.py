@@ -349,6 +349,10 @@ class ResultSet:
                 f"{path} already holds a result set; pass --resume to continue it, "
                 "or choose another --out directory (perfml never overwrites results)"
             )
+        if path.is_dir() and any(path.iterdir()):  # another tool's files: a result set gets its own folder
+            raise ResultFileExistsError(
+                f"{path} holds other files and no result set; choose a new or empty --out directory"
+            )
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -528,6 +532,25 @@ class ResultSet:
                 raise _write_error(stale, exc, "remove the stale temporary file") from None
             removed.append(stale)
         return removed
+
+    def discard_if_empty(self, *, remove_directory: bool) -> bool:
+        """Remove this set's manifest when it holds no measurement at all (no part, no fault
+        record), and its directory with ``remove_directory`` when that is then empty.
+
+        For a sweep that created the set and failed before its first point: left behind, the
+        manifest-only set made the same command refuse to run again ("already holds a result
+        set; pass --resume"). Anything measured, or any other file, is kept. Returns whether
+        the manifest was removed.
+        """
+        if self.parts() or (self.path / FAULTS_NAME).exists():
+            return False
+        self.remove_stale()
+        with contextlib.suppress(FileNotFoundError):
+            (self.path / MANIFEST_NAME).unlink()
+        if remove_directory:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()  # only when empty
+        return True
 
     def read(self):  # -> pandas.DataFrame
         """All rows of all parts, checked against the schema version."""
