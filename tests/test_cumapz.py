@@ -525,3 +525,16 @@ def _board(name):
     from perfml.boards import get_board
 
     return get_board(name)
+
+
+@pytest.mark.parametrize("loop", [{"name": "i", "start": 0, "stop": 8, "step": -1}, {"name": "i", "start": 8, "stop": 0}])
+def test_a_description_none_of_whose_references_executes_is_refused(dev, loop):
+    # its emulation counted nothing and reported MPE 0, the best possible
+    desc = _desc([_read("i*16 + tx", loops=["i"])], loops=[loop])
+    with pytest.raises(KernelDescriptionError, match=r"no memory reference of 'tiny' executes: loop i .* runs no iteration"):
+        analyze(desc, dev)
+
+
+def test_an_empty_loop_beside_executed_references_is_kept(dev):
+    desc = _desc([_read("tx"), _read("i*16 + tx", loops=["i"])], loops=[{"name": "i", "start": 8, "stop": 0}])
+    assert analyze(desc, dev).counts["n_global_accesses"] > 0

@@ -474,6 +474,20 @@ class _Emulator:
         trace.channel_labels.append(label)
 
 
+def _check_something_executes(desc: KernelDescription) -> None:
+    """Refuse a description none of whose memory references executes: every one sits in a
+    loop that runs no iteration (a step of the wrong sign, or stop before start). Its
+    emulation counted nothing and reported an MPE of 0, the best possible, silently."""
+    loops = _loop_values(desc)
+    placed = [item.loops for b in desc.buffers.values() for item in (*b.fetches, *b.accesses)]
+    placed += [r.loops for r in desc.refs]
+    if placed and all(math.prod(len(loops[n]) for n in names) == 0 for names in placed):
+        empty = [f"{n} (start {r.start}, stop {r.stop}, step {r.step})" for n, r in loops.items() if len(r) == 0]
+        raise KernelDescriptionError(
+            f"no memory reference of {desc.name!r} executes: loop {', '.join(empty)} runs no iteration; "
+            "fix the loop's start, stop or step")
+
+
 def emulate(
     desc: KernelDescription,
     device: CumapzDevice,
@@ -495,6 +509,7 @@ def emulate(
     """
     geo = geometry(desc, device)
     check_work(desc, device, geo, max_accesses, chunk_threads)
+    _check_something_executes(desc)
     em = _Emulator(desc, device, geo)
     trace = MemoryTrace(geometry=geo)
     n_blocks = geo.grid[0] * geo.grid[1]
