@@ -326,3 +326,29 @@ def test_shipped_manifest_is_the_readme_table():
     for row in home_manifest.itertuples():
         if row.file in shipped:
             assert (shipped[row.file].rows, shipped[row.file].sha256) == (row.rows, row.sha256)
+
+
+def test_a_time_beyond_any_kernel_call_is_refused_without_a_manifest(tmp_path):
+    # 1e308 ms gave lambda 4e-304 in fit-lambda and a null MAPE in evaluate, exit 0
+    home = copy_home(tmp_path, manifest=False, readme=False)  # a user's own data home
+    times = ["time_ms_mean", "time_ms_median", "time_ms_min", "time_ms_max"]
+    _rewrite_runtimes(home, lambda f: f.assign(**{c: f[c].where(f.index != 7, 1e308) for c in times}))
+    with pytest.raises(DatasetSchemaError, match=r"holds 1e\+308 ms in row 9, beyond any kernel call"):
+        load_runtimes(home)
+
+
+@pytest.mark.parametrize("bad", [0.0, -32.0])
+def test_a_launch_dimension_of_zero_is_refused(tmp_path, runtimes_sample, bad):
+    frame = runtimes_sample.copy()
+    frame.loc[4, "block_x"] = bad  # a block of no thread never ran; hongkim used it
+    home = write_home(tmp_path, frame)
+    with pytest.raises(DatasetSchemaError, match=r"'block_x' must be a positive number or empty.*row 6"):
+        load_runtimes(home)
+
+
+def test_the_raw_repetition_tables_keep_their_documented_corrupt_record(data_home):
+    # runtime_samples: a 1.84e13 ms GTX-295 record the README lists; the outlier rule drops it downstream
+    from perfml.datasets._tables import read_table
+
+    samples = read_table("runtime_samples", data_home.path)
+    assert samples["time_ms"].max() > 1e13

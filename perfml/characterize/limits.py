@@ -28,6 +28,15 @@ from collections.abc import Iterable
 import numpy as np
 
 from perfml.characterize.values import CharacterizedValue
+#: the longest and the shortest single kernel call accepted as a measurement (ms): 1e9 ms
+#: (about 11.6 days: a longer value is a wrong column or unit, and the cap keeps every ratio
+#: perfml forms from a measured time far from floating-point overflow) and 5e-4 ms (half a
+#: microsecond: a launch alone takes microseconds, the shortest time of the data home is
+#: 3.2 us, so a shorter value is a unit slip or a placeholder; for a kernel of known work
+#: the roofline check is stricter still). One pair of limits for the data home's tables
+#: and for every file a user gives.
+from perfml.datasets import MAX_KERNEL_MS as MAX_MEASURED_MS
+from perfml.datasets import MIN_KERNEL_MS as MIN_MEASURED_MS
 from perfml.errors import PhysicalLimitError
 
 __all__ = [
@@ -52,16 +61,6 @@ MAX_OVER_SPEC = 1.5
 WARN_OVER_SPEC = 1.05
 #: an achieved value below this multiple of the specification carries a warning (a unit slip?)
 WARN_UNDER_SPEC = 0.01
-#: the longest single kernel call accepted as a measurement (1e9 ms, about 11.6 days): no
-#: call runs that long, so a larger value is a wrong column or unit; the cap also keeps every
-#: ratio perfml forms from a measured time (reference x model ratio, log-space medians)
-#: far from floating-point overflow
-MAX_MEASURED_MS = 1e9
-#: the shortest kernel call accepted as a measurement (1e-4 ms = 0.1 us): a launch alone
-#: takes microseconds (the shortest time in the data home is 3.2 us, runtimes.csv.gz;
-#: 24 us in dlops_runtimes.csv.gz), so a shorter value is a unit slip (s given as ms x 1e-6)
-#: or a placeholder; for a kernel of known work the roofline check is stricter still
-MIN_MEASURED_MS = 1e-4
 #: working sets of at least this multiple of the board's L2 measure the DRAM, not the L2
 L2_FACTOR = 4
 
@@ -207,7 +206,7 @@ def first_bad_measured_time(time_ms) -> int | None:
 
 #: what a bad measured time is told (the caller names the file, row and column first)
 BAD_MEASURED_TIME = (f"expected a measured time in ms, finite, between {MIN_MEASURED_MS:g} "
-                     f"(0.1 us: no kernel call is shorter) and {MAX_MEASURED_MS:.0e}")
+                     f"({MIN_MEASURED_MS * 1e3:g} us: no kernel call is shorter) and {MAX_MEASURED_MS:.0e}")
 
 
 def first_unphysical_time(time_ms, bound_ms) -> int | None:

@@ -26,8 +26,11 @@ from perfml.datasets._loaders import (
     load_runtimes,
     load_table,
 )
+from perfml.datasets._manifest import MAX_KERNEL_MS, MIN_KERNEL_MS
 
 __all__ = [
+    "MAX_KERNEL_MS",
+    "MIN_KERNEL_MS",
     "DataHome",
     "ENV_VAR",
     "SCHEMAS",

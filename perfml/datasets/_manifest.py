@@ -65,7 +65,12 @@ MANIFEST_FILE = "manifest.csv"
 #: a time column's median may differ from the recorded one by at most this factor
 MEDIAN_FACTOR = 10.0
 #: the smallest plausible kernel time (ms): half a microsecond, below any launch overhead
+#: (the shortest time of the data home is 3.2 us); also the floor of every measured time a
+#: user gives and of every prediction (perfml.characterize.limits.MIN_MEASURED_MS)
 MIN_KERNEL_MS = 5e-4
+#: the longest plausible single kernel call (ms): 1e9 ms, about 11.6 days; a longer time is
+#: a wrong column or unit, and it would overflow the ratios perfml forms from times
+MAX_KERNEL_MS = 1e9
 #: the largest plausible median kernel time (ms) of a table without a recorded median
 MAX_MEDIAN_MS = 1e4
 
@@ -174,8 +179,10 @@ def check_sha256(entry: ManifestEntry, path: str) -> None:
         )
 
 
-def check_time_units(df: pd.DataFrame, time_columns, entry: ManifestEntry | None, path: str) -> None:
-    """Raise if a millisecond column does not look like milliseconds (see module docstring)."""
+def check_time_units(df: pd.DataFrame, time_columns, entry: ManifestEntry | None, path: str, *,
+                     ceiling: bool = True) -> None:
+    """Raise if a millisecond column does not look like milliseconds (see module docstring),
+    or (``ceiling``) holds a time beyond :data:`MAX_KERNEL_MS`."""
     recorded = dict(entry.median_ms) if entry is not None else {}
     for col in time_columns:
         if col not in df:
@@ -197,6 +204,12 @@ def check_time_units(df: pd.DataFrame, time_columns, entry: ManifestEntry | None
                 f"{path}: column {col!r} holds {float(values.min()):.3g} ms, below the "
                 f"{MIN_KERNEL_MS} ms any kernel launch takes: the times are not in milliseconds; "
                 "write them in ms"
+            )
+        if ceiling and float(values.max()) > MAX_KERNEL_MS:
+            row = int(np.flatnonzero(pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float) > MAX_KERNEL_MS)[0])
+            raise DatasetSchemaError(
+                f"{path}: column {col!r} holds {float(values.max()):.3g} ms in row {row + 2}, beyond any kernel call "
+                f"(at most {MAX_KERNEL_MS:.0e} ms): drop the row or fix the measurement"
             )
         if ref is None and median > MAX_MEDIAN_MS:
             raise DatasetSchemaError(

@@ -31,6 +31,8 @@ from perfml.datasets._schema import TableSchema, validate
 from perfml.errors import DatasetSchemaError, DataHomeError
 
 _TIMES = ("time_ms_mean", "time_ms_median", "time_ms_min", "time_ms_max")
+#: launch dimensions: empty where unknown, never 0 or negative
+_LAUNCH = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 
 SCHEMAS: dict[str, TableSchema] = {
     "runtimes": TableSchema(
@@ -38,19 +40,23 @@ SCHEMAS: dict[str, TableSchema] = {
         columns=C._RUNTIMES_COLUMNS,
         positive=(*_TIMES, "input_size", "n_reps"),
         non_negative=("time_ms_std",),
+        positive_if_given=_LAUNCH,
         required_non_empty=("source", "board", "app", "app_id", "kernel"),
         units={c: "ms" for c in (*_TIMES, "time_ms_std")},
     ),
     "runtime_samples": TableSchema(
         file="runtime_samples.csv.gz",
         columns=C._SAMPLES_COLUMNS,
+        positive_if_given=_LAUNCH,
         positive=("time_ms", "input_size"),
         required_non_empty=("source", "board", "app_id"),
         units={"time_ms": "ms"},
+        raw_records=True,
     ),
     "profiles_nca": TableSchema(
         file="profiles_nca.csv.gz",
         columns=C._PROFILES_NCA_COLUMNS,
+        positive_if_given=_LAUNCH,
         positive=("input_size",),
         required_non_empty=("board", "app_id", "kernel"),
         extra_prefixes=("m.", "e."),
@@ -58,6 +64,7 @@ SCHEMAS: dict[str, TableSchema] = {
     "profiles_rodinia": TableSchema(
         file="profiles_rodinia.csv.gz",
         columns=C._PROFILES_RODINIA_COLUMNS,
+        positive_if_given=_LAUNCH,
         positive=("input_size",),
         required_non_empty=("board", "app_id", "kernel"),
         extra_prefixes=("",),  # one column per nvprof metric/event, names vary
@@ -87,6 +94,7 @@ SCHEMAS: dict[str, TableSchema] = {
         positive=("time_ms", "input_size"),
         required_non_empty=("board", "app_id"),
         units={"time_ms": "ms"},
+        raw_records=True,
     ),
     "published_accuracy_summary": TableSchema(
         file="published_accuracy_summary.csv",
@@ -125,7 +133,7 @@ def _load_cached(name: str, path: str, mtime_ns: int, size: int,
     raw = read_csv_checked(path, schema.file, entry)
     df = validate(raw, schema, path)
     times = [c for c, u in schema.units.items() if u == "ms" and c in schema.positive]
-    check_time_units(df, times, entry, path)
+    check_time_units(df, times, entry, path, ceiling=not schema.raw_records)
     if name == "bsp_inputs":
         _check_bsp_expressions(df, path)
     if entry is not None:

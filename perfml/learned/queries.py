@@ -25,7 +25,7 @@ line ``r + 1``), the column, the bad value and the fix:
 
 Every answered row gets a ``level`` interval (``lower_ms``/``upper_ms``,
 :mod:`perfml.learned.intervals`), and no prediction is faster than the board's roofline
-lower bound where the work is known (:func:`roofline_bound_ms`), nor than 0.1 us for any row
+lower bound where the work is known (:func:`roofline_bound_ms`), nor than 0.5 us for any row
 (:data:`~perfml.characterize.limits.MIN_MEASURED_MS`): a faster one is raised to the bound
 and flagged ``clamped_to_bound`` (rather than refused: the bound is a floor the user can act
 on, and the row's other knowledge still holds).
