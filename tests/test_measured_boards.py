@@ -342,6 +342,11 @@ def test_a_folder_that_is_no_measured_board_is_refused_before_training(tmp_path,
     two.to_csv(tmp_path / "dlops_torch.csv", index=False)
     with pytest.raises(DatasetSchemaError, match="one board"):
         measured_board_rows(tmp_path)
+    zero = pd.read_csv(H100 / "dlops_torch.csv").head(4)
+    zero.loc[zero.index[2], "time_ms"] = 0.0  # refused deep in the operator model before, without file or row
+    zero.to_csv(tmp_path / "dlops_torch.csv", index=False)
+    with pytest.raises(DatasetSchemaError, match=r"dlops_torch.csv: row 3 \(line 4\), column time_ms: expected a measured time"):
+        measured_board_rows(tmp_path)
     out = tmp_path / "model"
     code = main(["train", "--out", str(out), "--corpus", "described", "--measured", str(tmp_path / "nothing-here")])
     err = capsys.readouterr().err

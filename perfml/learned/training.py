@@ -126,6 +126,12 @@ def measured_board_rows(folder, *, registry=None) -> dict[str, pd.DataFrame]:
         if len(boards) != 1:
             raise DatasetSchemaError(f"{table}: expected the calls of one board, found {boards}")
         board = resolve_board_name(boards[0], registry=registry)
+        from perfml.characterize.limits import BAD_MEASURED_TIME, first_bad_measured_time
+
+        i = first_bad_measured_time(pd.to_numeric(ops["time_ms"], errors="coerce"))
+        if i is not None:  # named here: the operator model's own check cannot say which file and row
+            raise DatasetSchemaError(f"{table}: row {i + 1} (line {i + 2}), column time_ms: {BAD_MEASURED_TIME}, "
+                                     f"found {str(ops['time_ms'].iloc[i])!r}; measure the call again or drop the row")
         for d in ("B", "M", "N", "K", "H"):
             if d in ops.columns:
                 ops[d] = ops[d].astype("Int64")
