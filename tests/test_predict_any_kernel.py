@@ -333,6 +333,8 @@ def test_a_prediction_below_the_roofline_bound_is_clamped_and_flagged(model):
     assert out["clamped_to_bound"].all()
     assert out["predicted_ms"].to_numpy() == pytest.approx(bound)
     assert (out["lower_ms"] >= out["predicted_ms"] - 1e-15).all()
+    # the interval is the written prediction's: it keeps its width (it shrank to [bound, bound])
+    assert (out["upper_ms"] > 1.05 * out["predicted_ms"]).all()
 
 
 @settings(max_examples=20, deadline=None)

@@ -728,8 +728,8 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     row's roofline lower bound (NaN where the work is unknown), never below
     :data:`~perfml.characterize.limits.MIN_MEASURED_MS` (no kernel call is shorter: a
     prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
-    raised to it and flagged ``clamped_to_bound``, and ``lower_ms`` never goes below it.
-    ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
+    raised to it and flagged ``clamped_to_bound``; the interval is taken around the written
+    (raised) prediction, and ``lower_ms`` never goes below the bound. ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
     group of ``app_ids`` or by the given ``groups`` (op classes).
     """
     from perfml.learned.intervals import check_calibration, interval_bounds
@@ -740,21 +740,21 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     if board_flags is not None:
         beyond, why = np.asarray(board_flags[0], dtype=bool), board_flags[1]
         reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
-    if calibration is not None:
-        calibration = check_calibration(calibration, "model manifest")
-        # only a size beyond the training range widens the interval: a board beyond the training
-        # boards is flagged, its interval is the calibrated one (perfml.learned.board_range says why)
-        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
-    else:
-        lower = upper = np.full(len(pred), np.nan)
     from perfml.characterize.limits import MIN_MEASURED_MS
 
     bound = np.fmax(np.asarray(bound, dtype=float), MIN_MEASURED_MS)  # fmax: NaN (work unknown) -> the floor
     clamped = pred < bound
     pred = np.where(clamped, bound, pred)
     if calibration is not None:
-        lower = np.where(np.isfinite(bound), np.fmax(lower, bound), lower)
-        upper = np.fmax(upper, pred)
+        calibration = check_calibration(calibration, "model manifest")
+        # only a size beyond the training range widens the interval: a board beyond the training
+        # boards is flagged, its interval is the calibrated one (perfml.learned.board_range says why).
+        # The interval is the written prediction's: around a clamped one it keeps its width (taken
+        # around the prediction below the bound, it shrank to [bound, bound])
+        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
+        lower = np.fmax(lower, bound)
+    else:
+        lower = upper = np.full(len(pred), np.nan)
     out = original.copy()
     out["predicted_ms"] = pred
     out["lower_ms"] = lower
