@@ -605,9 +605,26 @@ def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict,
 REPEAT_SPREAD_WARN = 2.0
 
 
+def far_repeats(times, runs) -> list[np.ndarray]:
+    """The runs measured more than once whose times are more than :data:`REPEAT_SPREAD_WARN`x
+    apart, each as the positions of its rows.
+
+    ``runs``: one row per time, the columns that name a run (equal cells, empty equal to
+    empty, are one run). The one rule of the repeat warnings of calibrations
+    (:func:`repeat_spread_warning`) and references
+    (:func:`perfml.learned.bundle.reference_repeat_warnings`).
+    """
+    import pandas as pd
+
+    ids = runs.astype(str).groupby(list(runs.columns), sort=False, dropna=False).ngroup().to_numpy()
+    stats = pd.Series(np.asarray(times, dtype=float)).groupby(ids).agg(["count", "min", "max"])
+    far = stats.index[(stats["count"] > 1) & (stats["max"] > REPEAT_SPREAD_WARN * stats["min"])]
+    return [np.flatnonzero(ids == g) for g in far]
+
+
 def repeat_spread_warning(frame, board: str, where) -> str | None:
     """A line telling the runs of ``board`` measured more than once whose times disagree by
-    more than :data:`REPEAT_SPREAD_WARN`x, or None.
+    more than :data:`REPEAT_SPREAD_WARN`x (:func:`far_repeats`), or None.
 
     The calibration takes medians and quantiles over the rows, so such repeats do not stop
     it, but they move it (the file's rows pasted again at 100x the time halved the
@@ -625,17 +642,16 @@ def repeat_spread_warning(frame, board: str, where) -> str | None:
         return None  # the calibration itself says what is wrong
     keys = ["board", kernel_column, *[c for c in (*_SIZE_COLUMNS, "input_size_2", "source", "gpu_config")
                                       if c in rows.columns and c != kernel_column]]
-    times = pd.to_numeric(rows[time_column], errors="coerce")
-    spread = times.groupby([rows[k].astype(str) for k in keys], dropna=False).agg(["count", "min", "max"])
-    far = spread[(spread["count"] > 1) & (spread["max"] > REPEAT_SPREAD_WARN * spread["min"])]
-    if far.empty:
+    times = pd.to_numeric(rows[time_column], errors="coerce").to_numpy(dtype=float)
+    far = far_repeats(times, rows[keys])
+    if not far:
         return None
-    first = far.index[0]
-    ratio = far["max"].iloc[0] / far["min"].iloc[0]
+    first = rows.iloc[far[0][0]]
+    low, high = times[far[0]].min(), times[far[0]].max()
+    at = ", ".join(f"{k}={first[k]}" for k in keys[2:] if pd.notna(first[k]))
     return (f"{where}: {len(far)} run(s) of {board} measured more than once are more than {REPEAT_SPREAD_WARN:g}x "
-            f"apart (e.g. {first[1]} at {', '.join(f'{k}={v}' for k, v in zip(keys[2:], first[2:]) if v not in ('nan', '<NA>'))}: "
-            f"{far['min'].iloc[0]:.4g} to {far['max'].iloc[0]:.4g} ms, {ratio:.3g}x); the calibration takes medians "
-            "over such rows: check their unit, board and sizes")
+            f"apart (e.g. {first[kernel_column]} at {at}: {low:.4g} to {high:.4g} ms, {high / low:.3g}x); the "
+            "calibration takes medians over such rows: check their unit, board and sizes")
 
 
 def calibrate_from_runtimes(

@@ -356,24 +356,20 @@ def reference_repeat_warnings(references, where: str) -> list[str]:
     ``references``: the parts :func:`read_reference_any` returns (None parts skipped); a run is
     every checked column but ``time_ms`` (board, kernel, sizes, launch).
     """
-    from perfml.characterize.calibrate import REPEAT_SPREAD_WARN
+    from perfml.characterize.calibrate import far_repeats
 
     lines = []
     for ref in references:
         if ref is None or len(ref) < 2:
             continue
         file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
-        keys = [c for c in ref.columns if c != "time_ms"]
-        run = ref[keys].astype(str)  # NaN (an empty cell) groups with NaN
-        for _, idx in run.groupby(keys, sort=False, dropna=False).groups.items():
-            if len(idx) < 2:
-                continue
-            times = ref.loc[idx, "time_ms"].to_numpy(dtype=float)
-            if times.max() > REPEAT_SPREAD_WARN * times.min():
-                rows = ", ".join(str(file_rows[i] + 1) for i in idx)
-                lines.append(f"{where}: rows {rows} measure the same run on {ref.loc[idx[0], 'board']} at "
-                             f"{times.min():.4g} to {times.max():.4g} ms ({times.max() / times.min():.3g}x apart); "
-                             "perfml uses their geometric mean: check the rows (unit, board, sizes, launch)")
+        times = ref["time_ms"].to_numpy(dtype=float)
+        for pos in far_repeats(times, ref[[c for c in ref.columns if c != "time_ms"]]):
+            low, high = times[pos].min(), times[pos].max()
+            rows = ", ".join(str(file_rows[i] + 1) for i in pos)
+            lines.append(f"{where}: rows {rows} measure the same run on {ref['board'].iat[pos[0]]} at "
+                         f"{low:.4g} to {high:.4g} ms ({high / low:.3g}x apart); "
+                         "perfml uses their geometric mean: check the rows (unit, board, sizes, launch)")
     return lines
 
 

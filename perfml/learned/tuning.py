@@ -138,11 +138,13 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
     import optuna
     from optuna import storages
 
-    if url.startswith("sqlite:") and url[len("sqlite:///"):] in ("", ":memory:"):
+    from perfml._mlflow import local_store_path
+
+    if url.startswith("sqlite:") and local_store_path(url) is None:  # the rule the tracking URIs follow
         raise StudyError(f"--storage {url} is an in-memory SQLite database: it keeps no study and no other worker can "
                          "share it; give a file (sqlite:///optuna.db) or a server URL")
-    if url.startswith("sqlite:///") and url[len("sqlite:///"):] not in ("", ":memory:"):
-        folder = Path(url[len("sqlite:///"):]).parent
+    if url.startswith("sqlite:"):
+        folder = Path(local_store_path(url)).parent
         if not folder.is_dir():
             raise StudyError(f"the folder {folder} of the study database {url} does not exist; create it or pass another --storage")
     retry_cls = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
