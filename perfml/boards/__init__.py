@@ -32,6 +32,8 @@ from perfml.boards._registry import (
     load_registry,
     resolve_board_name,
     same_board,
+    use_board_files,
+    user_board_files,
 )
 from perfml.boards._device import board_from_device
 from perfml.boards._launch_limits import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3
@@ -58,6 +60,8 @@ __all__ = [
     "max_resident_warps",
     "occupancy",
     "peak_bandwidth",
+    "use_board_files",
+    "user_board_files",
     "peak_flops",
     "resolve_board_name",
     "same_board",

@@ -86,9 +86,12 @@ FIELD_UNITS: Mapping[str, str] = MappingProxyType(
 #: specification fields, in display order (every Board attribute that carries a source)
 SPEC_FIELDS: tuple[str, ...] = tuple(FIELD_UNITS)
 
+#: where boards are described: the shipped registry, or a boards file of the user's
+BOARD_FILES = "perfml/data/boards.toml or your own boards file: $PERFML_BOARDS, docs/boards.md"
+
 # Where to look when a value is missing; used in MissingBoardParameterError messages.
 _FIX = (
-    "add it with its source to perfml/data/boards.toml "
+    f"add it with its source to the board's entry ({BOARD_FILES}) "
     "(or to the [cc.\"X.Y\"] table when it holds for the whole compute capability)"
 )
 

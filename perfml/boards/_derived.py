@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from perfml.boards._board import Board
+from perfml.boards._board import BOARD_FILES, Board
 from perfml.errors import MissingBoardParameterError, InvalidValueError
 
 __all__ = [
@@ -131,7 +131,7 @@ def peak_bandwidth(board: Board) -> float:
         raise MissingBoardParameterError(
             f"board {board.name!r} has no memory_bandwidth_gbs and no {missing!r} to derive it "
             "from (needed for peak bandwidth); add memory_bandwidth_gbs, or memory_clock_mhz and "
-            "bus_width_bits, with their sources to perfml/data/boards.toml"
+            f"bus_width_bits, with their sources to the board's entry ({BOARD_FILES})"
         )
     return 2.0 * board.memory_clock_mhz * 1e6 * board.bus_width_bits / 8.0
 
@@ -299,7 +299,7 @@ def occupancy(
         else:
             raise MissingBoardParameterError(
                 f"board {board.name!r} has register_alloc_granularity {granularity!r}; expected "
-                "'warp' or 'block' in perfml/data/boards.toml"
+                f"'warp' or 'block' in the board's entry ({BOARD_FILES})"
             )
     else:
         limits["registers"] = limits["blocks"]

@@ -12,7 +12,7 @@ from perfml.boards._board import Board
 from perfml.boards._registry import Registry, default_registry
 from perfml.errors import DeviceUnavailableError, UnknownBoardError
 
-__all__ = ["board_from_device", "board_from_properties"]
+__all__ = ["board_from_device", "board_from_properties", "device_property_values"]
 
 _INSTALL_HINT = 'install the GPU extra: pip install "perfml[gpu]" (CuPy for CUDA 13 and NVML)'
 
@@ -81,43 +81,61 @@ def board_from_properties(props: dict[str, Any], *, registry: Registry | None = 
 
     cc = f"{props.get('major')}.{props.get('minor')}"
     source = f"cudaGetDeviceProperties via CuPy on {name!r}"
-
-    def _mhz(khz: Any) -> int | None:
-        return int(round(khz / 1000)) if khz else None
-
-    def _kib(nbytes: Any) -> int | None:
-        return int(nbytes) // 1024 if nbytes else None
-
-    device_values: dict[str, Any] = {
-        "device_name": name,
-        "compute_capability": cc,
-        "sms": props.get("multiProcessorCount"),
-        "boost_clock_mhz": _mhz(props.get("clockRate")),
-        "memory_clock_mhz": _mhz(props.get("memoryClockRate")),
-        "bus_width_bits": props.get("memoryBusWidth"),
-        "l2_bytes": props.get("l2CacheSize"),
-        "shared_mem_per_sm_kb": _kib(props.get("sharedMemPerMultiprocessor")),
-        "shared_mem_per_block_kb": _kib(props.get("sharedMemPerBlockOptin") or props.get("sharedMemPerBlock")),
-        "registers_per_sm": props.get("regsPerMultiprocessor"),
-        "registers_per_block": props.get("regsPerBlock"),
-        "max_threads_per_sm": props.get("maxThreadsPerMultiProcessor"),
-        "max_threads_per_block": props.get("maxThreadsPerBlock"),
-        "max_blocks_per_sm": props.get("maxBlocksPerMultiProcessor"),
-        "warp_size": props.get("warpSize"),
-        "global_mem_bytes": props.get("totalGlobalMem"),
-    }
-    if device_values["max_threads_per_sm"] and device_values["warp_size"]:
-        device_values["max_warps_per_sm"] = (
-            device_values["max_threads_per_sm"] // device_values["warp_size"]
-        )
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for field_name, (value, cc_source) in reg.cc_defaults(cc).items():
         values[field_name] = value
         sources[field_name] = cc_source or ""
-    for field_name, value in device_values.items():
-        if value is not None and value != 0:
-            values[field_name] = int(value) if isinstance(value, (int, float)) else value
-            sources[field_name] = source
+    for field_name, value in device_property_values(props).items():
+        values[field_name] = value
+        sources[field_name] = source
     sources["full_name"] = source
     return Board(name=name, full_name=name, sources=sources, **values)
+
+
+#: registry field -> (cudaGetDeviceProperties key(s), first one present wins; divisor)
+_PROPERTY_FIELDS: dict[str, tuple[tuple[str, ...], int]] = {
+    "sms": (("multiProcessorCount",), 1),
+    "boost_clock_mhz": (("clockRate",), 1000),  # kHz
+    "memory_clock_mhz": (("memoryClockRate",), 1000),  # kHz, half the data rate (deviceQuery)
+    "bus_width_bits": (("memoryBusWidth",), 1),
+    "l2_bytes": (("l2CacheSize",), 1),
+    "shared_mem_per_sm_kb": (("sharedMemPerMultiprocessor",), 1024),
+    "shared_mem_per_block_kb": (("sharedMemPerBlockOptin", "sharedMemPerBlock"), 1024),
+    "registers_per_sm": (("regsPerMultiprocessor",), 1),
+    "registers_per_block": (("regsPerBlock",), 1),
+    "max_threads_per_sm": (("maxThreadsPerMultiProcessor",), 1),
+    "max_threads_per_block": (("maxThreadsPerBlock",), 1),
+    "max_blocks_per_sm": (("maxBlocksPerMultiProcessor",), 1),
+    "warp_size": (("warpSize",), 1),
+    "global_mem_bytes": (("totalGlobalMem",), 1),
+}
+
+
+def device_property_values(props: dict[str, Any]) -> dict[str, Any]:
+    """Registry fields read from a ``cudaGetDeviceProperties`` dictionary (CuPy's key names).
+
+    Only what the device states: ``device_name``, ``compute_capability`` (``major.minor``)
+    and the fields of :data:`_PROPERTY_FIELDS` that are present, positive whole numbers
+    (clocks kHz -> MHz rounded, shared memory bytes -> KiB), plus ``max_warps_per_sm`` =
+    threads per SM / warp size. A property that is missing, zero or not a number is left
+    out, never guessed.
+    """
+    name = props.get("name", b"")
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    out: dict[str, Any] = {}
+    if name:
+        out["device_name"] = name
+    major, minor = props.get("major"), props.get("minor")
+    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (major, minor)):
+        out["compute_capability"] = f"{major}.{minor}"
+    for field_name, (keys, divisor) in _PROPERTY_FIELDS.items():
+        raw = next((props[k] for k in keys if props.get(k)), None)
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not raw > 0 or raw != raw:
+            continue
+        value = int(round(raw / divisor)) if divisor in (1000,) else int(raw) // divisor
+        if value > 0:
+            out[field_name] = value
+    if out.get("max_threads_per_sm") and out.get("warp_size"):
+        out["max_warps_per_sm"] = out["max_threads_per_sm"] // out["warp_size"]
+    return out

@@ -8,6 +8,7 @@ tuple. No architecture list is written here: the order is the registry's.
 
 from __future__ import annotations
 
+from perfml.boards._board import BOARD_FILES
 from perfml.boards._registry import Registry, default_registry, get_board
 from perfml.errors import MissingBoardParameterError
 
@@ -39,7 +40,7 @@ def board_architecture(name: str, *, registry: Registry | None = None) -> str:
             return str(found[0])
     raise MissingBoardParameterError(
         f"board {board.name!r} has no architecture and no compute capability in the registry; add "
-        "`architecture` or `compute_capability` to its entry in perfml/data/boards.toml"
+        f"`architecture` or `compute_capability` to its entry ({BOARD_FILES})"
     )
 
 
@@ -62,5 +63,5 @@ def board_generation(name: str, *, registry: Registry | None = None) -> tuple[in
             return _cc_tuple(cc)
     raise MissingBoardParameterError(
         f"board {board.name!r}: architecture {architecture!r} has no [cc] table in the registry, so its "
-        "generation is unknown; add its compute_capability to perfml/data/boards.toml"
+        f"generation is unknown; add its compute_capability to its entry ({BOARD_FILES})"
     )

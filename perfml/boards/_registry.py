@@ -3,16 +3,24 @@
 The file layout is documented in its header. Per-compute-capability facts are
 inherited by every board of that compute capability; a board's own value wins and
 the overridden per-CC value is kept as an alternative.
+
+Users add boards the shipped file lacks with files of their own in the same layout
+(docs/boards.md): :func:`use_board_files` in Python; on the command line
+``$PERFML_BOARDS`` (``os.pathsep``-separated) or ``perfml --boards FILE``. Such a file may add boards, ``[sources]`` names and ``[cc."X.Y"]``
+tables of compute capabilities the registry does not have; it may not redefine a
+board, alias, source name or compute capability that an earlier file defines, so
+a shipped value never changes behind the user's back.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import math
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -23,6 +31,7 @@ from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError, UnknownBoardError
 
 __all__ = [
+    "BOARDS_ENV",
     "SCHEMA_VERSION",
     "Registry",
     "load_registry",
@@ -31,10 +40,15 @@ __all__ = [
     "list_boards",
     "resolve_board_name",
     "normalize_board_name",
+    "use_board_files",
+    "user_board_files",
 ]
 
 #: registry file format version this code reads
 SCHEMA_VERSION = 1
+
+#: environment variable the CLI reads for the user's own board files (os.pathsep-separated)
+BOARDS_ENV = "PERFML_BOARDS"
 
 _STR_FIELDS = frozenset(
     {
@@ -49,6 +63,40 @@ _STR_FIELDS = frozenset(
 _FLOAT_FIELDS = frozenset({"memory_bandwidth_gbs", "warp_issue_per_clock"})
 _BOARD_META_KEYS = frozenset({"name", "full_name", "aliases", "source", "alternatives"})
 _CC_META_KEYS = frozenset({"source"})
+
+
+#: fields that are 0 on some real board (no FP64 or FP16 units, no L2 on compute capability
+#: 1.x, no reserved shared memory before 8.0); every other number must be positive
+_ZERO_ALLOWED = frozenset({
+    "fp64_units_per_sm", "fp16_units_per_sm", "sfu_per_sm", "l2_bytes", "l1_cache_kb_per_sm",
+    "l1_shared_kb_per_sm", "reserved_shared_mem_per_block_bytes",
+})
+#: ceilings that catch a unit slip (Hz or kHz for MHz, B/s or MB/s for GB/s): ten times the
+#: fastest board in the registry would still pass
+_UNIT_CEILINGS = {
+    "base_clock_mhz": (10_000, "MHz"),
+    "boost_clock_mhz": (10_000, "MHz"),
+    "memory_clock_mhz": (50_000, "MHz, deviceQuery convention: half the effective data rate"),
+    "memory_bandwidth_gbs": (100_000, "GB/s, 1e9 bytes/s"),
+}
+
+
+def _check_magnitude(field_name: str, value: float, where: str) -> None:
+    """A registry number is finite, positive (or 0 where a board may lack the unit), and within
+    a unit-slip ceiling; otherwise :class:`DatasetSchemaError` naming the value and the unit."""
+    if not math.isfinite(value):
+        raise DatasetSchemaError(f"{where} = {value!r} is not a finite number; give the value or leave the field out")
+    floor_ok = value >= 0 if field_name in _ZERO_ALLOWED else value > 0
+    if not floor_ok:
+        bound = "0 or more" if field_name in _ZERO_ALLOWED else "positive"
+        raise DatasetSchemaError(
+            f"{where} = {value!r} must be {bound}; leave the field out if no source states it"
+        )
+    ceiling = _UNIT_CEILINGS.get(field_name)
+    if ceiling is not None and value > ceiling[0]:
+        raise DatasetSchemaError(
+            f"{where} = {value!r} is above {ceiling[0]:g}: the unit is {ceiling[1]}; convert the value"
+        )
 
 
 @dataclass(frozen=True)
@@ -70,13 +118,24 @@ class Registry:
     boards : Mapping[str, Board]
         Canonical name -> board, in file order.
     path : str
-        The file the registry was read from.
+        The file the registry was read from (the shipped one, or the first given).
+    files : tuple of str
+        Every file read, ``path`` first, then the user's board files in order.
+    origin : Mapping[str, str]
+        Canonical name -> the file that defines the board.
     """
 
     boards: Mapping[str, Board]
     path: str
     _index: Mapping[str, str]
     _cc_tables: Mapping[str, Mapping[str, _Entry]]
+    files: tuple[str, ...] = ()
+    origin: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def user_files(self) -> tuple[str, ...]:
+        """The files read after the first one (the user's board files)."""
+        return self.files[1:]
 
     def resolve(self, name: str) -> str:
         """Return the canonical name for a board name or alias (case-insensitive).
@@ -86,6 +145,14 @@ class Registry:
         UnknownBoardError
             If nothing matches; the message lists the closest names.
         """
+        if not isinstance(name, str):
+            raise UnknownBoardError(f"board name {name!r} is not text; name a board as `perfml boards list` shows it")
+        odd = odd_name_characters(name)
+        if odd:
+            raise UnknownBoardError(
+                f"board name {name!r} has {odd!r}, which no board name has (letters, digits, spaces "
+                f"and {_NAME_PUNCTUATION!r} only); write the name as `perfml boards list` shows it"
+            )
         key = normalize_board_name(name)
         if key in self._index:
             return self._index[key]
@@ -121,8 +188,20 @@ class Registry:
             hint = f"known boards: {', '.join(self.boards)}"
         return (
             f"unknown board {name!r}; {hint}. Run `perfml boards list` for every board, "
-            "or add the board to perfml/data/boards.toml"
+            f"or describe the board in a boards file of your own ({_ADD_BOARD_HINT})"
         )
+
+
+#: punctuation a board name may hold besides ASCII letters, digits and spaces. Lookup ignores
+#: it; anything else (an emoji, a typographic dash, a control character) is refused rather
+#: than dropped, so that "GTX-980\u2011x" is not silently taken for "GTX-980x"
+_NAME_PUNCTUATION = "-_./()+"
+
+
+def odd_name_characters(name: str) -> str:
+    """The characters of ``name`` that no board name may have ("" when there are none)."""
+    allowed = set(_NAME_PUNCTUATION) | {" "}
+    return "".join(dict.fromkeys(c for c in name.strip() if not (c.isascii() and (c.isalnum() or c in allowed))))
 
 
 def normalize_board_name(name: str) -> str:
@@ -137,67 +216,181 @@ def normalize_board_name(name: str) -> str:
 
 
 # --------------------------------------------------------------------------- loading
+#: how a user adds a board; quoted by every "unknown board" message
+_ADD_BOARD_HINT = f"${BOARDS_ENV} or `perfml --boards FILE`; layout: perfml/data/boards.toml, docs/boards.md"
+
+
 def _default_path() -> Path:
     return Path(str(resources.files("perfml").joinpath("data", "boards.toml")))
 
 
-@functools.lru_cache(maxsize=1)
+#: the user's board files in use (set by :func:`use_board_files`; the CLI passes $PERFML_BOARDS
+#: and --boards there, as nothing below the CLI reads the environment)
+_user_files: tuple[str, ...] = ()
+
+
+def use_board_files(paths: Sequence[str | os.PathLike[str]]) -> Registry:
+    """Make the shipped registry plus the boards files ``paths`` the default registry.
+
+    Every later :func:`get_board` (and everything that looks a board up by name) sees the
+    user's boards; an empty ``paths`` goes back to the shipped registry alone. The files
+    are read and checked now, so a bad file fails here and nothing changes.
+
+    Raises
+    ------
+    DatasetSchemaError
+        As :func:`load_registry`.
+    """
+    global _user_files
+    files = tuple(str(Path(p).expanduser().resolve()) for p in paths)
+    registry = _registry_of(files)
+    _user_files = files
+    return registry
+
+
+def user_board_files() -> tuple[str, ...]:
+    """The user's boards files in use (see :func:`use_board_files`)."""
+    return _user_files
+
+
 def default_registry() -> Registry:
-    """The registry shipped with perfml (read once; it is immutable)."""
-    return load_registry(_default_path())
+    """The shipped registry plus the user's boards files (:func:`use_board_files`).
+
+    Read once per set of files (registries are immutable).
+    """
+    return _registry_of(_user_files)
 
 
-def load_registry(path: str | os.PathLike[str] | None = None) -> Registry:
-    """Read and validate a board registry file.
+@functools.lru_cache(maxsize=4)
+def _registry_of(user_files: tuple[str, ...]) -> Registry:
+    return load_registry(_default_path(), extra=user_files)
+
+
+def _checked_user_file(path: str | os.PathLike[str]) -> Path:
+    file = Path(path).expanduser()
+    if not file.is_file():
+        what = "a folder" if file.is_dir() else "missing"
+        raise DatasetSchemaError(
+            f"boards file {str(file)!r} (from ${BOARDS_ENV} or --boards) is {what}; name a TOML file "
+            f"in the layout of perfml/data/boards.toml (docs/boards.md), or unset ${BOARDS_ENV}"
+        )
+    return file
+
+
+def load_registry(
+    path: str | os.PathLike[str] | None = None, *, extra: Sequence[str | os.PathLike[str]] = ()
+) -> Registry:
+    """Read and validate a board registry file, and the user's board files after it.
 
     Parameters
     ----------
     path : path-like, optional
         TOML file in the layout of ``perfml/data/boards.toml``; the shipped file when
         omitted.
+    extra : sequence of path-like
+        Board files of the user, same layout, read in order after ``path``. Each may
+        add boards, ``[sources]`` names and ``[cc."X.Y"]`` tables; none may redefine
+        what an earlier file defines.
 
     Raises
     ------
     DatasetSchemaError
-        If the file is malformed: unknown schema version, unknown field, wrong type,
-        undefined ``@source`` reference, or an alias claimed by two boards.
+        If a file is malformed (unknown schema version, unknown field, wrong type,
+        a value without a source, undefined ``@source`` reference), missing, or
+        redefines a board, alias, source name or compute capability.
     """
-    file = Path(path) if path is not None else _default_path()
-    where = str(file)
-    # registry files written before they named their format carry only schema_version
-    raw = read_versioned(file, "perfml-boards", (SCHEMA_VERSION,), error=DatasetSchemaError,
-                         syntax="toml", require_format=False)
-    named_sources = raw.get("sources", {})
-    parser = _Parser(where, named_sources)
-
+    files = [Path(path) if path is not None else _default_path()]
+    for p in extra:  # a file named twice is read once
+        file = _checked_user_file(p)
+        if all(file.resolve() != f.resolve() for f in files):
+            files.append(file)
+    named_sources: dict[str, str] = {}
+    source_origin: dict[str, str] = {}
     cc_tables: dict[str, dict[str, _Entry]] = {}
-    for cc, table in raw.get("cc", {}).items():
-        if not re.fullmatch(r"\d+\.\d+", cc):
-            raise DatasetSchemaError(f"{where}: [cc.{cc!r}] is not a 'major.minor' compute capability")
-        cc_tables[cc] = parser.table(table, f"[cc.\"{cc}\"]", _CC_META_KEYS)
-
+    cc_origin: dict[str, str] = {}
     boards: dict[str, Board] = {}
+    origin: dict[str, str] = {}
     index: dict[str, str] = {}
-    for i, spec in enumerate(raw.get("board", [])):
-        board = _build_board(spec, i, parser, cc_tables)
-        if board.name in boards:
-            raise DatasetSchemaError(f"{where}: board {board.name!r} is defined twice")
-        boards[board.name] = board
-        for spelling in (board.name, board.full_name, board.device_name, *board.aliases):
-            if not spelling:
-                continue
-            key = normalize_board_name(spelling)
-            owner = index.setdefault(key, board.name)
-            if owner != board.name:
+    for file in files:
+        where = str(file)
+        # registry files written before they named their format carry only schema_version
+        raw = read_versioned(file, "perfml-boards", (SCHEMA_VERSION,), error=DatasetSchemaError,
+                             syntax="toml", require_format=False)
+        unknown_tables = set(raw) - {"format", "schema_version", "version", "sources", "cc", "board"}
+        if unknown_tables:
+            raise DatasetSchemaError(
+                f"{where}: unknown top-level key(s) {sorted(unknown_tables)}; a boards file has "
+                "format, schema_version, [sources], [cc.\"X.Y\"] and [[board]] (docs/boards.md)"
+            )
+        own_sources = raw.get("sources", {})
+        if not isinstance(own_sources, dict) or not all(isinstance(v, str) for v in own_sources.values()):
+            raise DatasetSchemaError(f"{where}: [sources] must map short names to citation strings")
+        for key in own_sources:
+            if key in named_sources:
                 raise DatasetSchemaError(
-                    f"{where}: name or alias {spelling!r} of board {board.name!r} "
-                    f"already belongs to {owner!r}; remove the ambiguous alias"
+                    f"{where}: [sources] name {key!r} is already defined by {source_origin[key]}; "
+                    "give your source another name"
                 )
+            source_origin[key] = where
+        named_sources.update(own_sources)
+        parser = _Parser(where, named_sources)
+
+        cc_raw = raw.get("cc", {})
+        if not isinstance(cc_raw, dict):
+            raise DatasetSchemaError(f"{where}: [cc] must hold [cc.\"X.Y\"] tables")
+        for cc, table in cc_raw.items():
+            if not re.fullmatch(r"\d+\.\d+", cc):
+                raise DatasetSchemaError(f"{where}: [cc.{cc!r}] is not a 'major.minor' compute capability")
+            if cc in cc_tables:
+                raise DatasetSchemaError(
+                    f"{where}: [cc.\"{cc}\"] is already defined by {cc_origin[cc]}; state the values "
+                    "that differ on your board's own entry instead (they win over the per-CC table)"
+                )
+            if not isinstance(table, dict):
+                raise DatasetSchemaError(f"{where}: [cc.\"{cc}\"] must be a table")
+            cc_tables[cc] = parser.table(table, f"[cc.\"{cc}\"]", _CC_META_KEYS)
+            cc_origin[cc] = where
+
+        board_specs = raw.get("board", [])
+        if not isinstance(board_specs, list) or not all(isinstance(b, dict) for b in board_specs):
+            raise DatasetSchemaError(f"{where}: boards are [[board]] tables")
+        for i, spec in enumerate(board_specs):
+            board = _build_board(spec, i, parser, cc_tables)
+            if board.name in boards:
+                again = "twice" if origin[board.name] == where else f"already by {origin[board.name]}"
+                raise DatasetSchemaError(
+                    f"{where}: board {board.name!r} is defined {again}; give your board another name"
+                )
+            for spelling in (board.name, board.full_name, board.device_name, *board.aliases):
+                if not spelling:
+                    continue
+                odd = odd_name_characters(spelling) if spelling != board.full_name else ""
+                if odd:
+                    raise DatasetSchemaError(
+                        f"{where}: name or alias {spelling!r} of board {board.name!r} has {odd!r}; board "
+                        f"names and aliases hold letters, digits, spaces and {_NAME_PUNCTUATION!r} only"
+                    )
+                key = normalize_board_name(spelling)
+                if not key:
+                    raise DatasetSchemaError(
+                        f"{where}: name or alias {spelling!r} of board {board.name!r} has no letter "
+                        "or digit; board names are looked up by their letters and digits"
+                    )
+                owner = index.setdefault(key, board.name)
+                if owner != board.name:
+                    raise DatasetSchemaError(
+                        f"{where}: name or alias {spelling!r} of board {board.name!r} "
+                        f"already belongs to {owner!r} ({origin.get(owner, where)}); remove the ambiguous alias"
+                    )
+            boards[board.name] = board
+            origin[board.name] = where
     return Registry(
         boards=MappingProxyType(boards),
-        path=where,
+        path=str(files[0]),
         _index=MappingProxyType(index),
         _cc_tables=MappingProxyType({k: MappingProxyType(v) for k, v in cc_tables.items()}),
+        files=tuple(str(f) for f in files),
+        origin=MappingProxyType(origin),
     )
 
 
@@ -243,8 +436,14 @@ class _Parser:
         if not ok:
             raise DatasetSchemaError(
                 f"{self.where}: {context}.{field_name} = {value!r} has the wrong type "
-                f"(expected {'a string' if field_name in _STR_FIELDS else 'a number'})"
+                f"(expected {'a string' if field_name in _STR_FIELDS else 'a number' if field_name in _FLOAT_FIELDS else 'a whole number'})"
             )
+        if field_name == "compute_capability" and not re.fullmatch(r"\d+\.\d+", value):
+            raise DatasetSchemaError(
+                f"{self.where}: {context}.compute_capability = {value!r} is not 'major.minor' (e.g. \"9.0\")"
+            )
+        if field_name not in _STR_FIELDS:
+            _check_magnitude(field_name, value, f"{self.where}: {context}.{field_name}")
         return value
 
     def entry(self, field_name: str, raw: Any, default_source: str | None, context: str) -> _Entry:

@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import typer
 try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
@@ -111,8 +112,25 @@ _register_topics()
 def _root(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (they are also off when stderr is not a terminal)."),
     debug: bool = typer.Option(False, "--debug", help="Print the traceback of an internal error (also PERFML_DEBUG=1)."),
+    boards: list[Path] = typer.Option(
+        [], "--boards", metavar="FILE",
+        help="Your own boards file (layout of perfml/data/boards.toml, every value with its source; "
+             "docs/boards.md): its boards join the registry for this command. Repeatable; read after "
+             "the files of $PERFML_BOARDS (os.pathsep-separated).",
+    ),
 ) -> None:
     """Predict CUDA kernel runtimes on measured and unseen GPU boards."""
+    _use_board_files(boards)
+
+
+def _use_board_files(files: list[Path]) -> None:
+    """Use the boards files of ``$PERFML_BOARDS`` and ``--boards`` for this command (tuning
+    workers get them through ``$PERFML_BOARDS``). They are read now, so a bad file stops the
+    command before it does anything."""
+    from perfml.boards._registry import BOARDS_ENV, use_board_files
+
+    named = [part for part in os.environ.get(BOARDS_ENV, "").split(os.pathsep) if part.strip()]
+    use_board_files([*named, *files])
 
 
 def quiet_requested() -> bool:

@@ -41,8 +41,12 @@ def run_workers(argv: list[str], n_workers: int, *, first_worker_id: int, storag
     from perfml._secrets import mask_credentials
 
     package_root = str(Path(__file__).resolve().parents[2])
+    from perfml.boards._registry import BOARDS_ENV, user_board_files
+
     env = dict(os.environ, PERFML_TUNE_STORAGE=storage_url,
                PYTHONPATH=package_root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if user_board_files():  # the boards of $PERFML_BOARDS and --boards, for the workers too
+        env[BOARDS_ENV] = os.pathsep.join(user_board_files())
     procs = []
     with tempfile.TemporaryDirectory(prefix="perfml-workers-") as tmp:
         try:

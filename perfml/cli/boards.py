@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -62,7 +63,24 @@ def list_command() -> None:
             _fmt(board.boost_clock_mhz),
             bandwidth,
         )
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    _print_user_files(console)
+
+
+def _print_user_files(console: Any, board: str | None = None) -> None:
+    """Say which boards come from the user's boards files ($PERFML_BOARDS, --boards)."""
+    from rich.markup import escape
+
+    from perfml.boards._registry import default_registry
+
+    registry = default_registry()
+    for file in registry.user_files:
+        names = [name for name, origin in registry.origin.items() if origin == file]
+        if board is None:
+            console.print(f"from your boards file {escape(file)}: {escape(', '.join(names)) or 'no board'}")
+        elif board in names:
+            console.print(f"defined in your boards file {escape(file)}")
 
 
 @boards_app.command("show")
@@ -108,6 +126,27 @@ def show_command(
                 key, "", "", f"[yellow]alt:[/yellow] {escape(_fmt(alt.value))} - {escape(alt.source)}{note}"
             )
     console = Console()
+    _print_user_files(console, board.name)
     if board.aliases:
         console.print(f"aliases: {escape(', '.join(board.aliases))}")
     console.print(table)
+
+
+@boards_app.command("from-properties")
+def from_properties_command(
+    properties: Annotated[Path, typer.Argument(help="JSON object of the device's cudaGetDeviceProperties values "
+                                                     "(CuPy's key names), e.g. sweeps/results/H200/device_properties.json.")],
+    name: Annotated[str, typer.Option("--name", help="The board's name in your query rows, e.g. My-GPU.")],
+    out: Annotated[Path, typer.Option("--out", help="Boards file to write (then: perfml --boards FILE ...).")],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing file.")] = False,
+) -> None:
+    """Write a boards file (docs/boards.md) for a GPU perfml does not ship, from its recorded CUDA properties."""
+    from perfml._safe_output import check_output_path, write_text_atomic
+    from perfml.boards._user_file import boards_file_from_properties
+
+    check_output_path(out, overwrite=overwrite, option="--out")
+    text, missing = boards_file_from_properties(properties, name=name)
+    write_text_atomic(out, text, overwrite=overwrite, option="--out")
+    typer.echo(f"wrote board {name!r} to {out}; use it with `perfml --boards {out} ...`")
+    for field in missing:
+        typer.echo(f"warning: not given by the device, add it with its source: {field}", err=True)

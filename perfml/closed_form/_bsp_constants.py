@@ -157,6 +157,7 @@ class ConstantsTable:
 def registry_constants(board_name: str, app_id: str, registry=None) -> BSPConstants:
     """Constants for a board without any ``bsp_inputs`` row: cores and clock from the registry."""
     from perfml.boards import get_board
+    from perfml.boards._board import BOARD_FILES
     from perfml.errors import MissingBoardParameterError
 
     board = get_board(board_name, registry=registry)
@@ -165,7 +166,7 @@ def registry_constants(board_name: str, app_id: str, registry=None) -> BSPConsta
     if not clock or not cores:
         raise MissingBoardParameterError(
             f"board {board.name!r} lacks {'clock' if not clock else 'SM count / cores per SM'} in the "
-            "registry, which the BSP model needs (R and P of seed 003 eq. 3); add it to perfml/data/boards.toml"
+            f"registry, which the BSP model needs (R and P of seed 003 eq. 3); add it to the board's entry ({BOARD_FILES})"
         )
     latencies = paper_latencies()  # seed 003 line 151, perfml/data/bsp_latencies.toml
     return BSPConstants(

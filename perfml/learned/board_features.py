@@ -39,9 +39,16 @@ def _num(value) -> float:
         return float("nan")
 
 
-@functools.lru_cache(maxsize=256)
 def board_feature_row(name: str) -> tuple[tuple[str, float], ...]:
     """Feature values of one board of the default registry (cached; boards are immutable)."""
+    from perfml.boards import user_board_files
+
+    return _cached_feature_row(name, user_board_files())
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_feature_row(name: str, board_files: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+    # keyed by the user's boards files too: another file may give the same name other values
     return _feature_row(name, None)
 
 

@@ -182,9 +182,17 @@ def _optional(part: pd.DataFrame, column: str) -> np.ndarray:
     return np.where(np.isfinite(values), values, 0.0).astype(int)
 
 
-@functools.lru_cache(maxsize=4096)
 def _occupancy(board_name: str, threads_per_block: int, registers: int, smem: int) -> tuple[int, int, int]:
     """(warp_size, coalescing threads, active blocks per SM) of a launch on a board, cached."""
+    from perfml.boards import user_board_files
+
+    return _cached_occupancy(board_name, threads_per_block, registers, smem, user_board_files())
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_occupancy(board_name: str, threads_per_block: int, registers: int, smem: int,
+                      board_files: tuple[str, ...]) -> tuple[int, int, int]:
+    # keyed by the user's boards files too: another file may give the same name other values
     from perfml.boards import get_board, occupancy
 
     board = get_board(board_name)

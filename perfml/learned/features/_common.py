@@ -75,7 +75,8 @@ def second_size(X: pd.DataFrame) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _default_architecture(board: str) -> str:
+def _default_architecture(board: str, board_files: tuple[str, ...]) -> str:
+    # keyed by the user's boards files too: another file may give the same name other values
     from perfml.boards import get_board
 
     return str(get_board(board).architecture)
@@ -84,7 +85,9 @@ def _default_architecture(board: str) -> str:
 def architecture(board: str, registry=None) -> str:
     """Architecture of a board of ``registry`` (the default registry when None)."""
     if registry is None:
-        return _default_architecture(board)
+        from perfml.boards import user_board_files
+
+        return _default_architecture(board, user_board_files())
     from perfml.boards import get_board
 
     return str(get_board(board, registry=registry).architecture)

@@ -93,7 +93,8 @@ def _log(values) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _default_peaks(name: str) -> tuple[float, float, float, float, float]:
+def _default_peaks(name: str, board_files: tuple[str, ...]) -> tuple[float, float, float, float, float]:
+    # keyed by the user's boards files too: another file may give the same name other values
     return _peaks(name, None)
 
 
@@ -121,7 +122,13 @@ def board_peaks(boards, registry=None) -> pd.DataFrame:
         The registry lacks a peak's inputs for a board.
     """
     boards = pd.Series(boards).astype(str).to_numpy()
-    lookup = _default_peaks if registry is None else (lambda b: _peaks(b, registry))
+    if registry is None:
+        from perfml.boards import user_board_files
+
+        files = user_board_files()
+        lookup = lambda b: _default_peaks(b, files)  # noqa: E731
+    else:
+        lookup = lambda b: _peaks(b, registry)  # noqa: E731
     unique = {b: lookup(b) for b in dict.fromkeys(boards)}
     values = np.array([unique[b] for b in boards], dtype=float).reshape(len(boards), 5)
     return pd.DataFrame(values, columns=["peak_fp32", "peak_bw", "sms", "l2_bytes", "boost_clock_mhz"])

@@ -1,0 +1,367 @@
+"""Boards of the user's own: a boards file beside the shipped registry (``perfml --boards FILE``,
+``$PERFML_BOARDS``, :func:`perfml.boards.use_board_files`; docs/boards.md).
+
+A GPU perfml does not ship is described in a TOML file of the registry's layout, every value
+with its source; it then takes part in everything a shipped board does (predictions,
+characterizations, ``perfml boards``). Every board below is **synthetic**: a copy of a shipped
+entry under another name, or made-up values, each file saying so in its sources.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from perfml.boards import get_board, list_boards, load_registry, use_board_files, user_board_files
+from perfml.boards._registry import BOARDS_ENV, default_registry
+from perfml.cli import main
+from perfml.errors import DatasetSchemaError, MissingBoardParameterError, UnknownBoardError
+
+from conftest import data_home_path, needs_data_home
+
+MODEL = Path(__file__).resolve().parents[1] / "models" / "default"
+HEADER = 'format = "perfml-boards"\nschema_version = 1\n'
+
+
+def _toml_value(value) -> str:
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def twin_file(path: Path, of: str, name: str, **changes) -> Path:
+    """A boards file holding a synthetic copy of shipped board ``of`` named ``name`` (every
+    field of the original, per-CC values included, unless ``changes`` replaces it)."""
+    board = get_board(of)
+    lines = [HEADER, "[sources]", f'twin = "synthetic: the {of} entry of perfml/data/boards.toml copied for a test"',
+             "", "[[board]]", f'name = "{name}"', f'full_name = "Synthetic twin of {of}"', 'source = "@twin"']
+    changes.setdefault("device_name", f"{name} (synthetic)")  # the original's would be ambiguous
+    for field_name, value, _unit, _source in board.spec_items():
+        value = changes.get(field_name, value)
+        if field_name != "full_name" and value is not None:
+            lines.append(f"{field_name} = {_toml_value(value)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def shipped_registry_after(monkeypatch):
+    """Every test starts and ends with the shipped registry alone."""
+    monkeypatch.delenv(BOARDS_ENV, raising=False)
+    use_board_files([])
+    yield
+    use_board_files([])
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# --------------------------------------------------------------------------- the registry
+def test_a_twin_has_every_value_of_its_original_and_keeps_the_shipped_boards(tmp_path):
+    registry = use_board_files([twin_file(tmp_path / "mine.toml", "H100-SXM", "My-H100")])
+    mine, original = get_board("my h100"), get_board("H100-SXM")
+    names = {"full_name", "device_name"}
+    assert [(f, v) for f, v, *_ in mine.spec_items() if f not in names] == \
+        [(f, v) for f, v, *_ in original.spec_items() if f not in names]
+    assert mine.sources["sms"].startswith("synthetic: the H100-SXM entry")
+    assert len(registry.boards) == len(load_registry().boards) + 1
+    assert registry.origin["My-H100"] == str((tmp_path / "mine.toml").resolve())
+    assert registry.user_files == (str((tmp_path / "mine.toml").resolve()),)
+    # back to the shipped registry
+    use_board_files([])
+    with pytest.raises(UnknownBoardError, match=r"\$PERFML_BOARDS or `perfml --boards FILE`"):
+        get_board("My-H100")
+
+
+def test_a_new_compute_capability_table_is_inherited_by_the_users_boards(tmp_path):
+    (tmp_path / "cc.toml").write_text(HEADER + """
+[sources]
+made-up = "synthetic: made-up values for a test"
+
+[cc."12.7"]
+source = "@made-up"
+architecture = "Testwell"
+fp32_cores_per_sm = 96
+warp_size = 32
+
+[[board]]
+name = "Testwell-1"
+full_name = "Synthetic board of a compute capability the registry lacks"
+source = "@made-up"
+compute_capability = "12.7"
+sms = 10
+boost_clock_mhz = 1500
+memory_bandwidth_gbs = 500.0
+fp32_cores_per_sm = 128
+""")
+    use_board_files([tmp_path / "cc.toml"])
+    board = get_board("Testwell-1")
+    assert board.architecture == "Testwell" and board.warp_size == 32
+    assert board.fp32_cores_per_sm == 128  # the board's own value wins; the per-CC one is an alternative
+    assert [a.value for a in board.alternatives["fp32_cores_per_sm"]] == [96]
+    assert "12.7" in default_registry().compute_capabilities()
+
+
+def test_a_value_the_board_lacks_is_a_typed_error_naming_the_boards_file(tmp_path):
+    (tmp_path / "few.toml").write_text(HEADER + """
+[[board]]
+name = "Few-Values"
+full_name = "Synthetic board with few values"
+source = "synthetic: made-up values for a test"
+compute_capability = "12.7"
+sms = 10
+""")
+    use_board_files([tmp_path / "few.toml"])
+    from perfml.boards import peak_flops
+
+    with pytest.raises(MissingBoardParameterError, match=r"fp32_cores_per_sm.*\$PERFML_BOARDS"):
+        peak_flops(get_board("Few-Values"))
+
+
+def test_a_file_named_twice_is_read_once(tmp_path):
+    mine = twin_file(tmp_path / "mine.toml", "GTX-980", "My-980")
+    registry = use_board_files([mine, tmp_path / "." / "mine.toml"])
+    assert registry.user_files == (str(mine.resolve()),)
+
+
+def test_caches_follow_the_boards_files(tmp_path):
+    """Two files giving one name other values: the features follow the file in use."""
+    from perfml.learned.board_features import board_features
+    from perfml.learned.operator_model._features import board_peaks
+
+    slow = twin_file(tmp_path / "slow.toml", "Tesla-T4", "Mine", memory_bandwidth_gbs=300.0)
+    fast = twin_file(tmp_path / "fast.toml", "Tesla-T4", "Mine", memory_bandwidth_gbs=600.0)
+    seen = []
+    for file in (slow, fast, slow):
+        use_board_files([file])
+        seen.append((float(board_peaks(["Mine"]).peak_bw[0]), float(board_features(["Mine"]).board_peak_bw_gbs.iloc[0])))
+    assert seen == [(300e9, 300.0), (600e9, 600.0), (300e9, 300.0)]
+
+
+# --------------------------------------------------------------------------- bad files
+_BOARD = '[[board]]\nname = "Mine-1"\nfull_name = "Synthetic board"\nsource = "synthetic: made-up values for a test"\n'
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (_BOARD.replace("Mine-1", "GTX-980"), r"board 'GTX-980' is defined already by .*boards\.toml"),
+        (_BOARD + 'aliases = ["H100 SXM"]\n', r"alias 'H100 SXM' of board 'Mine-1' already belongs to 'H100-SXM'"),
+        (_BOARD + 'aliases = ["---"]\n', r"'---' of board 'Mine-1' has no letter or digit"),
+        ('[sources]\ntpu = "my own database"\n' + _BOARD, r"\[sources\] name 'tpu' is already defined by .*boards\.toml"),
+        ('[cc."9.0"]\nsource = "mine"\nwarp_size = 32\n' + _BOARD, r'\[cc\."9\.0"\] is already defined by .*boards\.toml'),
+        (_BOARD + "sms = -5\n", r"sms = -5 must be positive"),
+        (_BOARD + "sms = 0\n", r"sms = 0 must be positive"),
+        (_BOARD + "sms = 1.5\n", r"sms = 1\.5 has the wrong type \(expected a whole number\)"),
+        (_BOARD + "memory_bandwidth_gbs = nan\n", r"memory_bandwidth_gbs = nan is not a finite number"),
+        (_BOARD + "memory_bandwidth_gbs = inf\n", r"memory_bandwidth_gbs = inf is not a finite number"),
+        (_BOARD + "memory_bandwidth_gbs = 3.35e12\n", r"above 100000: the unit is GB/s"),
+        (_BOARD + "boost_clock_mhz = 1980000000\n", r"above 10000: the unit is MHz"),
+        (_BOARD + 'compute_capability = "sm_90"\n', r"compute_capability = 'sm_90' is not 'major\.minor'"),
+        (_BOARD.replace('source = "synthetic: made-up values for a test"\n', "") + "sms = 4\n",
+         r"board 'Mine-1'\.sms has no source"),
+        (_BOARD + "sms = 4\n[extras]\nx = 1\n", r"unknown top-level key\(s\) \['extras'\]"),
+        ("schema_version = 7\n" + _BOARD, r"schema_version"),
+    ],
+)
+def test_a_bad_boards_file_is_refused_and_the_registry_is_unchanged(tmp_path, text, message):
+    bad = tmp_path / "bad.toml"
+    bad.write_text((text if text.startswith("schema_version") else HEADER + text))
+    with pytest.raises(DatasetSchemaError, match=message) as info:
+        use_board_files([bad])
+    assert str(bad.resolve()) in str(info.value)
+    assert user_board_files() == () and len(list_boards()) == len(load_registry().boards)
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_a_boards_file_that_is_not_a_file_is_refused(tmp_path, kind):
+    target = tmp_path / "boards"
+    if kind == "folder":
+        target.mkdir()
+    with pytest.raises(DatasetSchemaError, match=f"boards file .* is {'a folder' if kind == 'folder' else 'missing'}"):
+        use_board_files([target])
+
+
+# --------------------------------------------------------------------------- the command line
+def test_boards_list_and_show_name_the_users_file(tmp_path, capsys):
+    mine = twin_file(tmp_path / "mine.toml", "GTX-980", "My-980")
+    status, out, _ = _run(capsys, "--boards", str(mine), "boards", "list")
+    assert status == 0 and "My-980" in out and f"from your boards file {mine.resolve()}: My-980" in " ".join(out.split())
+    status, out, _ = _run(capsys, "--boards", str(mine), "boards", "show", "My-980")
+    assert status == 0 and "defined in your boards file" in out
+    status, _, err = _run(capsys, "boards", "show", "My-980")  # without the file: unknown again
+    assert status == 2 and "unknown board 'My-980'" in err
+
+
+def test_the_environment_variable_names_boards_files_and_a_bad_one_stops_every_command(tmp_path, capsys, monkeypatch):
+    import os
+
+    mine = twin_file(tmp_path / "mine.toml", "GTX-980", "My-980")
+    monkeypatch.setenv(BOARDS_ENV, os.pathsep.join(["", str(mine)]))
+    status, out, _ = _run(capsys, "boards", "show", "My-980", "--json")
+    assert status == 0 and json.loads(out)["name"] == "My-980"
+    monkeypatch.setenv(BOARDS_ENV, str(tmp_path / "nothere.toml"))
+    status, out, err = _run(capsys, "boards", "list")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "nothere.toml" in err and "is missing" in err and "Traceback" not in err
+
+
+@needs_data_home()
+def test_a_twin_of_a_shipped_board_is_predicted_as_the_original(tmp_path, capsys):
+    """Predictions depend on a board's values, not its name: the same rows on a synthetic twin
+    and on its original agree to the last bit (application kernels and operators, spec tier)."""
+    mine = twin_file(tmp_path / "mine.toml", "H100-SXM", "My-H100")
+    rows = pd.DataFrame({"app_id": ["vectorAdd", "matMul_gpu", None], "input_size": [1 << 20, 1024, None],
+                         "op": [None, None, "bmm"], "B": [None, None, 8], "M": [None, None, 512],
+                         "N": [None, None, 512], "K": [None, None, 512]})
+    queries = pd.concat([rows.assign(board="H100-SXM"), rows.assign(board="My-H100")], ignore_index=True)
+    queries["input_size"] = queries["input_size"].astype("Int64")
+    for dim in "BMNK":
+        queries[dim] = queries[dim].astype("Int64")
+    queries.to_csv(tmp_path / "q.csv", index=False)
+    home = str(data_home_path())
+    status, _, err = _run(capsys, "--boards", str(mine), "predict", "--model", str(MODEL), "--queries",
+                          str(tmp_path / "q.csv"), "--output", str(tmp_path / "p.csv"), "--data-home", home)
+    assert status == 0, err
+    out = pd.read_csv(tmp_path / "p.csv")
+    original, twin = out.iloc[:3].reset_index(drop=True), out.iloc[3:].reset_index(drop=True)
+    for column in ("predicted_ms", "lower_ms", "upper_ms"):
+        assert twin[column].tolist() == original[column].tolist()
+    assert twin.tier.eq("spec").all()
+
+    # without the boards file the twin is an unknown board, and nothing is written
+    status, _, err = _run(capsys, "predict", "--model", str(MODEL), "--queries", str(tmp_path / "q.csv"),
+                          "--output", str(tmp_path / "p2.csv"), "--data-home", home)
+    assert status == 2 and "unknown board" in err and "--boards FILE" in err
+    assert not (tmp_path / "p2.csv").exists()
+
+
+@needs_data_home()
+def test_more_bandwidth_on_a_users_board_never_slows_a_memory_bound_kernel(tmp_path, capsys):
+    home = str(data_home_path())
+    pd.DataFrame({"board": ["Mine"], "op": ["add"], "B": [65536], "H": [6400]}).to_csv(tmp_path / "q.csv", index=False)
+    predicted = []
+    for bandwidth in (300.0, 600.0, 1200.0):
+        mine = twin_file(tmp_path / f"mine{bandwidth:g}.toml", "Tesla-T4", "Mine", memory_bandwidth_gbs=bandwidth)
+        out = tmp_path / f"p{bandwidth:g}.csv"
+        status, _, err = _run(capsys, "--boards", str(mine), "predict", "--model", str(MODEL), "--queries",
+                              str(tmp_path / "q.csv"), "--output", str(out), "--data-home", home)
+        assert status == 0, err
+        predicted.append(float(pd.read_csv(out).predicted_ms[0]))
+    assert all(math.isfinite(p) for p in predicted)
+    assert predicted[0] >= predicted[1] >= predicted[2] and predicted[0] > predicted[2]
+
+
+def test_characterize_from_runtimes_on_a_users_board(tmp_path, capsys):
+    """A board nobody ships, calibrated from its own (synthetic) element-wise add calls."""
+    mine = twin_file(tmp_path / "mine.toml", "Tesla-T4", "Mine")
+    sizes = [(b, h) for b in (1024, 4096, 16384, 65536) for h in (256, 1024, 4096)]
+    # synthetic times: 12 B per element at 250 GB/s plus a 5 us launch floor
+    rows = pd.DataFrame([{"board": "Mine", "op": "add", "B": b, "H": h, "time_ms": 0.005 + 12 * b * h / 250e9 * 1e3}
+                         for b, h in sizes])
+    rows.to_csv(tmp_path / "adds.csv", index=False)
+    out = tmp_path / "mine.json"
+    status, _, err = _run(capsys, "--boards", str(mine), "characterize", "--from-runtimes", str(tmp_path / "adds.csv"),
+                          "--board", "Mine", "--out", str(out))
+    assert status == 0, err
+    data = json.loads(out.read_text())
+    assert data["board"] == "Mine"
+    dram = [v for v in data["values"] if v["quantity"] == "dram_bandwidth" and v["tier"] == "calibrated"]
+    assert dram and 0.8 * 250e9 <= dram[0]["value"] <= 1.05 * 250e9
+
+
+# --------------------------------------------------------------------------- odd characters in names
+@pytest.mark.parametrize("name", ["GTX-980\N{ROCKET}", "GTX\N{NON-BREAKING HYPHEN}980", "GTX-980\x00", "GTX\N{EN DASH}980",
+                                  "\N{FULLWIDTH LATIN CAPITAL LETTER G}TX-980"])
+def test_a_board_name_with_a_character_no_board_name_has_is_refused_not_dropped(name):
+    """Lookup ignores case, spaces and -_./()+; any other character was dropped before, so
+    'GTX-980' followed by an emoji was taken for the GTX-980."""
+    with pytest.raises(UnknownBoardError, match="which no board name has"):
+        get_board(name)
+
+
+@pytest.mark.parametrize("name", ["GTX 980", "gtx_980", "NVIDIA GeForce GTX 980", " GTX-980 ", "gtx.980"])
+def test_spellings_of_letters_digits_and_punctuation_still_resolve(name):
+    assert get_board(name).name == "GTX-980"
+
+
+def test_a_boards_file_alias_with_an_odd_character_is_refused(tmp_path):
+    (tmp_path / "odd.toml").write_text(HEADER + _BOARD + 'aliases = ["Mine\N{ROCKET}"]\n')
+    with pytest.raises(DatasetSchemaError, match="alias 'Mine.' of board 'Mine-1' has"):
+        use_board_files([tmp_path / "odd.toml"])
+
+
+# --------------------------------------------------------------------------- perfml boards from-properties
+H200_PROPERTIES = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200" / "device_properties.json"
+
+
+def _properties(tmp_path: Path, **changes) -> Path:
+    """The H200's recorded properties with ``changes``: a synthetic device (its name changed)."""
+    props = json.loads(H200_PROPERTIES.read_text())
+    props.update({"name": "Synthetic Device (test)", **changes})
+    path = tmp_path / "props.json"
+    path.write_text(json.dumps(props))
+    return path
+
+
+def test_from_properties_writes_a_boards_file_of_the_devices_values(tmp_path, capsys):
+    from perfml.boards import peak_bandwidth
+
+    props = _properties(tmp_path)
+    out = tmp_path / "mine.toml"
+    status, stdout, err = _run(capsys, "boards", "from-properties", str(props), "--name", "My-Device", "--out", str(out))
+    assert status == 0, err
+    assert "memory_bandwidth_gbs" in err and "fp32_cores_per_sm" not in err  # CC 9.0 gives the per-SM units
+    use_board_files([out])
+    board, recorded = get_board("My-Device"), json.loads(H200_PROPERTIES.read_text())
+    assert board.device_name == "Synthetic Device (test)" and board.compute_capability == "9.0"
+    assert board.sms == recorded["multiProcessorCount"] and board.l2_bytes == recorded["l2CacheSize"]
+    assert board.boost_clock_mhz == round(recorded["clockRate"] / 1000)
+    assert board.fp32_cores_per_sm == get_board("H200").fp32_cores_per_sm  # inherited from [cc."9.0"]
+    assert peak_bandwidth(board) == 2 * round(recorded["memoryClockRate"] / 1000) * 1e6 * recorded["memoryBusWidth"] / 8
+    assert "props.json" in board.sources["sms"]
+    assert get_board("Synthetic Device (test)").name == "My-Device"  # the driver's name finds it
+
+
+def test_from_properties_of_a_new_compute_capability_says_what_is_missing(tmp_path, capsys):
+    props = _properties(tmp_path, major=12, minor=7)
+    status, _, err = _run(capsys, "boards", "from-properties", str(props), "--name", "My-Device", "--out", str(tmp_path / "m.toml"))
+    assert status == 0 and "fp32_cores_per_sm" in err
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "is the registry's board 'H200' already"),  # the real H200's name
+        ("not json", "not JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"name": "X", "multiProcessorCount": 4}', "no usable major and minor"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": -4}', "no usable multiProcessorCount"),
+    ],
+)
+def test_from_properties_refuses_bad_or_known_devices_and_writes_nothing(tmp_path, capsys, content, message):
+    if content is None:
+        props = _properties(tmp_path, name="NVIDIA H200")
+    else:
+        props = tmp_path / "props.json"
+        props.write_text(content)
+    status, _, err = _run(capsys, "boards", "from-properties", str(props), "--name", "My-Device", "--out", str(tmp_path / "m.toml"))
+    assert status == 2 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "m.toml").exists()
+
+
+def test_from_properties_never_replaces_a_file_silently(tmp_path, capsys):
+    out = tmp_path / "m.toml"
+    out.write_text("mine")
+    argv = ["boards", "from-properties", str(_properties(tmp_path)), "--name", "My-Device", "--out", str(out)]
+    status, _, err = _run(capsys, *argv)
+    assert status == 2 and "--overwrite" in err and out.read_text() == "mine"
+    status, _, err = _run(capsys, *argv, "--overwrite")
+    assert status == 0 and 'name = "My-Device"' in out.read_text()
+    status, _, err = _run(capsys, *argv[:4], "GTX-980", *argv[5:], "--overwrite")  # a shipped name
+    assert status == 2 and "board 'GTX-980' is defined already" in err and 'name = "My-Device"' in out.read_text()
