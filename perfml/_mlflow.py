@@ -64,6 +64,45 @@ def local_store_path(uri: str) -> str | None:
     return None
 
 
+#: tables every MLflow SQL store has (its schema, created by MLflow's migrations)
+MLFLOW_TABLES = frozenset({"experiments", "runs", "alembic_version"})
+
+
+def sqlite_tables(path: str) -> set[str] | None:
+    """The table names of the SQLite file ``path``, read without changing it (None: not SQLite)."""
+    import sqlite3
+    from pathlib import Path
+
+    try:
+        con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return {row[0] for row in con.execute("select name from sqlite_master where type = 'table'")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return None
+
+
+def check_sqlite_store(path: str | None, uri: str) -> None:
+    """Refuse a SQLite file that is some other program's database: MLflow would add its ~20 tables
+    to it (even ``perfml report``, which only reads, made MLflow run its migrations there).
+
+    A file that does not exist, is empty, or holds no table is a new store; one that holds
+    MLflow's tables is a store. Anything else raises :class:`TrackingStoreError`.
+    """
+    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    tables = sqlite_tables(path)
+    if tables is None:
+        raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is not a SQLite database; perfml leaves it "
+                                 "as it is: give the store your experiments were logged to, or a new file")
+    if tables and not MLFLOW_TABLES <= tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is another program's database (tables {shown}, "
+                                 "not MLflow's); perfml does not add MLflow's tables to it: give the store your "
+                                 "experiments were logged to, or a new file")
+
+
 #: default ports of the database stores MLflow takes (``postgresql+psycopg://``, ...)
 DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
 
@@ -83,6 +122,8 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     if parts.scheme == "sqlite" and local_store_path(uri) is None:
         raise TrackingStoreError(f"MLflow tracking URI {uri!r} is an in-memory SQLite store: it keeps nothing after "
                                  "this command; give a file (e.g. sqlite:///mlflow.db) or pass --no-track")
+    if parts.scheme == "sqlite":
+        check_sqlite_store(local_store_path(uri), uri)
     database = parts.scheme.split("+", 1)[0]
     if parts.scheme not in ("http", "https") and database not in DATABASE_PORTS:
         return

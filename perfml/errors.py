@@ -334,6 +334,12 @@ class ExperimentAbortedError(PerfmlError):
     marked FAILED (when the server answers again) and the experiment can be run again."""
 
 
+class ModelDivergedError(PerfmlError):
+    """A model's predictions left every physical bound (longer than any kernel time, or an
+    overflow): it extrapolates far beyond its training rows, and scoring it would report a
+    meaningless figure."""
+
+
 class ClusterUnavailableError(PerfmlError):
     """The Dask scheduler given with ``--dask`` does not answer, or the ``dask[distributed]``
     package it needs is not installed."""

@@ -92,3 +92,24 @@ def op_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         dram[positions] = work["bytes"].to_numpy(dtype=float)
         flops[positions] = work["flops"].to_numpy(dtype=float)
     return dram, flops, ops.astype(object)
+
+
+def app_footprint(frame) -> np.ndarray:
+    """Bytes of device memory the buffers of each ``runtimes.csv`` row hold (the sidecar's
+    ``[[args]]``: :meth:`perfml.apps.AppDescription.footprint_bytes`); NaN where unknown."""
+    from perfml.apps import get_app
+    from perfml.errors import UnknownAppError
+
+    footprint = np.full(len(frame), np.nan)
+    app_ids = frame["app_id"].astype(str).to_numpy()
+    for app_id in np.unique(app_ids):
+        try:
+            app = get_app(app_id)
+        except UnknownAppError:
+            continue
+        mask = app_ids == app_id
+        part = frame[mask]
+        launch = {k: _column(part, k) for k in ("block_x", "block_y", "grid_x", "grid_y")}
+        with np.errstate(all="ignore"):
+            footprint[mask] = app.footprint_bytes(_column(part, "input_size"), **launch)
+    return footprint

@@ -80,6 +80,8 @@ def board_characterization(board: str, *, extra: tuple[Characterization, ...] = 
 
     Raises
     ------
+    UnknownBoardError
+        The board is not in the registry and nothing characterizes it.
     CharacterizationBoardError
         An ``extra`` (or a committed file) characterizes another board.
     PhysicalLimitError
@@ -87,7 +89,7 @@ def board_characterization(board: str, *, extra: tuple[Characterization, ...] = 
     """
     from perfml.characterize.reference import REFERENCE_FILES, reference_characterization
     from perfml.characterize.spec import spec_values
-    from perfml.boards import same_board
+    from perfml.boards import get_board, same_board
 
     registry_board = _registry_board(board)
     name = registry_board.name if registry_board is not None else board
@@ -102,6 +104,8 @@ def board_characterization(board: str, *, extra: tuple[Characterization, ...] = 
     for part in extra:
         check_board(part, board, "the extra characterization")
         parts.append(part)
+    if registry_board is None and not parts:
+        get_board(board)  # nothing at all is known of it: UnknownBoardError, with the closest names
     warnings: list[str] = []
     summary = ()
     functions = {}

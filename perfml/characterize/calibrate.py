@@ -199,11 +199,17 @@ def _corpus(frame) -> str:
     )
 
 
-def _board_rows(frame, board: str):
+def _board_rows(frame, board: str, file=None):
     from perfml.boards import same_board
 
     if "board" not in frame.columns:
         raise CalibrationDataError("calibration rows need a board column")
+    empty = frame["board"].isna().to_numpy() | (frame["board"].astype(str).str.strip() == "").to_numpy()
+    if empty.any():
+        raise CalibrationDataError(
+            f"{_row_where(file, frame.index[np.flatnonzero(empty)[0]])}, column board: "
+            "empty; name the board the row was measured on (or remove the row)"
+        )
     names = frame["board"].astype(str)
     matches = [name for name in names.unique() if same_board(name, board)]
     if not matches:
@@ -271,6 +277,56 @@ def _refuse_bad_sizes(rows, file) -> None:
                 f"{_row_where(file, rows.index[i])}, column {column}: expected {expected}, "
                 f"found {str(raw.iloc[i])!r}; give the size the kernel ran at, or leave the cell empty where the "
                 "kernel has no such dimension")
+
+
+def _refuse_rows_without_size(rows, corpus: str, file) -> None:
+    """Refuse a ``runtimes.csv`` row with an empty ``input_size``: a run is a kernel at a size,
+    and without it the row's work fails deep in the kernel description's expressions."""
+    if corpus != "runtimes":
+        return
+    raw = rows["input_size"]
+    empty = (raw.isna() | (raw.astype(str).str.strip() == "")).to_numpy()
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise CalibrationDataError(f"{_row_where(file, rows.index[i])}, column input_size: empty; give the size "
+                                   "the kernel ran at (or remove the row)")
+
+
+def _refuse_calibration_ops_of_unknown_work(rows, file) -> None:
+    """Refuse an ``add`` or ``bmm`` row whose dimensions the work model refuses: such a row was
+    left out of the calibration silently before (the operators a calibration reads,
+    :data:`perfml.characterize._work.CALIBRATION_OPS`)."""
+    from perfml.characterize._work import CALIBRATION_OPS
+
+    bad = np.isin(rows["op"].astype(str).to_numpy(), CALIBRATION_OPS) & ~np.isfinite(rows["_bytes"].to_numpy(dtype=float))
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    op = str(rows["op"].iloc[i])
+    needs = ("B", "H") if op == "add" else ("B", "M", "N", "K")
+    found = ", ".join(f"{c}={rows[c].iloc[i] if c in rows.columns else None!s}" for c in needs)
+    raise CalibrationDataError(f"{_row_where(file, rows.index[i])}, columns {', '.join(needs)}: op {op!r} needs them as "
+                               f"positive whole numbers, found {found}; give the call's dimensions, or remove the row")
+
+
+def _refuse_rows_beyond_memory(rows, corpus: str, registry_board, file) -> None:
+    """Refuse a row whose buffers exceed the board's memory: no such run can have been measured
+    (the query paths refuse the same rows, :mod:`perfml.learned.queries`)."""
+    from perfml.characterize._work import app_footprint
+
+    memory = float(registry_board.global_mem_bytes or np.nan)
+    if not np.isfinite(memory):
+        return
+    footprint = app_footprint(rows) if corpus == "runtimes" else rows["_bytes"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        over = np.flatnonzero(footprint > memory)
+    if len(over):
+        i = int(over[0])
+        column = "input_size" if corpus == "runtimes" else "B, H, M, N, K"
+        raise CalibrationDataError(
+            f"{_row_where(file, rows.index[i])}, column {column}: the row's buffers hold {footprint[i] / 2**30:,.1f} GiB, "
+            f"more than the {memory / 2**30:,.1f} GiB of {registry_board.name}: it cannot have run there; check "
+            "the row's sizes and board")
 
 
 def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> None:
@@ -368,7 +424,7 @@ def calibrate_from_rows(
     corpus = _corpus(frame)
     time_column = _time_column(frame)
     kernel_column, streaming, compute_family = _CORPORA[corpus]
-    rows = _board_rows(frame, board)
+    rows = _board_rows(frame, board, file)
     filters: dict[str, Any] = {"board": board}
     if source is not None:
         if "source" not in rows.columns:
@@ -387,8 +443,11 @@ def calibrate_from_rows(
     _refuse_bad_sizes(rows, file)
     filters["time"] = f"{time_column} finite and > 0"
 
+    _refuse_rows_without_size(rows, corpus, file)
     dram, flops, family = (app_work if corpus == "runtimes" else op_work)(rows)
     rows["_bytes"], rows["_flops"], rows["_family"] = dram, flops, family
+    if corpus == "dlops":
+        _refuse_calibration_ops_of_unknown_work(rows, file)
     known = rows[np.isfinite(rows["_bytes"]) | np.isfinite(rows["_flops"])]
     if len(known) == 0:
         kernels = ", ".join(sorted(rows[kernel_column].astype(str).unique())[:10]) or "none"
@@ -404,6 +463,7 @@ def calibrate_from_rows(
 
     registry_board = _registry_board(board)
     if registry_board is not None:
+        _refuse_rows_beyond_memory(rows, corpus, registry_board, file)
         _refuse_unphysical_rows(known, registry_board, time_column, file)
     spec = spec_values(registry_board) if registry_board is not None else ()
     path = Path(file) if file is not None else None

@@ -106,10 +106,11 @@ class CharacterizationFunction:
         # y is a performance relative to the best swept point (seed 000, Sec. IV: each
         # characterization function maps an intensity in [0, 1] to a share of the peak in
         # [0, 1]); NaN, a negative share or one above the peak would silently flip or
-        # inflate a criterion.
-        if not all(math.isfinite(v) and 0.0 <= v <= 1.0 + 1e-9 for v in y):
+        # inflate a criterion, and a share of 0 (a point that never ran: the sampling drops
+        # non-positive performances) gives an infinite potential speedup.
+        if not all(math.isfinite(v) and 0.0 < v <= 1.0 + 1e-9 for v in y):
             raise InvalidValueError(
-                f"{self.name}: relative performances must be finite and in [0, 1], found {y}; "
+                f"{self.name}: relative performances must be finite and in (0, 1], found {y}; "
                 "rebuild the file with `perfml characterize RESULTS --out FILE`"
             )
         object.__setattr__(self, "x", x)

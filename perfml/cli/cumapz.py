@@ -81,7 +81,7 @@ def _parse_sets(items: list[str] | None) -> dict[str, int]:
             out[key.strip()] = int(value)
         except ValueError:
             sep = ""
-        if not sep:
+        if not sep or not key.strip():
             raise KernelDescriptionError(f"--set expects NAME=INTEGER (e.g. MAX=512), found {item!r}")
     return out
 

@@ -61,6 +61,21 @@ _FIELDS = (
 )
 _OPTIONAL_FIELDS = ("registers_per_sm",)
 
+#: field -> (ceiling, must be a power of two, why): what a GPU can have. The coalescing and
+#: bank rules (CUDA C Programming Guide 3.1, G.3.2.2 and G.3.3) are written for 32-thread
+#: warps and half-warps of 16; channel interleaves and banks are powers of two (addresses
+#: are split by bit fields); the ceilings are several times the largest board of the registry.
+_PLAUSIBLE: dict[str, tuple[float, bool, str]] = {
+    "warp_size": (32, True, "the coalescing rules are written for 32-thread warps"),
+    "shared_banks": (64, True, "banks are selected by address bits"),
+    "channel_interleave_bytes": (1 << 20, True, "channels are selected by address bits"),
+    "memory_channels": (1024, False, "more than any GPU's memory channels"),
+    "max_blocks_per_sm": (256, False, "no compute capability allows more than 32 resident blocks"),
+    "max_threads_per_sm": (16384, False, "no compute capability allows more than 2048 resident threads"),
+    "shared_mem_per_sm_kb": (4096, False, "no GPU has more than 256 KiB per SM"),
+    "registers_per_sm": (1 << 20, False, "no GPU has more than 65536 registers per SM"),
+}
+
 
 @dataclass(frozen=True)
 class CumapzDevice:
@@ -154,6 +169,13 @@ def device_from_board(board: Any, overrides: dict[str, Any] | None = None) -> Cu
                 f"board {name!r}: {f}={value!r} is not a positive whole number; "
                 f"pass --param {f}=VALUE with an integer"
             )
+        high, power_of_two, why = _PLAUSIBLE[f]
+        wrong_warp = f == "warp_size" and number != 32
+        if wrong_warp or number > high or (power_of_two and int(number) & (int(number) - 1)):
+            shape = "32" if wrong_warp else ("a power of two " if power_of_two else "") + f"at most {int(high):,}"
+            raise MissingBoardParameterError(
+                f"board {name!r}: {f}={value!r} is not {shape} ({why}); pass --param {f}=VALUE "
+                "with a value a GPU has")
         return int(number)
 
     cc = _cc_key(field("compute_capability"))

@@ -125,9 +125,13 @@ def geometry(desc: KernelDescription, device: CumapzDevice) -> LaunchGeometry:
         registers_per_sm=device.registers_per_sm,
     )
     if blocks == 0:
+        registers = (f" and {desc.registers_per_thread} registers per thread"
+                     f" ({desc.registers_per_thread * bdx * bdy:,} of the SM's {device.registers_per_sm:,})"
+                     if desc.registers_per_thread and device.registers_per_sm else "")
         raise KernelDescriptionError(
-            f"{desc.name}: a block of {bdx}x{bdy} threads with {shared} bytes of shared memory "
-            f"does not fit on one SM of {device.board}"
+            f"{desc.name}: a block of {bdx}x{bdy} threads with {shared} bytes of shared memory{registers} "
+            f"does not fit on one SM of {device.board} ({device.max_threads_per_sm} threads, "
+            f"{device.shared_mem_per_sm_bytes:,} bytes of shared memory)"
         )
     elem = max(a.elem_bytes for a in desc.arrays.values())
     n_check = n_blk_to_check(device.n_channels, blocks, device.channel_width_bytes, bdx, elem)
@@ -317,10 +321,24 @@ def _active(chunk: _Chunk, when, env) -> np.ndarray:
     return chunk.valid & chunk.full(when.evaluate(env), dtype=bool)
 
 
+def _element_index(expr, env, chunk: _Chunk, active, where: str, what: str) -> np.ndarray:
+    """An index expression's value per thread, refused unless every active thread's is a
+    non-negative whole number (an array element; a negative or fractional one is no address)."""
+    idx = chunk.full(expr.evaluate(env), dtype=float)  # as computed: int64 would floor 0.5 to 0
+    with np.errstate(invalid="ignore"):
+        bad = active & ~(np.isfinite(idx) & (idx >= 0) & (np.floor(idx) == idx))
+    if bad.any():
+        raise KernelDescriptionError(
+            f"{where}: {what} index {expr.text!r} = {float(idx[bad][0]):g} for an active thread is not a "
+            "non-negative whole number (an element of the array); fix the index or its `when` condition"
+        )
+    return np.where(active, idx, 0).astype(np.int64)
+
+
 def _shared_flat(at, shape: list[int], env, chunk: _Chunk, active, where: str) -> np.ndarray:
     flat = np.zeros(chunk.size, dtype=np.int64)
     for e, dim in zip(at, shape):
-        idx = chunk.full(e.evaluate(env))
+        idx = _element_index(e, env, chunk, active, where, "shared")
         bad = active & ((idx < 0) | (idx >= dim))
         if bad.any():
             first = int(idx[bad][0])
@@ -365,7 +383,7 @@ class _Emulator:
                 for binding in _bindings(self.loops, f.loops):
                     env = chunk.env(binding)
                     active = _active(chunk, f.when, env)
-                    g = chunk.full(f.index.evaluate(env))
+                    g = _element_index(f.index, env, chunk, active, f"{desc.name}: {label}", "global")
                     elem = desc.arrays[f.array].elem_bytes
                     tr = self._global(trace, chunk, g * elem, active, elem, label, channels)
                     trace.bytes_buffered += tr
@@ -408,7 +426,7 @@ class _Emulator:
             for binding in _bindings(self.loops, ref.loops):
                 env = chunk.env(binding)
                 active = _active(chunk, ref.when, env)
-                g = chunk.full(ref.index.evaluate(env))
+                g = _element_index(ref.index, env, chunk, active, f"{desc.name}: reference to {ref.array}", "global")
                 served = np.zeros(chunk.size, dtype=bool)
                 hits_by_buffer = {}
                 for bname, array, keys, svals, gmin, span in mappings:

@@ -74,8 +74,9 @@ def find_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
 
 def _checked(path: Path, origin: str) -> Path:
     if not path.is_dir():
+        what = "is a file, not a folder" if path.exists() else "does not exist"
         raise DataHomeError(
-            f"data home {str(path)!r} (from {origin}) does not exist; "
+            f"data home {str(path)!r} (from {origin}) {what}; "
             "point it at a directory holding the shared datasets tables (e.g. ../shared/datasets)"
         )
     if not (path / _MARKER).is_file():

@@ -104,13 +104,31 @@ def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
         rt = rt.assign(measured_ms=rt["time_ms_mean"])
     else:
         rt = describable_runtimes(data_home, source=data.get("source"))
-    if data.get("boards"):
-        rt = rt[rt["board"].isin(data["boards"])]
-    if data.get("apps"):
-        rt = rt[rt["app_id"].isin(data["apps"])]
+    for key, column in (("boards", "board"), ("apps", "app_id")):
+        if data.get(key):
+            _check_named_rows(spec, key, data[key], rt[column])
+            rt = rt[rt[column].isin(data[key])]
     if data.get("block_sizes"):
         rt = rt[(rt["block_x"] * rt["block_y"].fillna(1)).isin(data["block_sizes"])]
     return rt.reset_index(drop=True)
+
+
+def _check_named_rows(spec: ExperimentSpec, key: str, names, present: pd.Series) -> None:
+    """Refuse a ``[data]`` board or app that no row of the source holds: it was dropped silently,
+    so a misspelt app ("VECTORADD") left the experiment scoring the others alone."""
+    import difflib
+
+    from perfml.errors import ExperimentSpecError
+
+    held = sorted(present.astype(str).unique())
+    for name in names:
+        if name not in held:
+            close = difflib.get_close_matches(name, held, n=3, cutoff=0.5) or [
+                h for h in held if h.lower() == str(name).lower()]
+            hint = f"closest: {', '.join(close)}" if close else f"it holds: {', '.join(held[:20])}"
+            source = spec.data.get("source") or "the data home"
+            raise ExperimentSpecError(f"experiment {spec.name!r}: [data] {key} names {name!r}, which no row of {source} "
+                                      f"holds ({hint}); names are case-sensitive")
 
 
 def calibration_rows(spec: ExperimentSpec, rt: pd.DataFrame, data_home=None) -> pd.DataFrame:
@@ -299,6 +317,27 @@ def run_experiment(
                            characterizations, excluded)
 
 
+def _refuse_diverged(spec, model, pred, counted) -> None:
+    """Stop when a model predicts longer than any kernel runs (or overflows): its MAPE would be a
+    meaningless 1e273 %. A NaN prediction stays what it was, a row the model cannot predict."""
+    from perfml.datasets import MAX_KERNEL_MS
+    from perfml.errors import ModelDivergedError
+
+    p = pred["predicted_ms"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        diverged = np.flatnonzero(counted & (np.isinf(p) | (p > MAX_KERNEL_MS)))
+    if not len(diverged):
+        return
+    row = pred.iloc[int(diverged[0])]
+    where = ", ".join(f"{k} {row[k]}" for k in ("board", "app_id", "op", "input_size") if k in pred.columns and pd.notna(row[k]))
+    cap = spec.data.get("max_train_rows_per_group")
+    hint = f" (max_train_rows_per_group = {cap})" if cap else ""
+    raise ModelDivergedError(
+        f"experiment {spec.name!r}, model {model.name!r}: {len(diverged)} held-out prediction(s) longer than any kernel "
+        f"runs ({MAX_KERNEL_MS:g} ms), e.g. {p[diverged[0]]:.3g} ms for {where}: the learner extrapolates far beyond "
+        f"its training rows{hint}; give it more training rows, fewer features or another learner")
+
+
 def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
                 characterizations, excluded) -> ExperimentResult:
     """The fold loop of :func:`run_experiment` over ``selected`` models; logs as it goes."""
@@ -319,6 +358,7 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
         pred["model"] = model.name
         predicted = (np.isfinite(pred["predicted_ms"]) & (pred["predicted_ms"] > 0)).to_numpy()
         counted = ~excluded[pred.index]
+        _refuse_diverged(spec, model, pred, counted)
         scored = pred[predicted & counted]
         summary = {"model": model.name, "kind": model.kind, "tier": model.tier, "family": model.family, **summarize(scored["predicted_ms"], scored["measured_ms"]),
                    "n_unpredicted": int((counted & ~predicted).sum()), "cv_seconds": seconds}

@@ -37,6 +37,8 @@ would run for hours on a workstation.
 
 from __future__ import annotations
 
+import re
+
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,6 +110,12 @@ def either(a: Rule, b: Rule) -> Rule:
 
 BOOL = Rule("true or false", lambda v: isinstance(v, bool))
 TEXT = Rule("a non-empty string", lambda v: isinstance(v, str) and v.strip() != "")
+#: a model's name becomes part of MLflow metric keys ("mape/<name>") and artifact paths, which
+#: refuse "..", a leading "/" and most punctuation; refused here, before any run is started
+MODEL_NAME = Rule(
+    "a name of letters, digits, '_', '-' and '.' (at most 100, starting with a letter or digit, no '..')",
+    lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}", v) is not None and ".." not in v,
+)
 
 
 def list_of(rule: Rule, *, max_len: int = 1000, unique: bool = True) -> Rule:
@@ -240,7 +248,7 @@ LEARNER_PARAMS: dict[str, dict[str, Rule]] = {
     },
 }
 MODEL_LEARNED = {
-    "name": TEXT,
+    "name": MODEL_NAME,
     "kind": one_of(*KINDS),
     "learner": None,  # checked against LEARNERS
     "target": None,  # checked against TARGETS
@@ -252,7 +260,7 @@ MODEL_LEARNED = {
     "register": BOOL,
 }
 MODEL_CLOSED_FORM = {
-    "name": TEXT,
+    "name": MODEL_NAME,
     "kind": one_of(*KINDS),
     "model": one_of(*CLOSED_FORM),
     "characterized": BOOL,

@@ -49,13 +49,20 @@ def tracking_client(*, read_only: bool = False):
     uri = tracking_uri()
     check_reachable(uri)
     path = local_store_path(uri)
-    if read_only and path is not None and not os.path.exists(path):
+    if read_only and path is not None and (not os.path.exists(path) or _empty_database(uri, path)):
         raise TrackingStoreError(
             f"no MLflow store at {path} ({uri}): nothing to report; run `perfml experiment run FILE` first, "
             "or set MLFLOW_TRACKING_URI to the store your experiments were logged to"
         )
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # no "creating tables" chatter on stderr
     return MlflowClient(tracking_uri=uri)
+
+
+def _empty_database(uri: str, path: str) -> bool:
+    """Whether a SQLite store is a file with no table yet (reading it would create MLflow's)."""
+    from perfml._mlflow import sqlite_tables
+
+    return uri.startswith("sqlite") and os.path.isfile(path) and not sqlite_tables(path)
 
 
 def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:

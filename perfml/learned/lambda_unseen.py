@@ -20,7 +20,9 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
     """lambda(board, app) and T_k (ms) at ``sizes`` for a board treated as unseen.
 
     Returns one row per (app, size): ``lambda``, ``lambda_from`` (which boards it came
-    from), ``input_size`` and ``bsp_tk_ms`` (the description's default launch).
+    from), ``input_size``, ``bsp_tk_ms`` (the description's default launch; raised to
+    :data:`perfml.datasets.MIN_KERNEL_MS` where the model gives less, and then
+    ``clamped_to_bound`` is True).
     """
     from perfml.apps import get_app
     from perfml.boards import resolve_board_name
@@ -58,6 +60,13 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
         }
     )
     out["bsp_tk_ms"] = out["bsp_t1_ms"] / out["lambda"]
+    # no kernel call takes less than MIN_KERNEL_MS (the launch alone takes longer): a T_k below
+    # it is raised and flagged, as `perfml predict` does with its predictions
+    from perfml.datasets import MIN_KERNEL_MS
+
+    with np.errstate(invalid="ignore"):
+        out["clamped_to_bound"] = out["bsp_tk_ms"].to_numpy(dtype=float) < MIN_KERNEL_MS
+    out["bsp_tk_ms"] = out["bsp_tk_ms"].where(~out["clamped_to_bound"], MIN_KERNEL_MS)
     numbers = out[["lambda", "bsp_t1_ms", "bsp_tk_ms"]].to_numpy(dtype=float)
     if not np.all(np.isfinite(numbers) & (numbers > 0)):
         from perfml.errors import QueryValidationError

@@ -18,6 +18,8 @@ time, see :data:`perfml.learned.features.MONOTONE_INCREASING`).
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import numpy as np
@@ -272,6 +274,12 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         if not self.feature_subset:
             return F
         keep = [c for c in F.columns if c.startswith(tuple(self.feature_subset))]
+        if not keep:  # the learner would fail on zero columns, far from the cause
+            prefixes = sorted({re.match(r"[^_=]*[_=]?", c).group(0) for c in F.columns})
+            raise EstimatorParameterError(
+                f"RuntimeRegressor: feature_subset {list(self.feature_subset)} matches none of the "
+                f"{F.shape[1]} features; a prefix selects the features whose names start with it, e.g. "
+                f"{', '.join(prefixes[:12])}")
         return F[keep]
 
     def _baseline(self, F: pd.DataFrame) -> np.ndarray:
@@ -361,8 +369,9 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         F_all = self.features_.transform(X)
         F = F_all.reindex(columns=self.feature_names_)
         shrink = getattr(self, "shrinkage_", 1.0)
-        return np.exp(shrink * learner_predict(self.model_, F.to_numpy(dtype=float), self._booster_for(len(F)))
-                      + self._baseline(F_all))
+        with np.errstate(over="ignore"):  # an overflow is inf, which callers refuse (it is no runtime)
+            return np.exp(shrink * learner_predict(self.model_, F.to_numpy(dtype=float), self._booster_for(len(F)))
+                          + self._baseline(F_all))
 
     def _booster_for(self, n_rows: int):
         """A single-threaded copy of the xgboost booster for small batches (None: the model's own)."""

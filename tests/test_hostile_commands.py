@@ -1,0 +1,213 @@
+"""Hostile input to the commands beside `perfml predict` (a third hostile-input pass).
+
+Each case was found by running the command: an internal error (exit 1), a silently wrong
+figure (a 1e273 % MAPE, a 1.2 ns BSP time, a 480 GB run on an 80 GB board), a read-only
+command that wrote into the user's file, or a value dropped without a word. Whatever the
+input, the contract is the one of ``tests/test_cli_hostile.py``: exit status 2, one line on
+stderr naming the input and the fix, no traceback, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from perfml.cli import main
+
+from conftest import data_home_path, needs_data_home
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _refused(capsys, *argv, message: str) -> str:
+    status, out, err = _run(capsys, *argv)
+    assert status == 2, (status, out, err)
+    assert message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+# --------------------------------------------------------------------------- characterize
+_VECTORADD = "app_id,board,input_size,block_x,time_ms\n" + "".join(
+    f"vectorAdd,H100-SXM,{n},256,{t}\n" for n, t in ((1048576, 0.012), (16777216, 0.09), (268435456, 1.3)))
+
+
+@pytest.mark.parametrize(
+    "extra_row, message",
+    [
+        ("vectorAdd,,4096,256,0.0006\n", "row 4 (line 5), column board: empty"),
+        ("vectorAdd,H100-SXM,,256,1\n", "row 4 (line 5), column input_size: empty"),
+        # 40e9 floats x 3 buffers = 447 GiB on an 80 GiB board
+        ("vectorAdd,H100-SXM,40000000000,256,1000\n", "cannot have run there"),
+    ],
+)
+def test_calibration_rows_without_board_or_size_or_beyond_memory_are_refused(tmp_path, capsys, extra_row, message):
+    rows = tmp_path / "rows.csv"
+    rows.write_text(_VECTORADD + extra_row)
+    _refused(capsys, "characterize", "--from-runtimes", rows, "--board", "H100-SXM", "--out", tmp_path / "c.json",
+             message=message)
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_an_add_call_without_its_dimensions_is_refused_not_dropped(tmp_path, capsys):
+    rows = tmp_path / "adds.csv"
+    rows.write_text("board,op,B,H,time_ms\nH100-SXM,add,65536,6400,1.6\nH100-SXM,add,65536,2560,0.67\n"
+                    "H100-SXM,add,65536,1280,0.35\nH100-SXM,add,65536,,0.35\n")
+    _refused(capsys, "characterize", "--from-runtimes", rows, "--board", "H100-SXM",
+             message="row 4 (line 5), columns B, H: op 'add' needs them as positive whole numbers")
+
+
+def test_characterizing_a_board_nobody_knows_is_refused_and_writes_nothing(tmp_path, capsys):
+    _refused(capsys, "characterize", "--board", "NOPE-GPU", "--out", tmp_path / "nope.json",
+             message="unknown board 'NOPE-GPU'")
+    assert not (tmp_path / "nope.json").exists()
+
+
+def test_a_result_set_with_an_edited_time_is_refused_by_name(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = tmp_path / "H200"
+    shutil.copytree(ROOT / "sweeps" / "results" / "H200", results)
+    part = sorted(results.glob("part-*.parquet"))[0]
+    table = pq.read_table(part)
+    i = table.schema.get_field_index("time_median_s")
+    pq.write_table(table.set_column(i, table.schema.field(i), pa.array([0.0] * table.num_rows)), part)
+    _refused(capsys, "characterize", results, "--board", "H200", message="time_median_s = 0.0, not a measured time")
+
+
+def test_a_relative_performance_of_zero_is_refused():
+    """F = 0 gave an infinite potential speedup in `perfml diagnose`; measured F are > 0."""
+    from perfml.characterize.functions import CharacterizationFunction
+    from perfml.errors import InvalidValueError
+
+    with pytest.raises(InvalidValueError, match=r"in \(0, 1\]"):
+        CharacterizationFunction("F_divergence", x=(0.0, 1.0), y=(0.0, 0.0), n_samples=5, tier="measured")
+
+
+# --------------------------------------------------------------------------- experiments
+def _experiment(tmp_path: Path, data: str, model: str) -> Path:
+    spec = tmp_path / "e.toml"
+    spec.write_text('format = "perfml-experiment"\nversion = 1\nname = "hostile"\ndescription = "x"\n'
+                    f'protocol = "leave-one-board-out"\n[data]\nsource = "gpuperfpredict-nca"\n{data}\n'
+                    f"[[models]]\n{model}\n")
+    return spec
+
+
+_LINEAR = 'name = "lin"\nkind = "learned"\nlearner = "linear"\ntarget = "log"'
+_BSP = 'name = "bsp"\nkind = "closed_form"\nmodel = "bsp"'
+
+
+@needs_data_home()
+@pytest.mark.parametrize(
+    "data, model, message",
+    [
+        ('apps = ["VECTORADD", "matMul_gpu"]', _BSP, "apps names 'VECTORADD', which no row of gpuperfpredict-nca holds (closest: vectorAdd)"),
+        ('boards = ["GTX-980", "H100-SXM", "GTX-680"]', _BSP, "boards names 'H100-SXM', which no row"),
+        ("", _LINEAR + '\nfeatures = { subset = ["nosuchprefix_"] }', "matches none of the"),
+        ("max_train_rows_per_group = 1", _LINEAR, "longer than any kernel runs"),
+    ],
+)
+def test_experiments_that_would_score_the_wrong_rows_or_a_meaningless_figure_stop(tmp_path, capsys, data, model, message):
+    _refused(capsys, "experiment", "run", _experiment(tmp_path, data, model), "--no-track",
+             "--data-home", data_home_path(), message=message)
+
+
+@pytest.mark.parametrize("name", ["../../x/evil", "a/b", "", "-lead", "x" * 101])
+def test_a_model_name_mlflow_cannot_log_is_refused_before_any_run(tmp_path, capsys, name):
+    _refused(capsys, "experiment", "run", _experiment(tmp_path, "", _BSP.replace('"bsp"', json.dumps(name), 1)),
+             "--no-track", message="name must be a name of letters, digits")
+
+
+# --------------------------------------------------------------------------- report
+@pytest.mark.parametrize("kind", ["other program", "empty", "not sqlite"])
+def test_report_never_writes_into_a_database_that_is_not_an_mlflow_store(tmp_path, capsys, monkeypatch, kind):
+    db = tmp_path / "other.db"
+    if kind == "other program":
+        con = sqlite3.connect(db)
+        con.execute("create table t(x)")
+        con.commit()
+        con.close()
+    elif kind == "empty":
+        db.write_bytes(b"")
+    else:
+        db.write_bytes(b"garbage\n")
+    before = db.read_bytes()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{db}")
+    message = {"other program": "another program's database (tables t", "empty": "no MLflow store at",
+               "not sqlite": "is not a SQLite database"}[kind]
+    _refused(capsys, "report", message=message)
+    assert db.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- predict-lambda
+@needs_data_home()
+def test_a_bsp_time_below_any_kernel_call_is_raised_and_flagged(capsys):
+    from perfml.datasets import MIN_KERNEL_MS
+
+    status, out, err = _run(capsys, "predict-lambda", "--board", "H100-SXM", "--app", "vectorAdd", "--size", "1",
+                            "--json", "--data-home", data_home_path())
+    assert status == 0, err
+    row = json.loads(out)[0]
+    assert row["bsp_t1_ms"] / row["lambda"] < MIN_KERNEL_MS  # the model's own T_k
+    assert row["bsp_tk_ms"] == MIN_KERNEL_MS and row["clamped_to_bound"] is True
+
+
+# --------------------------------------------------------------------------- cumapz
+@pytest.mark.parametrize(
+    "param, message",
+    [
+        ("warp_size=33", "warp_size=33 is not 32"),
+        ("warp_size=16", "warp_size=16 is not 32"),
+        ("memory_channels=1e300", "is not at most 1,024"),
+        ("channel_interleave_bytes=3", "is not a power of two"),
+        ("shared_banks=7", "is not a power of two at most 64"),
+        ("registers_per_sm=1e30", "is not at most"),
+        ("shared_mem_per_sm_kb=1e12", "is not at most 4,096"),
+    ],
+)
+def test_cumapz_refuses_board_fields_no_gpu_has(capsys, param, message):
+    _refused(capsys, "cumapz", "analyze", "transpose_3_padded", "--param", param, message=message)
+
+
+def test_cumapz_accepts_the_fields_of_a_real_board(capsys):
+    status, _, err = _run(capsys, "cumapz", "analyze", "transpose_3_padded", "--param", "memory_channels=6", "--json")
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("index, found", [('"-1 - tx"', "= -1"), ('"tx * 0.5"', "= 0.5")])
+def test_cumapz_refuses_a_global_index_that_is_no_array_element(tmp_path, capsys, index, found):
+    text = (ROOT / "perfml" / "descriptions" / "cumapz" / "transpose_3_padded.toml").read_text()
+    original = 'index = "(bx*TILE_DIM + ty + i)*H + by*TILE_DIM + tx"'
+    assert original in text
+    (tmp_path / "d.toml").write_text(text.replace(original, f"index = {index}"))
+    _refused(capsys, "cumapz", "analyze", tmp_path / "d.toml",
+             message=f"global index {json.loads(index)!r} {found} for an active thread is not a non-negative whole number")
+
+
+def test_cumapz_says_when_registers_keep_a_block_off_the_sm(tmp_path, capsys):
+    text = (ROOT / "perfml" / "descriptions" / "cumapz" / "transpose_3_padded.toml").read_text()
+    (tmp_path / "d.toml").write_text(text.replace("[launch]", "[launch]\nregisters_per_thread = 100000", 1))
+    _refused(capsys, "cumapz", "analyze", tmp_path / "d.toml", message="100000 registers per thread")
+
+
+def test_cumapz_set_without_a_name_is_refused(capsys):
+    _refused(capsys, "cumapz", "analyze", "transpose_3_padded", "--set", "=5", message="--set expects NAME=INTEGER")
+
+
+# --------------------------------------------------------------------------- data home
+def test_a_data_home_that_is_a_file_is_called_a_file(tmp_path, capsys):
+    (tmp_path / "q.csv").write_text("board,app_id,input_size\nGTX-980,vectorAdd,1024\n")
+    (tmp_path / "home").write_text("not a folder")
+    _refused(capsys, "predict", "--model", ROOT / "models" / "default", "--queries", tmp_path / "q.csv",
+             "--output", tmp_path / "p.csv", "--data-home", tmp_path / "home", message="is a file, not a folder")
