@@ -59,6 +59,7 @@ __all__ = [
 
     # --- added by lab ---
     "SharedSweepError", "ExperimentAbortedError", "ClusterUnavailableError",
+    "ModelDivergedError",  # added by the third hostile-input pass
     "ProfileImportError",  # added by profile
     "SyntheticSweepError",  # added by tiers
     "KernelFaultError",  # added by the first GPU run

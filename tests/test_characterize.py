@@ -78,8 +78,8 @@ def test_identity_is_one_everywhere(x):
 
 
 def test_vectorized_call():
-    f = CharacterizationFunction("divergence", x=(0.0, 1.0), y=(0.0, 1.0))
-    assert np.allclose(f([0.25, 0.75]), [0.25, 0.75])
+    f = CharacterizationFunction("divergence", x=(0.0, 1.0), y=(0.2, 1.0))  # F > 0: a measured share of the peak
+    assert np.allclose(f([0.25, 0.75]), [0.4, 0.8])
 
 
 # -- files ----------------------------------------------------------------------------------

@@ -107,8 +107,9 @@ def test_lobo_headline_figures_equal_the_recorded_ones(model, data_home):
 
 @pytest.mark.parametrize("data, message", [
     ('boards = ["GTX-680"]', r"protocol 'leave-one-board-out' finds no split of the \d+ rows .*1 board\(s\)"),
-    ('apps = ["no_such_app"]', "selects no rows"),
-    ('boards = ["H100-SXM", "A100-40GB"]', "selects no rows"),  # registry boards the source never measured
+    ('apps = ["no_such_app"]', "apps names 'no_such_app', which no row of gpuperfpredict-nca holds"),
+    # registry boards the source never measured
+    ('boards = ["H100-SXM", "A100-40GB"]', "boards names 'H100-SXM', which no row of gpuperfpredict-nca holds"),
     ('block_sizes = [7]', "selects no rows"),
 ])
 def test_a_data_selection_the_protocol_cannot_use_is_refused_before_any_model(tmp_path, data_home, data, message):

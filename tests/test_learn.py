@@ -201,7 +201,11 @@ def test_predict_lambda_for_unseen_board_uses_only_other_boards():
         expected = np.exp(np.median(per_board.xs(app, level=1)))
         assert out.loc[out.app_id == app, "lambda"].item() == pytest.approx(expected)
     assert (out.lambda_from == "GTX-750,GTX-970").all()
-    assert np.allclose(out.bsp_tk_ms, out.bsp_t1_ms / out["lambda"])
+    from perfml.datasets import MIN_KERNEL_MS
+
+    model_tk = out.bsp_t1_ms / out["lambda"]  # raised to the floor where below it, and flagged
+    assert np.allclose(out.bsp_tk_ms, np.maximum(model_tk, MIN_KERNEL_MS))
+    assert (out.clamped_to_bound == (model_tk < MIN_KERNEL_MS)).all()
 
 
 def test_kernels_without_description_use_their_launch_and_the_transfer():

@@ -365,3 +365,16 @@ def test_from_properties_never_replaces_a_file_silently(tmp_path, capsys):
     assert status == 0 and 'name = "My-Device"' in out.read_text()
     status, _, err = _run(capsys, *argv[:4], "GTX-980", *argv[5:], "--overwrite")  # a shipped name
     assert status == 2 and "board 'GTX-980' is defined already" in err and 'name = "My-Device"' in out.read_text()
+
+
+def test_boards_given_to_one_in_process_command_do_not_outlive_it(tmp_path, capsys):
+    mine = twin_file(tmp_path / "mine.toml", "GTX-980", "My-980")
+    status, _, err = _run(capsys, "--boards", str(mine), "boards", "show", "My-980")
+    assert status == 0, err
+    assert user_board_files() == ()
+    with pytest.raises(UnknownBoardError):
+        get_board("My-980")
+    # and a caller's own files survive a command run in-process
+    use_board_files([mine])
+    status, _, _ = _run(capsys, "boards", "list")
+    assert status == 0 and user_board_files() == (str(mine.resolve()),)

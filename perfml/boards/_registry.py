@@ -248,6 +248,13 @@ def use_board_files(paths: Sequence[str | os.PathLike[str]]) -> Registry:
     return registry
 
 
+def restore_board_files(files: tuple[str, ...]) -> None:
+    """Put back what :func:`user_board_files` returned earlier, without reading the files again
+    (the command line restores the caller's registry after an in-process ``perfml --boards``)."""
+    global _user_files
+    _user_files = tuple(files)
+
+
 def user_board_files() -> tuple[str, ...]:
     """The user's boards files in use (see :func:`use_board_files`)."""
     return _user_files

@@ -181,6 +181,17 @@ def main(argv: list[str] | None = None) -> int:
 
     See the module docstring for how each kind of failure is reported.
     """
+    from perfml.boards._registry import restore_board_files, user_board_files
+
+    boards_before = user_board_files()
+    try:
+        return _main(argv)
+    finally:  # `--boards` holds for this command only, also when main() is called in-process
+        restore_board_files(boards_before)
+
+
+def _main(argv: list[str] | None) -> int:
+    """:func:`main` without the restoring of the registry's boards files."""
     from perfml.cli._errors import internal_error_line, translate
 
     command = typer.main.get_command(app)
