@@ -96,6 +96,9 @@ def _parse(text: str, path: Any, syntax: str, fmt: str, error: type[PerfmlError]
                     f"{exc.colno}); fix the syntax") from None
     except ValueError as exc:
         raise error(f"{path}: not valid JSON ({exc}); fix the value") from None
+    except RecursionError:
+        raise error(f"{path}: not valid {syntax.upper()} for perfml (nested too deeply: hundreds of levels); "
+                    "give the file perfml wrote, or one in its documented layout") from None
     if not isinstance(data, dict):
         raise error(f"{path}: expected a {fmt!r} document (a table at the top level), "
                     f"found a JSON {type(data).__name__}")

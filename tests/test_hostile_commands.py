@@ -211,3 +211,36 @@ def test_a_data_home_that_is_a_file_is_called_a_file(tmp_path, capsys):
     (tmp_path / "home").write_text("not a folder")
     _refused(capsys, "predict", "--model", ROOT / "models" / "default", "--queries", tmp_path / "q.csv",
              "--output", tmp_path / "p.csv", "--data-home", tmp_path / "home", message="is a file, not a folder")
+
+
+# --------------------------------------------------------------------------- train --measured, tune
+@needs_data_home()
+@pytest.mark.parametrize("value", ["65536.5", "-5", "abc"])
+def test_a_measured_operator_table_with_a_bad_dimension_is_refused_by_file_row_and_column(tmp_path, capsys, value):
+    folder = tmp_path / "measured"
+    folder.mkdir()
+    (folder / "dlops_torch.csv").write_text(
+        "source,board,device_name,op,B,M,N,K,H,dtype,time_ms\n"
+        "perfml-measured,H200,NVIDIA H200,add,65536,,,,6400,float32,1.16\n"
+        f"perfml-measured,H200,NVIDIA H200,add,{value},,,,2560,float32,0.47\n")
+    _refused(capsys, "-q", "train", "--out", tmp_path / "model", "--corpus", "dlops", "--no-calibrated-tier",
+             "--dlops-rows", "100", "--measured", folder, "--data-home", data_home_path(),
+             message=f"dlops_torch.csv: row 2 (line 3), column B: expected a whole number in [1, 2147483647], found '{value}'")
+    assert not (tmp_path / "model").exists()
+
+
+@needs_data_home()
+def test_tune_with_a_database_whose_driver_is_missing_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = _refused(capsys, "-q", "tune", "--n-trials", "1", "--no-mlflow", "--app", "vectorAdd", "--data-home",
+                   data_home_path(), "--storage", "mysql://u:secret@127.0.0.1:1/db",
+                   message="the Python driver for this database is not installed")
+    assert "secret" not in err and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seed", ["-1", "99999999999999999999"])
+def test_tune_refuses_a_seed_outside_the_generators_range_before_creating_anything(tmp_path, capsys, monkeypatch, seed):
+    monkeypatch.chdir(tmp_path)
+    _refused(capsys, "-q", "tune", "--n-trials", "1", "--no-mlflow", "--storage", f"sqlite:///{tmp_path / 'fresh.db'}",
+             "--seed", seed, message="--seed")
+    assert list(tmp_path.iterdir()) == []

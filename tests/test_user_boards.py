@@ -155,13 +155,19 @@ _BOARD = '[[board]]\nname = "Mine-1"\nfull_name = "Synthetic board"\nsource = "s
         (_BOARD + 'aliases = ["---"]\n', r"'---' of board 'Mine-1' has no letter or digit"),
         ('[sources]\ntpu = "my own database"\n' + _BOARD, r"\[sources\] name 'tpu' is already defined by .*boards\.toml"),
         ('[cc."9.0"]\nsource = "mine"\nwarp_size = 32\n' + _BOARD, r'\[cc\."9\.0"\] is already defined by .*boards\.toml'),
-        (_BOARD + "sms = -5\n", r"sms = -5 must be positive"),
-        (_BOARD + "sms = 0\n", r"sms = 0 must be positive"),
+        (_BOARD + "sms = -5\n", r"sms = -5 is not a value a GPU has \(expected from 1 to 10,000 SMs\)"),
+        (_BOARD + "sms = 0\n", r"sms = 0 is not a value a GPU has"),
+        (_BOARD + "sms = 100000000000000000\n", r"sms = 100000000000000000 is not a value a GPU has"),
+        (_BOARD + "memory_bandwidth_gbs = 1e-300\n", r"expected from 1 to 100,000 GB/s"),
+        (_BOARD + "warp_issue_per_clock = 1e-300\n", r"warp_issue_per_clock = 1e-300 is not a value a GPU has"),
+        (_BOARD + "warp_size = 1\n", r"warp_size = 1 is not a value a GPU has \(expected 32 threads\)"),
+        (_BOARD + "l2_bytes = 1000000000000000000\n", r"l2_bytes = 1000000000000000000 is not a value a GPU has"),
+        (_BOARD + "boost_clock_mhz = 1\n", r"expected from 50 to 10,000 MHz"),
         (_BOARD + "sms = 1.5\n", r"sms = 1\.5 has the wrong type \(expected a whole number\)"),
         (_BOARD + "memory_bandwidth_gbs = nan\n", r"memory_bandwidth_gbs = nan is not a finite number"),
         (_BOARD + "memory_bandwidth_gbs = inf\n", r"memory_bandwidth_gbs = inf is not a finite number"),
-        (_BOARD + "memory_bandwidth_gbs = 3.35e12\n", r"above 100000: the unit is GB/s"),
-        (_BOARD + "boost_clock_mhz = 1980000000\n", r"above 10000: the unit is MHz"),
+        (_BOARD + "memory_bandwidth_gbs = 3.35e12\n", r"expected from 1 to 100,000 GB/s, 1e9 bytes/s"),
+        (_BOARD + "boost_clock_mhz = 1980000000\n", r"expected from 50 to 10,000 MHz"),
         (_BOARD + 'compute_capability = "sm_90"\n', r"compute_capability = 'sm_90' is not 'major\.minor'"),
         (_BOARD.replace('source = "synthetic: made-up values for a test"\n', "") + "sms = 4\n",
          r"board 'Mine-1'\.sms has no source"),
@@ -341,7 +347,14 @@ def test_from_properties_of_a_new_compute_capability_says_what_is_missing(tmp_pa
         ("not json", "not JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"name": "X", "multiProcessorCount": 4}', "no usable major and minor"),
-        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": -4}', "no usable multiProcessorCount"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": -4}', "multiProcessorCount = -4 is not a positive whole number"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132.9}', "multiProcessorCount = 132.9 is not a positive whole number"),
+        ('{"name": 123, "major": 9, "minor": 0, "multiProcessorCount": 132}', "name = 123 is not the device's name"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132, "clockRate": 1}', "clockRate = 1 is not at least 1000"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132, "clockRate": "fast"}', "clockRate = 'fast' is not a positive whole number"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132, "clockRate": Infinity}', "Infinity is not JSON"),
+        ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132, "l2CacheSize": 1e32}', "l2_bytes = 100000000000000005366162204393472 is not a value a GPU has"),
+        ("[" * 5000 + "]" * 5000, "nested too deeply"),
     ],
 )
 def test_from_properties_refuses_bad_or_known_devices_and_writes_nothing(tmp_path, capsys, content, message):
@@ -378,3 +391,34 @@ def test_boards_given_to_one_in_process_command_do_not_outlive_it(tmp_path, caps
     use_board_files([mine])
     status, _, _ = _run(capsys, "boards", "list")
     assert status == 0 and user_board_files() == (str(mine.resolve()),)
+
+
+def test_boards_files_written_from_two_devices_are_used_together(tmp_path, capsys):
+    """Each generated file names its source after its board: two files share no [sources] name."""
+    files = []
+    for name, cc in (("One", (9, 0)), ("Two", (8, 0))):
+        props = tmp_path / f"{name}.json"
+        props.write_text(json.dumps({"name": f"Synthetic Device {name}", "major": cc[0], "minor": cc[1],
+                                     "multiProcessorCount": 100, "clockRate": 1500000}))
+        files.append(tmp_path / f"{name}.toml")
+        status, _, err = _run(capsys, *(a for f in files[:-1] for a in ("--boards", str(f))), "boards", "from-properties",
+                              str(props), "--name", f"GPU-{name}", "--out", str(files[-1]))
+        assert status == 0, err
+    use_board_files(files)
+    assert get_board("GPU-One").compute_capability == "9.0" and get_board("GPU-Two").compute_capability == "8.0"
+
+
+@pytest.mark.parametrize("text", ['x = ' + "[" * 1000 + "]" * 1000])
+def test_a_boards_file_nested_too_deeply_is_refused(tmp_path, text):
+    (tmp_path / "deep.toml").write_text(HEADER + text + "\n")
+    with pytest.raises(DatasetSchemaError, match="nested too deeply"):
+        use_board_files([tmp_path / "deep.toml"])
+
+
+def test_a_boards_file_that_is_a_device_or_fifo_is_not_called_missing(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    for target in (tmp_path / "fifo", Path("/dev/null")):
+        with pytest.raises(DatasetSchemaError, match="is not a regular file"):
+            use_board_files([target])

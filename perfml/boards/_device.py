@@ -112,30 +112,57 @@ _PROPERTY_FIELDS: dict[str, tuple[tuple[str, ...], int]] = {
 }
 
 
-def device_property_values(props: dict[str, Any]) -> dict[str, Any]:
+def device_property_values(props: dict[str, Any], *, strict: bool = False, where: str = "the properties") -> dict[str, Any]:
     """Registry fields read from a ``cudaGetDeviceProperties`` dictionary (CuPy's key names).
 
     Only what the device states: ``device_name``, ``compute_capability`` (``major.minor``)
     and the fields of :data:`_PROPERTY_FIELDS` that are present, positive whole numbers
     (clocks kHz -> MHz rounded, shared memory bytes -> KiB), plus ``max_warps_per_sm`` =
-    threads per SM / warp size. A property that is missing, zero or not a number is left
-    out, never guessed.
+    threads per SM / warp size. A property that is missing is left out, never guessed; one
+    that is present but unusable (not a whole number, not positive, a clock under 1 MHz)
+    is left out too, or, with ``strict`` (a file the user gives), refused.
+
+    Raises
+    ------
+    DatasetSchemaError
+        With ``strict``: a present property that is unusable, naming ``where`` and the key.
     """
-    name = props.get("name", b"")
-    name = name.decode() if isinstance(name, bytes) else str(name)
+    from perfml.errors import DatasetSchemaError
+
+    def unusable(key: str, value: Any, expected: str) -> None:
+        if strict:
+            raise DatasetSchemaError(f"{where}: {key} = {value!r} is not {expected}; record the device's "
+                                     "properties again, or remove the key to leave the value out")
+
+    def whole(value: Any) -> bool:
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value == value and value.is_integer())
+
+    name = props.get("name")
+    name = name.decode(errors="replace") if isinstance(name, bytes) else name
     out: dict[str, Any] = {}
-    if name:
-        out["device_name"] = name
+    if isinstance(name, str) and name.strip():
+        out["device_name"] = name.strip()
+    elif name is not None:
+        unusable("name", name, "the device's name (text)")
     major, minor = props.get("major"), props.get("minor")
-    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (major, minor)):
-        out["compute_capability"] = f"{major}.{minor}"
+    if all(whole(v) and v >= 0 for v in (major, minor)):
+        out["compute_capability"] = f"{int(major)}.{int(minor)}"
+    elif major is not None or minor is not None:
+        unusable("major/minor", (major, minor), "a compute capability (two whole numbers)")
     for field_name, (keys, divisor) in _PROPERTY_FIELDS.items():
-        raw = next((props[k] for k in keys if props.get(k)), None)
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not raw > 0 or raw != raw:
+        key = next((k for k in keys if props.get(k) is not None), None)
+        if key is None:
             continue
-        value = int(round(raw / divisor)) if divisor in (1000,) else int(raw) // divisor
+        raw = props[key]
+        if not (whole(raw) and raw > 0):
+            unusable(key, raw, "a positive whole number")
+            continue
+        value = int(round(raw / divisor)) if divisor == 1000 else int(raw) // divisor
         if value > 0:
             out[field_name] = value
+        else:
+            unusable(key, raw, f"at least {divisor} (the unit of {field_name})")
     if out.get("max_threads_per_sm") and out.get("warp_size"):
         out["max_warps_per_sm"] = out["max_threads_per_sm"] // out["warp_size"]
     return out

@@ -65,37 +65,65 @@ _BOARD_META_KEYS = frozenset({"name", "full_name", "aliases", "source", "alterna
 _CC_META_KEYS = frozenset({"source"})
 
 
-#: fields that are 0 on some real board (no FP64 or FP16 units, no L2 on compute capability
-#: 1.x, no reserved shared memory before 8.0); every other number must be positive
-_ZERO_ALLOWED = frozenset({
-    "fp64_units_per_sm", "fp16_units_per_sm", "sfu_per_sm", "l2_bytes", "l1_cache_kb_per_sm",
-    "l1_shared_kb_per_sm", "reserved_shared_mem_per_block_bytes",
-})
-#: ceilings that catch a unit slip (Hz or kHz for MHz, B/s or MB/s for GB/s): ten times the
-#: fastest board in the registry would still pass
-_UNIT_CEILINGS = {
-    "base_clock_mhz": (10_000, "MHz"),
-    "boost_clock_mhz": (10_000, "MHz"),
-    "memory_clock_mhz": (50_000, "MHz, deviceQuery convention: half the effective data rate"),
-    "memory_bandwidth_gbs": (100_000, "GB/s, 1e9 bytes/s"),
+#: field -> (lowest, highest, unit): what a GPU can have. The floors are 0 only where a real
+#: board lacks the unit (no FP64 / FP16 units or SFUs, no L2 on compute capability 1.x, no
+#: reserved shared memory before 8.0); the ceilings are far above every board of the registry
+#: (10x to 1000x its largest value; ``perfml boards list``), so they catch a unit slip (Hz for
+#: MHz, B/s for GB/s) or a typo, never a new board. A warp is 32 threads on every CUDA device
+#: (the guide's ``warpSize``), and the occupancy and coalescing formulas assume it.
+_PLAUSIBLE: dict[str, tuple[float, float, str]] = {
+    "sms": (1, 10_000, "SMs"),
+    "fp32_cores_per_sm": (1, 4096, "FP32 FMA/clock/SM"),
+    "fp64_units_per_sm": (0, 4096, "FP64 FMA/clock/SM"),
+    "fp16_units_per_sm": (0, 8192, "FP16 FMA/clock/SM"),
+    "sfu_per_sm": (0, 1024, "SFU ops/clock/SM"),
+    "ldst_units_per_sm": (1, 1024, "LD/ST units/SM"),
+    "base_clock_mhz": (50, 10_000, "MHz"),
+    "boost_clock_mhz": (50, 10_000, "MHz"),
+    "memory_clock_mhz": (50, 50_000, "MHz, deviceQuery convention: half the effective data rate"),
+    "bus_width_bits": (8, 65_536, "bits"),
+    "memory_bandwidth_gbs": (1, 100_000, "GB/s, 1e9 bytes/s"),
+    "global_mem_bytes": (2**20, 2**50, "bytes"),
+    "memory_channels": (1, 1024, "channels"),
+    "memory_channel_width_bits": (8, 4096, "bits"),
+    "channel_interleave_bytes": (32, 2**20, "bytes"),
+    "l1_shared_kb_per_sm": (0, 16_384, "KiB"),
+    "l1_cache_kb_per_sm": (0, 16_384, "KiB"),
+    "shared_mem_per_sm_kb": (1, 16_384, "KiB"),
+    "shared_mem_per_block_kb": (1, 16_384, "KiB"),
+    "shared_banks": (1, 1024, "banks"),
+    "l2_bytes": (0, 2**34, "bytes"),
+    "registers_per_sm": (1024, 2**22, "32-bit registers"),
+    "registers_per_block": (1024, 2**22, "32-bit registers"),
+    "max_registers_per_thread": (16, 4096, "32-bit registers"),
+    "max_threads_per_sm": (32, 65_536, "threads"),
+    "max_threads_per_block": (32, 65_536, "threads"),
+    "max_warps_per_sm": (1, 2048, "warps"),
+    "max_blocks_per_sm": (1, 1024, "blocks"),
+    "warp_size": (32, 32, "threads"),
+    "register_alloc_unit": (1, 65_536, "registers"),
+    "warp_alloc_granularity": (1, 64, "warps"),
+    "shared_mem_alloc_unit_bytes": (1, 65_536, "bytes"),
+    "reserved_shared_mem_per_block_bytes": (0, 65_536, "bytes"),
+    "tdp_w": (1, 10_000, "W"),
+    "warp_issue_per_clock": (0.01, 64, "warp instructions/clock/SM"),
 }
 
 
 def _check_magnitude(field_name: str, value: float, where: str) -> None:
-    """A registry number is finite, positive (or 0 where a board may lack the unit), and within
-    a unit-slip ceiling; otherwise :class:`DatasetSchemaError` naming the value and the unit."""
+    """A registry number is finite and within the field's plausible range (:data:`_PLAUSIBLE`);
+    otherwise :class:`DatasetSchemaError` naming the value, the range and the unit."""
     if not math.isfinite(value):
         raise DatasetSchemaError(f"{where} = {value!r} is not a finite number; give the value or leave the field out")
-    floor_ok = value >= 0 if field_name in _ZERO_ALLOWED else value > 0
-    if not floor_ok:
-        bound = "0 or more" if field_name in _ZERO_ALLOWED else "positive"
+    low, high, unit = _PLAUSIBLE.get(field_name, (0, math.inf, ""))
+    if not low <= value <= high:
+        def shown(v: float) -> str:
+            return f"{int(v):,}" if float(v).is_integer() else f"{v:g}"
+
+        what = shown(low) if low == high else f"from {shown(low)} to {shown(high)}"
         raise DatasetSchemaError(
-            f"{where} = {value!r} must be {bound}; leave the field out if no source states it"
-        )
-    ceiling = _UNIT_CEILINGS.get(field_name)
-    if ceiling is not None and value > ceiling[0]:
-        raise DatasetSchemaError(
-            f"{where} = {value!r} is above {ceiling[0]:g}: the unit is {ceiling[1]}; convert the value"
+            f"{where} = {value!r} is not a value a GPU has (expected {what} {unit}); check the unit "
+            "and the value, or leave the field out if no source states it"
         )
 
 
@@ -276,7 +304,7 @@ def _registry_of(user_files: tuple[str, ...]) -> Registry:
 def _checked_user_file(path: str | os.PathLike[str]) -> Path:
     file = Path(path).expanduser()
     if not file.is_file():
-        what = "a folder" if file.is_dir() else "missing"
+        what = "a folder" if file.is_dir() else "not a regular file" if file.exists() else "missing"
         raise DatasetSchemaError(
             f"boards file {str(file)!r} (from ${BOARDS_ENV} or --boards) is {what}; name a TOML file "
             f"in the layout of perfml/data/boards.toml (docs/boards.md), or unset ${BOARDS_ENV}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,13 @@ def _read_properties(path: Path) -> dict[str, Any]:
         raise DatasetSchemaError(f"{path}: cannot read it as UTF-8 text ({exc}); give a JSON file of "
                                  "cudaGetDeviceProperties values") from None
     try:
-        props = json.loads(text)
-    except json.JSONDecodeError as exc:
+        props = json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise DatasetSchemaError(f"{path}: not a JSON object of cudaGetDeviceProperties values (nested too "
+                                 "deeply)") from None
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise DatasetSchemaError(f"{path}: {exc}; a device property is a finite number") from None
         raise DatasetSchemaError(f"{path}: not JSON ({exc.msg}, line {exc.lineno}); give a JSON object of "
                                  "cudaGetDeviceProperties values, e.g. json.dump(dict("
                                  "cupy.cuda.runtime.getDeviceProperties(0)), ...) with bytes decoded") from None
@@ -47,6 +53,10 @@ def _read_properties(path: Path) -> dict[str, Any]:
         raise DatasetSchemaError(f"{path}: expected a JSON object of cudaGetDeviceProperties values, "
                                  f"found {type(props).__name__}")
     return props
+
+
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _toml_string(text: str) -> str:
@@ -70,7 +80,7 @@ def boards_file_from_properties(properties: str | os.PathLike[str], *, name: str
     """
     path = Path(properties)
     props = _read_properties(path)
-    values = device_property_values(props)
+    values = device_property_values(props, strict=True, where=str(path))
     device = values.get("device_name", "")
     for needed in ("compute_capability", "sms"):
         if needed not in values:
@@ -90,6 +100,8 @@ def boards_file_from_properties(properties: str | os.PathLike[str], *, name: str
                 f"(`perfml boards show {known}`)"
             )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    # one source name per file: several generated files are used together, and [sources] names are shared
+    source_key = "properties-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "board") + "-" + digest[:8]
     lines = [
         f"# A boards file for perfml (docs/boards.md), written by `perfml boards from-properties {path.name}`.",
         "# Every value below is what the device reported; add the fields it lacks with their sources.",
@@ -97,12 +109,12 @@ def boards_file_from_properties(properties: str | os.PathLike[str], *, name: str
         "schema_version = 1",
         "",
         "[sources]",
-        f"device-properties = {_toml_string(f'cudaGetDeviceProperties of the device, recorded in {path.name} (sha256 {digest}...)')}",
+        f"{source_key} = {_toml_string(f'cudaGetDeviceProperties of the device, recorded in {path.name} (sha256 {digest}...)')}",
         "",
         "[[board]]",
         f"name = {_toml_string(name)}",
         f"full_name = {_toml_string(device or name)}",
-        'source = "@device-properties"',
+        f'source = "@{source_key}"',
     ]
     for field_name, value in values.items():
         lines.append(f"{field_name} = {_toml_string(value) if isinstance(value, str) else value}")

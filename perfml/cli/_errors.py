@@ -193,6 +193,9 @@ def translate(exc: BaseException) -> PerfmlError | None:
             f"a number is too large for the computation ({_one_line(exc) or 'overflow'}); "
             "check the sizes and values given (options, --set, query files) and use smaller ones"
         )
+    if isinstance(exc, RecursionError):  # a parser (JSON, TOML, expressions) fed hundreds of nested levels
+        return CorruptFileError("an input is nested too deeply to read (hundreds of nested brackets or tables); "
+                                "check the files and values given: perfml's files nest a few levels at most")
     if isinstance(exc, MemoryError):
         return ExternalLibraryError("out of memory; select fewer rows, boards or points, or use a machine with more memory")
     return None

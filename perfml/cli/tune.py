@@ -40,7 +40,7 @@ def tune_command(
     timeout: Optional[float] = typer.Option(None, "--timeout", min=1.0, help="Stop starting trials after this many seconds."),
     storage: Optional[str] = typer.Option(None, "--storage", envvar="PERFML_TUNE_STORAGE", help="Optuna RDB URL, e.g. postgresql+psycopg://user@host/db with the password in PGPASSFILE (default: sqlite:///optuna.db in the current directory; also PERFML_TUNE_STORAGE)."),
     study_name: str = typer.Option("perfml-tune", "--study", "--study-name", help="Name of the study the workers share."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the worker that creates the study; other workers derive theirs from it."),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="Seed of the worker that creates the study (0 to 2**32 - 1); other workers derive theirs from it."),
     worker_id: Optional[int] = typer.Option(None, "--worker-id", min=0, help="Seed this worker as worker N (default: 0 if it creates the study, else its process id)."),
     n_workers: int = typer.Option(1, "--n-workers", min=1, max=64, help="Start this many worker processes on the study (each runs --n-trials)."),
     heartbeat_interval: int = typer.Option(30, "--heartbeat-interval", min=1, max=3600, envvar="PERFML_TUNE_HEARTBEAT", help="Seconds between the heartbeats of a running trial."),

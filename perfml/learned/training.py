@@ -126,15 +126,16 @@ def measured_board_rows(folder, *, registry=None) -> dict[str, pd.DataFrame]:
         if len(boards) != 1:
             raise DatasetSchemaError(f"{table}: expected the calls of one board, found {boards}")
         board = resolve_board_name(boards[0], registry=registry)
-        from perfml.characterize.limits import BAD_MEASURED_TIME, first_bad_measured_time
+        # every row checked here, by file, row and column, as a --reference row is (op, dimensions,
+        # dtype, memory, measured time, roofline): the operator model's own checks cannot name the file
+        from perfml._csv_header import read_text_csv
+        from perfml.learned.operator_queries import check_operator_reference
 
-        i = first_bad_measured_time(pd.to_numeric(ops["time_ms"], errors="coerce"))
-        if i is not None:  # named here: the operator model's own check cannot say which file and row
-            raise DatasetSchemaError(f"{table}: row {i + 1} (line {i + 2}), column time_ms: {BAD_MEASURED_TIME}, "
-                                     f"found {str(ops['time_ms'].iloc[i])!r}; measure the call again or drop the row")
+        checked = check_operator_reference(read_text_csv(table), str(table))
         for d in ("B", "M", "N", "K", "H"):
-            if d in ops.columns:
-                ops[d] = ops[d].astype("Int64")
+            if d in checked.columns:
+                ops[d] = checked[d].astype("Int64").array
+        ops["time_ms"] = checked["time_ms"].to_numpy(dtype=float)
         out["dlops"] = ops.assign(source=MEASURED_SOURCE, board=board, measured_ms=ops["time_ms"].astype(float))
     if not out:
         raise DatasetSchemaError(f"{folder}: neither a sweep result set (manifest.json) with application kernels nor "

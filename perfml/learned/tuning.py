@@ -156,10 +156,18 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             warnings.simplefilter("ignore", FutureWarning)
-            return storages.RDBStorage(
-                url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
-                grace_period=grace_period or 2 * heartbeat_interval, **{callback_arg: retry_cls(max_retry=max_retry)},
-            )
+            try:
+                return storages.RDBStorage(
+                    url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
+                    grace_period=grace_period or 2 * heartbeat_interval, **{callback_arg: retry_cls(max_retry=max_retry)},
+                )
+            except ImportError as exc:  # SQLAlchemy has no driver module for the URL's database
+                from perfml._secrets import mask_credentials
+
+                raise StudyError(
+                    f"--storage {mask_credentials(url)}: the Python driver for this database is not installed "
+                    f"({mask_credentials(str(exc).splitlines()[0])}); install it (e.g. psycopg for postgresql, "
+                    "pymysql for mysql+pymysql) or use sqlite:///optuna.db") from None
 
     return _retrying("create the study database", url, build)
 
