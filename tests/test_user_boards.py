@@ -291,7 +291,8 @@ def test_a_board_name_with_a_character_no_board_name_has_is_refused_not_dropped(
         get_board(name)
 
 
-@pytest.mark.parametrize("name", ["GTX 980", "gtx_980", "NVIDIA GeForce GTX 980", " GTX-980 ", "gtx.980"])
+@pytest.mark.parametrize("name", ["GTX 980", "gtx_980", "NVIDIA GeForce GTX 980", " GTX-980 ", "gtx.980",
+                                  "NVIDIA\N{REGISTERED SIGN} GeForce\N{REGISTERED SIGN} GTX 980"])
 def test_spellings_of_letters_digits_and_punctuation_still_resolve(name):
     assert get_board(name).name == "GTX-980"
 

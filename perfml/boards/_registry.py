@@ -226,10 +226,15 @@ class Registry:
 _NAME_PUNCTUATION = "-_./()+"
 
 
+#: marks of marketing names ("NVIDIA(R) GeForce(R) GTX 980"), ignored like the punctuation
+_TRADEMARKS = "\u00ae\u2122\u00a9"
+
+
 def odd_name_characters(name: str) -> str:
     """The characters of ``name`` that no board name may have ("" when there are none)."""
     allowed = set(_NAME_PUNCTUATION) | {" "}
-    return "".join(dict.fromkeys(c for c in name.strip() if not (c.isascii() and (c.isalnum() or c in allowed))))
+    return "".join(dict.fromkeys(c for c in name.strip()
+                                 if not ((c.isascii() and (c.isalnum() or c in allowed)) or c in _TRADEMARKS)))
 
 
 def normalize_board_name(name: str) -> str:
