@@ -423,3 +423,30 @@ def test_a_boards_file_that_is_a_device_or_fifo_is_not_called_missing(tmp_path):
     for target in (tmp_path / "fifo", Path("/dev/null")):
         with pytest.raises(DatasetSchemaError, match="is not a regular file"):
             use_board_files([target])
+
+
+def test_a_boards_file_edited_between_two_uses_is_read_again(tmp_path):
+    import os
+
+    mine = twin_file(tmp_path / "mine.toml", "Tesla-T4", "Mine", memory_bandwidth_gbs=300.0)
+    use_board_files([mine])
+    assert get_board("Mine").memory_bandwidth_gbs == 300.0
+    twin_file(mine, "Tesla-T4", "Mine", memory_bandwidth_gbs=600.0)
+    os.utime(mine, ns=(os.stat(mine).st_atime_ns, os.stat(mine).st_mtime_ns + 10**9))  # a later modification
+    use_board_files([mine])
+    assert get_board("Mine").memory_bandwidth_gbs == 600.0
+
+
+def test_features_follow_an_edited_boards_file(tmp_path):
+    """The feature caches are keyed by the files' modification times too, not only their paths."""
+    import os
+
+    from perfml.learned.operator_model._features import board_peaks
+
+    mine = twin_file(tmp_path / "mine.toml", "Tesla-T4", "Mine", memory_bandwidth_gbs=300.0)
+    use_board_files([mine])
+    assert float(board_peaks(["Mine"]).peak_bw[0]) == 300e9
+    twin_file(mine, "Tesla-T4", "Mine", memory_bandwidth_gbs=600.0)
+    os.utime(mine, ns=(os.stat(mine).st_atime_ns, os.stat(mine).st_mtime_ns + 10**9))
+    use_board_files([mine])
+    assert float(board_peaks(["Mine"]).peak_bw[0]) == 600e9

@@ -258,8 +258,22 @@ def _default_path() -> Path:
 
 
 #: the user's board files in use (set by :func:`use_board_files`; the CLI passes $PERFML_BOARDS
-#: and --boards there, as nothing below the CLI reads the environment)
+#: and --boards there, as nothing below the CLI reads the environment), and the cache key of
+#: their registry: each file with its modification time and size, so that a file edited
+#: between two calls of :func:`use_board_files` is read again
 _user_files: tuple[str, ...] = ()
+_user_key: tuple[tuple[str, int, int], ...] = ()
+
+
+def _file_key(files: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
+    key = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            key.append((f, st.st_mtime_ns, st.st_size))
+        except OSError:
+            key.append((f, -1, -1))  # missing: load_registry says so
+    return tuple(key)
 
 
 def use_board_files(paths: Sequence[str | os.PathLike[str]]) -> Registry:
@@ -274,18 +288,26 @@ def use_board_files(paths: Sequence[str | os.PathLike[str]]) -> Registry:
     DatasetSchemaError
         As :func:`load_registry`.
     """
-    global _user_files
+    global _user_files, _user_key
     files = tuple(str(Path(p).expanduser().resolve()) for p in paths)
-    registry = _registry_of(files)
-    _user_files = files
+    key = _file_key(files)
+    registry = _registry_of(key)
+    _user_files, _user_key = files, key
     return registry
 
 
 def restore_board_files(files: tuple[str, ...]) -> None:
     """Put back what :func:`user_board_files` returned earlier, without reading the files again
     (the command line restores the caller's registry after an in-process ``perfml --boards``)."""
-    global _user_files
+    global _user_files, _user_key
     _user_files = tuple(files)
+    _user_key = _file_key(_user_files)
+
+
+def registry_key() -> tuple[tuple[str, int, int], ...]:
+    """What identifies the default registry now (the user's files, their modification times and
+    sizes): a cache of figures looked up by board name is keyed by it too."""
+    return _user_key
 
 
 def user_board_files() -> tuple[str, ...]:
@@ -298,12 +320,12 @@ def default_registry() -> Registry:
 
     Read once per set of files (registries are immutable).
     """
-    return _registry_of(_user_files)
+    return _registry_of(_user_key)
 
 
 @functools.lru_cache(maxsize=4)
-def _registry_of(user_files: tuple[str, ...]) -> Registry:
-    return load_registry(_default_path(), extra=user_files)
+def _registry_of(key: tuple[tuple[str, int, int], ...]) -> Registry:
+    return load_registry(_default_path(), extra=[f for f, *_ in key])
 
 
 def _checked_user_file(path: str | os.PathLike[str]) -> Path:

@@ -41,13 +41,13 @@ def _num(value) -> float:
 
 def board_feature_row(name: str) -> tuple[tuple[str, float], ...]:
     """Feature values of one board of the default registry (cached; boards are immutable)."""
-    from perfml.boards import user_board_files
+    from perfml.boards._registry import registry_key
 
-    return _cached_feature_row(name, user_board_files())
+    return _cached_feature_row(name, registry_key())
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_feature_row(name: str, board_files: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+def _cached_feature_row(name: str, board_files: tuple) -> tuple[tuple[str, float], ...]:
     # keyed by the user's boards files too: another file may give the same name other values
     return _feature_row(name, None)
 

@@ -184,14 +184,14 @@ def _optional(part: pd.DataFrame, column: str) -> np.ndarray:
 
 def _occupancy(board_name: str, threads_per_block: int, registers: int, smem: int) -> tuple[int, int, int]:
     """(warp_size, coalescing threads, active blocks per SM) of a launch on a board, cached."""
-    from perfml.boards import user_board_files
+    from perfml.boards._registry import registry_key
 
-    return _cached_occupancy(board_name, threads_per_block, registers, smem, user_board_files())
+    return _cached_occupancy(board_name, threads_per_block, registers, smem, registry_key())
 
 
 @functools.lru_cache(maxsize=4096)
 def _cached_occupancy(board_name: str, threads_per_block: int, registers: int, smem: int,
-                      board_files: tuple[str, ...]) -> tuple[int, int, int]:
+                      board_files: tuple) -> tuple[int, int, int]:
     # keyed by the user's boards files too: another file may give the same name other values
     from perfml.boards import get_board, occupancy
 

@@ -75,7 +75,7 @@ def second_size(X: pd.DataFrame) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _default_architecture(board: str, board_files: tuple[str, ...]) -> str:
+def _default_architecture(board: str, board_files: tuple) -> str:
     # keyed by the user's boards files too: another file may give the same name other values
     from perfml.boards import get_board
 
@@ -85,9 +85,9 @@ def _default_architecture(board: str, board_files: tuple[str, ...]) -> str:
 def architecture(board: str, registry=None) -> str:
     """Architecture of a board of ``registry`` (the default registry when None)."""
     if registry is None:
-        from perfml.boards import user_board_files
+        from perfml.boards._registry import registry_key
 
-        return _default_architecture(board, user_board_files())
+        return _default_architecture(board, registry_key())
     from perfml.boards import get_board
 
     return str(get_board(board, registry=registry).architecture)

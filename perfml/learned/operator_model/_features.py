@@ -93,7 +93,7 @@ def _log(values) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _default_peaks(name: str, board_files: tuple[str, ...]) -> tuple[float, float, float, float, float]:
+def _default_peaks(name: str, board_files: tuple) -> tuple[float, float, float, float, float]:
     # keyed by the user's boards files too: another file may give the same name other values
     return _peaks(name, None)
 
@@ -123,9 +123,9 @@ def board_peaks(boards, registry=None) -> pd.DataFrame:
     """
     boards = pd.Series(boards).astype(str).to_numpy()
     if registry is None:
-        from perfml.boards import user_board_files
+        from perfml.boards._registry import registry_key
 
-        files = user_board_files()
+        files = registry_key()
         lookup = lambda b: _default_peaks(b, files)  # noqa: E731
     else:
         lookup = lambda b: _peaks(b, registry)  # noqa: E731
