@@ -105,6 +105,14 @@ def _parse(text: str, path: Any, syntax: str, fmt: str, error: type[PerfmlError]
     return data
 
 
+def read_json_object(path: str | os.PathLike, what: str, *, error: type[PerfmlError] = FileFormatError) -> dict[str, Any]:
+    """A JSON file holding one object (no format or version of perfml's own, e.g. recorded
+    device properties), read with the checks of :func:`read_versioned`: ``error`` naming the
+    file for an unreadable file, bad syntax, ``NaN`` / ``Infinity``, deep nesting or a
+    top level that is not an object."""
+    return _parse(_read_text(path, what, error), path, "json", what, error)
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

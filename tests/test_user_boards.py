@@ -345,8 +345,8 @@ def test_from_properties_of_a_new_compute_capability_says_what_is_missing(tmp_pa
     "content, message",
     [
         (None, "is the registry's board 'H200' already"),  # the real H200's name
-        ("not json", "not JSON"),
-        ("[1, 2]", "expected a JSON object"),
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "(a table at the top level), found a JSON list"),
         ('{"name": "X", "multiProcessorCount": 4}', "no usable major and minor"),
         ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": -4}', "multiProcessorCount = -4 is not a positive whole number"),
         ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132.9}', "multiProcessorCount = 132.9 is not a positive whole number"),

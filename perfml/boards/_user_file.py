@@ -33,30 +33,9 @@ _NOT_FROM_THE_DEVICE = (
 
 
 def _read_properties(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetSchemaError(f"{path}: cannot read it as UTF-8 text ({exc}); give a JSON file of "
-                                 "cudaGetDeviceProperties values") from None
-    try:
-        props = json.loads(text, parse_constant=_not_json)
-    except RecursionError:
-        raise DatasetSchemaError(f"{path}: not a JSON object of cudaGetDeviceProperties values (nested too "
-                                 "deeply)") from None
-    except ValueError as exc:
-        if not isinstance(exc, json.JSONDecodeError):
-            raise DatasetSchemaError(f"{path}: {exc}; a device property is a finite number") from None
-        raise DatasetSchemaError(f"{path}: not JSON ({exc.msg}, line {exc.lineno}); give a JSON object of "
-                                 "cudaGetDeviceProperties values, e.g. json.dump(dict("
-                                 "cupy.cuda.runtime.getDeviceProperties(0)), ...) with bytes decoded") from None
-    if not isinstance(props, dict):
-        raise DatasetSchemaError(f"{path}: expected a JSON object of cudaGetDeviceProperties values, "
-                                 f"found {type(props).__name__}")
-    return props
+    from perfml._files import read_json_object
 
-
-def _not_json(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
+    return read_json_object(path, "cudaGetDeviceProperties (JSON object)", error=DatasetSchemaError)
 
 
 def _toml_string(text: str) -> str:

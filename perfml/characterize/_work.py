@@ -34,19 +34,12 @@ def _column(frame, name):
     return pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
 
 
-def app_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(dram_bytes, flops, app family) per row of ``runtimes.csv`` rows; NaN where unknown.
-
-    The launch columns (``block_x``, ``block_y``, ``grid_x``, ``grid_y``) are used where
-    present; missing values fall back to the description's default launch.
-    """
+def _described_apps(frame):
+    """``(description, row mask, input sizes, launch columns)`` per described app of the rows
+    (rows of an app without a description are left out)."""
     from perfml.apps import get_app
     from perfml.errors import UnknownAppError
 
-    n_rows = len(frame)
-    dram = np.full(n_rows, np.nan)
-    flops = np.full(n_rows, np.nan)
-    family = np.full(n_rows, "", dtype=object)
     app_ids = frame["app_id"].astype(str).to_numpy()
     for app_id in np.unique(app_ids):
         try:
@@ -55,8 +48,21 @@ def app_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             continue
         mask = app_ids == app_id
         part = frame[mask]
-        n = _column(part, "input_size")
         launch = {k: _column(part, k) for k in ("block_x", "block_y", "grid_x", "grid_y")}
+        yield app, mask, _column(part, "input_size"), launch
+
+
+def app_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dram_bytes, flops, app family) per row of ``runtimes.csv`` rows; NaN where unknown.
+
+    The launch columns (``block_x``, ``block_y``, ``grid_x``, ``grid_y``) are used where
+    present; missing values fall back to the description's default launch.
+    """
+    n_rows = len(frame)
+    dram = np.full(n_rows, np.nan)
+    flops = np.full(n_rows, np.nan)
+    family = np.full(n_rows, "", dtype=object)
+    for app, mask, n, launch in _described_apps(frame):
         work = app.work_per_thread(n, **launch)
         dram[mask] = work["dram_bytes_total"]
         flops[mask] = work["flops"] * work["threads"]
@@ -97,19 +103,8 @@ def op_work(frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def app_footprint(frame) -> np.ndarray:
     """Bytes of device memory the buffers of each ``runtimes.csv`` row hold (the sidecar's
     ``[[args]]``: :meth:`perfml.apps.AppDescription.footprint_bytes`); NaN where unknown."""
-    from perfml.apps import get_app
-    from perfml.errors import UnknownAppError
-
     footprint = np.full(len(frame), np.nan)
-    app_ids = frame["app_id"].astype(str).to_numpy()
-    for app_id in np.unique(app_ids):
-        try:
-            app = get_app(app_id)
-        except UnknownAppError:
-            continue
-        mask = app_ids == app_id
-        part = frame[mask]
-        launch = {k: _column(part, k) for k in ("block_x", "block_y", "grid_x", "grid_y")}
+    for app, mask, n, launch in _described_apps(frame):
         with np.errstate(all="ignore"):
-            footprint[mask] = app.footprint_bytes(_column(part, "input_size"), **launch)
+            footprint[mask] = app.footprint_bytes(n, **launch)
     return footprint
