@@ -87,7 +87,7 @@ FIELD_UNITS: Mapping[str, str] = MappingProxyType(
 SPEC_FIELDS: tuple[str, ...] = tuple(FIELD_UNITS)
 
 #: where boards are described: the shipped registry, or a boards file of the user's
-BOARD_FILES = "perfml/data/boards.toml or your own boards file: $PERFML_BOARDS, docs/boards.md"
+BOARD_FILES = "perfml/data/boards.toml or a boards file of your own ($PERFML_BOARDS or `perfml --boards FILE`; docs/boards.md)"
 
 # Where to look when a value is missing; used in MissingBoardParameterError messages.
 _FIX = (

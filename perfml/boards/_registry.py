@@ -26,7 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from perfml.boards._board import SPEC_FIELDS, Alternative, Board
+from perfml.boards._board import BOARD_FILES, SPEC_FIELDS, Alternative, Board
 from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError, UnknownBoardError
 
@@ -216,7 +216,7 @@ class Registry:
             hint = f"known boards: {', '.join(self.boards)}"
         return (
             f"unknown board {name!r}; {hint}. Run `perfml boards list` for every board, "
-            f"or describe the board in a boards file of your own ({_ADD_BOARD_HINT})"
+            f"or describe the board in {BOARD_FILES}"
         )
 
 
@@ -249,19 +249,14 @@ def normalize_board_name(name: str) -> str:
 
 
 # --------------------------------------------------------------------------- loading
-#: how a user adds a board; quoted by every "unknown board" message
-_ADD_BOARD_HINT = f"${BOARDS_ENV} or `perfml --boards FILE`; layout: perfml/data/boards.toml, docs/boards.md"
-
-
 def _default_path() -> Path:
     return Path(str(resources.files("perfml").joinpath("data", "boards.toml")))
 
 
 #: the user's board files in use (set by :func:`use_board_files`; the CLI passes $PERFML_BOARDS
-#: and --boards there, as nothing below the CLI reads the environment), and the cache key of
-#: their registry: each file with its modification time and size, so that a file edited
+#: and --boards there, as nothing below the CLI reads the environment), each with its
+#: modification time and size: the cache key of their registry, so that a file edited
 #: between two calls of :func:`use_board_files` is read again
-_user_files: tuple[str, ...] = ()
 _user_key: tuple[tuple[str, int, int], ...] = ()
 
 
@@ -288,20 +283,18 @@ def use_board_files(paths: Sequence[str | os.PathLike[str]]) -> Registry:
     DatasetSchemaError
         As :func:`load_registry`.
     """
-    global _user_files, _user_key
-    files = tuple(str(Path(p).expanduser().resolve()) for p in paths)
-    key = _file_key(files)
+    global _user_key
+    key = _file_key(tuple(str(Path(p).expanduser().resolve()) for p in paths))
     registry = _registry_of(key)
-    _user_files, _user_key = files, key
+    _user_key = key
     return registry
 
 
 def restore_board_files(files: tuple[str, ...]) -> None:
     """Put back what :func:`user_board_files` returned earlier, without reading the files again
     (the command line restores the caller's registry after an in-process ``perfml --boards``)."""
-    global _user_files, _user_key
-    _user_files = tuple(files)
-    _user_key = _file_key(_user_files)
+    global _user_key
+    _user_key = _file_key(tuple(files))
 
 
 def registry_key() -> tuple[tuple[str, int, int], ...]:
@@ -312,7 +305,7 @@ def registry_key() -> tuple[tuple[str, int, int], ...]:
 
 def user_board_files() -> tuple[str, ...]:
     """The user's boards files in use (see :func:`use_board_files`)."""
-    return _user_files
+    return tuple(f for f, *_ in _user_key)
 
 
 def default_registry() -> Registry:

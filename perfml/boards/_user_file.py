@@ -16,8 +16,8 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from perfml._files import read_json_object
 from perfml.boards._device import device_property_values
 from perfml.boards._registry import default_registry, load_registry, user_board_files
 from perfml.errors import DatasetSchemaError, UnknownBoardError
@@ -30,12 +30,6 @@ _NOT_FROM_THE_DEVICE = (
     "fp32_cores_per_sm, fp64_units_per_sm, sfu_per_sm (CUDA C Programming Guide throughput table; "
     "inherited when the registry has the compute capability)",
 )
-
-
-def _read_properties(path: Path) -> dict[str, Any]:
-    from perfml._files import read_json_object
-
-    return read_json_object(path, "cudaGetDeviceProperties (JSON object)", error=DatasetSchemaError)
 
 
 def _toml_string(text: str) -> str:
@@ -58,7 +52,7 @@ def boards_file_from_properties(properties: str | os.PathLike[str], *, name: str
         capability or SM count, or the entry would clash with a board already known.
     """
     path = Path(properties)
-    props = _read_properties(path)
+    props = read_json_object(path, "cudaGetDeviceProperties (JSON object)", error=DatasetSchemaError)
     values = device_property_values(props, strict=True, where=str(path))
     device = values.get("device_name", "")
     for needed in ("compute_capability", "sms"):

@@ -199,12 +199,17 @@ def _corpus(frame) -> str:
     )
 
 
+def _empty_cells(column) -> np.ndarray:
+    """Where a cell of ``column`` is empty: missing, or only spaces (text cells as read)."""
+    return (column.isna() | (column.astype(str).str.strip() == "")).to_numpy()
+
+
 def _board_rows(frame, board: str, file=None):
     from perfml.boards import same_board
 
     if "board" not in frame.columns:
         raise CalibrationDataError("calibration rows need a board column")
-    empty = frame["board"].isna().to_numpy() | (frame["board"].astype(str).str.strip() == "").to_numpy()
+    empty = _empty_cells(frame["board"])
     if empty.any():
         raise CalibrationDataError(
             f"{_row_where(file, frame.index[np.flatnonzero(empty)[0]])}, column board: "
@@ -264,12 +269,12 @@ def _refuse_bad_sizes(rows, file) -> None:
 
     for column in [c for c in _SIZE_COLUMNS if c in rows.columns]:
         raw = rows[column]
-        given = raw.notna() & (raw.astype(str).str.strip() != "")
+        given = ~_empty_cells(raw)
         value = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
         high = MAX_BLOCK.get(column) or MAX_GRID.get(column) or np.inf
         with np.errstate(invalid="ignore"):
             ok = np.isfinite(value) & (value >= 1) & (np.floor(value) == value) & (value <= high)
-        bad = np.flatnonzero(given.to_numpy() & ~ok)
+        bad = np.flatnonzero(given & ~ok)
         if len(bad):
             i = int(bad[0])
             expected = "a positive whole number" + (f" at most {high} (CUDA's launch limit)" if np.isfinite(high) else "")
@@ -284,8 +289,7 @@ def _refuse_rows_without_size(rows, corpus: str, file) -> None:
     and without it the row's work fails deep in the kernel description's expressions."""
     if corpus != "runtimes":
         return
-    raw = rows["input_size"]
-    empty = (raw.isna() | (raw.astype(str).str.strip() == "")).to_numpy()
+    empty = _empty_cells(rows["input_size"])
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise CalibrationDataError(f"{_row_where(file, rows.index[i])}, column input_size: empty; give the size "
@@ -297,13 +301,14 @@ def _refuse_calibration_ops_of_unknown_work(rows, file) -> None:
     left out of the calibration silently before (the operators a calibration reads,
     :data:`perfml.characterize._work.CALIBRATION_OPS`)."""
     from perfml.characterize._work import CALIBRATION_OPS
+    from perfml.datasets import DLOPS_OP_DIMS
 
     bad = np.isin(rows["op"].astype(str).to_numpy(), CALIBRATION_OPS) & ~np.isfinite(rows["_bytes"].to_numpy(dtype=float))
     if not bad.any():
         return
     i = int(np.flatnonzero(bad)[0])
     op = str(rows["op"].iloc[i])
-    needs = ("B", "H") if op == "add" else ("B", "M", "N", "K")
+    needs = tuple(DLOPS_OP_DIMS[op])
     found = ", ".join(f"{c}={rows[c].iloc[i] if c in rows.columns else None!s}" for c in needs)
     raise CalibrationDataError(f"{_row_where(file, rows.index[i])}, columns {', '.join(needs)}: op {op!r} needs them as "
                                f"positive whole numbers, found {found}; give the call's dimensions, or remove the row")

@@ -338,8 +338,8 @@ def _element_index(expr, env, chunk: _Chunk, active, where: str, what: str) -> n
 def _shared_flat(at, shape: list[int], env, chunk: _Chunk, active, where: str) -> np.ndarray:
     flat = np.zeros(chunk.size, dtype=np.int64)
     for e, dim in zip(at, shape):
-        idx = _element_index(e, env, chunk, active, where, "shared")
-        bad = active & ((idx < 0) | (idx >= dim))
+        idx = _element_index(e, env, chunk, active, where, "shared")  # >= 0 for every active thread
+        bad = active & (idx >= dim)
         if bad.any():
             first = int(idx[bad][0])
             raise KernelDescriptionError(

@@ -37,9 +37,8 @@ would run for hours on a workstation.
 
 from __future__ import annotations
 
-import re
-
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

@@ -19,7 +19,6 @@ time, see :data:`perfml.learned.features.MONOTONE_INCREASING`).
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 import numpy as np
