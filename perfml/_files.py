@@ -83,12 +83,48 @@ def _read_text(path: Any, fmt: str, error: type[PerfmlError]) -> str:
         raise error(f"{path}: cannot be read ({exc.strerror or exc}), expected {want}") from None
 
 
-def _parse(text: str, path: Any, syntax: str, fmt: str, error: type[PerfmlError]) -> dict:
+#: Deepest nesting of tables and arrays a file perfml reads may have. perfml's own files
+#: nest at most 8 levels (a booster's trees); the limit is fixed here rather than left to
+#: the interpreter's recursion limit, which other libraries raise, so a deep file is
+#: refused the same way on every machine.
+MAX_NESTING = 64
+
+
+def _nesting(value: Any) -> int:
+    """How many tables and arrays deep ``value`` is (iterative: deep input cannot recurse)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def parse_table(text: str, path: Any, syntax: str, what: str, error: type[PerfmlError],
+                *, non_finite: bool = False) -> dict:
+    """Parse ``text`` as TOML or JSON (``syntax``) and return its top-level table.
+
+    ``error`` names ``path`` and the fix for bad syntax, JSON's ``NaN`` / ``Infinity``
+    (unless ``non_finite``: a reader that checks every value itself, and names the field,
+    may take them), a top level that is not a table, and nesting deeper than
+    :data:`MAX_NESTING`.
+    """
+    too_deep = (f"{path}: not valid {syntax.upper()} for perfml (nested too deeply: more than "
+                f"{MAX_NESTING} levels of tables or arrays); give the file perfml wrote, or one in "
+                "its documented layout")
     try:
         if syntax == "toml":
             data: Any = tomllib.loads(text)
         else:
-            data = json.loads(text, parse_constant=_refuse_constant)
+            data = json.loads(text, parse_constant=None if non_finite else _refuse_constant)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML ({exc}); fix the syntax") from None
     except json.JSONDecodeError as exc:
@@ -97,11 +133,12 @@ def _parse(text: str, path: Any, syntax: str, fmt: str, error: type[PerfmlError]
     except ValueError as exc:
         raise error(f"{path}: not valid JSON ({exc}); fix the value") from None
     except RecursionError:
-        raise error(f"{path}: not valid {syntax.upper()} for perfml (nested too deeply: hundreds of levels); "
-                    "give the file perfml wrote, or one in its documented layout") from None
+        raise error(too_deep) from None
     if not isinstance(data, dict):
-        raise error(f"{path}: expected a {fmt!r} document (a table at the top level), "
+        raise error(f"{path}: expected a JSON object at the top level (a {what} document), "
                     f"found a JSON {type(data).__name__}")
+    if _nesting(data) > MAX_NESTING:
+        raise error(too_deep)
     return data
 
 
@@ -110,7 +147,7 @@ def read_json_object(path: str | os.PathLike, what: str, *, error: type[PerfmlEr
     device properties), read with the checks of :func:`read_versioned`: ``error`` naming the
     file for an unreadable file, bad syntax, ``NaN`` / ``Infinity``, deep nesting or a
     top level that is not an object."""
-    return _parse(_read_text(path, what, error), path, "json", what, error)
+    return parse_table(_read_text(path, what, error), path, "json", what, error)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -207,7 +244,7 @@ def read_versioned(path: str | os.PathLike | Any, format_name: str,
     """
     kind = _syntax(path, syntax)
     text = _read_text(path, format_name, error)
-    data = _parse(text, path, kind, format_name, error)
+    data = parse_table(text, path, kind, format_name, error)
     check_versioned(data, path, format_name, supported_versions, error=error,
                     require_format=require_format, default_version=default_version, label=label)
     return data

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import difflib
 import functools
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
+from perfml._files import parse_table
 from perfml._expr import ExpressionError, evaluate
 from perfml.errors import KernelDescriptionError, UnknownAppError
 
@@ -180,12 +180,8 @@ def _description(name: str, doc: dict[str, Any]) -> AppDescription:
 def _load() -> dict[str, AppDescription]:
     apps: dict[str, AppDescription] = {}
     for sidecar in _kernel_sidecars():
-        try:
-            doc = tomllib.loads(sidecar.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise KernelDescriptionError(
-                f"kernels/cuda/{sidecar.name}: not valid TOML ({exc}); fix the sidecar"
-            ) from None
+        doc = parse_table(sidecar.read_text(encoding="utf-8"), f"kernels/cuda/{sidecar.name}", "toml",
+                          "kernel sidecar", KernelDescriptionError)
         if "model" not in doc:
             continue  # a microbenchmark, not an application kernel
         app = _description(sidecar.name, doc)

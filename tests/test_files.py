@@ -215,3 +215,88 @@ def test_readers_raise_typed_errors_for_a_directory(tmp_path):
     for reader in (load_experiment, load_description, load_registry):
         with pytest.raises(PerfmlError):
             reader(folder)
+
+
+def _nested(syntax: str, depth: int) -> str:
+    """A document ``depth`` tables and arrays deep (the top-level table counts as one)."""
+    arrays = depth - 1
+    if syntax == "toml":
+        return 'format = "perfml-thing"\nversion = 2\nx = ' + "[" * arrays + "]" * arrays + "\n"
+    return '{"format": "perfml-thing", "version": 2, "x": ' + "[" * arrays + "]" * arrays + "}"
+
+
+@pytest.mark.parametrize("syntax", ["toml", "json"])
+@pytest.mark.parametrize("recursion_limit", [None, 50_000])
+def test_deep_nesting_is_refused_the_same_whatever_the_interpreter_allows(tmp_path, syntax, recursion_limit):
+    """The limit is perfml's MAX_NESTING, not the interpreter's recursion limit: other libraries
+    (hypothesis, dask) raise that one, and a 1,000-level file then parsed on one machine and not
+    on another (the fifteenth session's CI failure)."""
+    import sys
+
+    from perfml._files import MAX_NESTING
+
+    old = sys.getrecursionlimit()
+    if recursion_limit is not None:
+        sys.setrecursionlimit(recursion_limit)
+    try:
+        ok = _write(tmp_path, f"ok.{syntax}", _nested(syntax, MAX_NESTING))
+        assert read_versioned(ok, "perfml-thing", (2,))["version"] == 2
+        for depth in (MAX_NESTING + 1, 1_000, 5_000):
+            deep = _write(tmp_path, f"deep{depth}.{syntax}", _nested(syntax, depth))
+            with pytest.raises(FileFormatError, match=f"nested too deeply: more than {MAX_NESTING} levels") as info:
+                read_versioned(deep, "perfml-thing", (2,))
+            assert str(deep) in str(info.value) and "\n" not in str(info.value)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _deep_model(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "perfml-model.json").write_text(text)
+    return tmp_path / "model"
+
+
+def _deep_result_set(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "manifest.json").write_text(text)
+    return tmp_path / "results"
+
+
+def _readers():
+    from perfml.characterize import load_characterization
+    from perfml.errors import KernelSidecarError, ModelFormatError, ResultSchemaError, SweepSpecError
+    from perfml.kernels.sidecar import load_family
+    from perfml.learned.persistence import load_model
+    from perfml.measure.spec import load_spec
+    from perfml.measure.store import ResultSet
+
+    def file(name):
+        def make(tmp_path, text):
+            return _write(tmp_path, name, text)
+        return make
+
+    return [
+        ("kernel sidecar", "toml", file("k.toml"), load_family, KernelSidecarError),
+        ("sweep spec", "toml", file("s.toml"), load_spec, SweepSpecError),
+        ("characterization", "json", file("c.json"), load_characterization, ResultSchemaError),
+        ("result set manifest", "json", _deep_result_set, ResultSet.open, ResultSchemaError),
+        ("model manifest", "json", _deep_model, load_model, ModelFormatError),
+    ]
+
+
+@pytest.mark.parametrize("reader", _readers(), ids=lambda r: r[0])
+def test_every_reader_of_a_user_given_file_refuses_deep_nesting_with_its_own_error(tmp_path, reader):
+    """Each file a user hands perfml (sidecar, sweep spec, characterization, result set, model)
+    goes through the one parser, so 1,000 nested arrays are that reader's typed error, also
+    where the interpreter would parse them (recursion limit raised, as hypothesis does)."""
+    import sys
+
+    _, syntax, make, read, error = reader
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(50_000)
+    try:
+        path = make(tmp_path, _nested(syntax, 1_000))
+        with pytest.raises(error, match="nested too deeply"):
+            read(path)
+    finally:
+        sys.setrecursionlimit(old)

@@ -346,7 +346,7 @@ def test_from_properties_of_a_new_compute_capability_says_what_is_missing(tmp_pa
     [
         (None, "is the registry's board 'H200' already"),  # the real H200's name
         ("not json", "not valid JSON"),
-        ("[1, 2]", "(a table at the top level), found a JSON list"),
+        ("[1, 2]", "expected a JSON object at the top level (a cudaGetDeviceProperties document), found a JSON list"),
         ('{"name": "X", "multiProcessorCount": 4}', "no usable major and minor"),
         ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": -4}', "multiProcessorCount = -4 is not a positive whole number"),
         ('{"name": "X", "major": 9, "minor": 0, "multiProcessorCount": 132.9}', "multiProcessorCount = 132.9 is not a positive whole number"),
@@ -409,7 +409,8 @@ def test_boards_files_written_from_two_devices_are_used_together(tmp_path, capsy
     assert get_board("GPU-One").compute_capability == "9.0" and get_board("GPU-Two").compute_capability == "8.0"
 
 
-@pytest.mark.parametrize("text", ['x = ' + "[" * 1000 + "]" * 1000])
+@pytest.mark.parametrize("text", ['x = ' + "[" * n + "]" * n for n in (100, 1000)]
+                         + ["[board]\n" + "x." * 100 + "y = 1"])
 def test_a_boards_file_nested_too_deeply_is_refused(tmp_path, text):
     (tmp_path / "deep.toml").write_text(HEADER + text + "\n")
     with pytest.raises(DatasetSchemaError, match="nested too deeply"):

@@ -52,7 +52,7 @@ def boards_file_from_properties(properties: str | os.PathLike[str], *, name: str
         capability or SM count, or the entry would clash with a board already known.
     """
     path = Path(properties)
-    props = read_json_object(path, "cudaGetDeviceProperties (JSON object)", error=DatasetSchemaError)
+    props = read_json_object(path, "cudaGetDeviceProperties", error=DatasetSchemaError)
     values = device_property_values(props, strict=True, where=str(path))
     device = values.get("device_name", "")
     for needed in ("compute_capability", "sms"):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from perfml._files import parse_table
 from perfml.boards import same_board  # noqa: F401  (re-exported: perfml.characterize.same_board)
 from perfml.characterize.build import characterize_results
 from perfml.characterize.characterization import Characterization
@@ -23,15 +23,17 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
     if path.is_dir():
         return characterize_results(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ResultSchemaError(
             f"{path} does not exist; write it with `perfml characterize RESULTS --out {path}`"
         ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ResultSchemaError(f"{path} is not valid JSON ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ResultSchemaError(f"{path} is not valid JSON (not UTF-8 text: {exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ResultSchemaError(f"cannot read characterization {path}: {exc.strerror or exc}") from None
+    data = parse_table(text, path, "json", "perfml characterization", ResultSchemaError,
+                       non_finite=True)  # Characterization.from_dict names the field
     try:
         characterization = Characterization.from_dict(data)
     except PerfmlError as exc:  # name the file: the value's own message cannot

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from perfml._files import parse_table
 from perfml.errors import KernelPathError, KernelSidecarError
 from perfml._expr import ExpressionError
 from perfml._expr import names_in_sidecar as names_in
@@ -336,11 +336,13 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
     """
     path = Path(sidecar)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise KernelSidecarError(f"{path}: not valid TOML ({exc}); fix the syntax") from exc
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise KernelSidecarError(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                 "save the sidecar as UTF-8") from None
     except OSError as exc:
         raise KernelSidecarError(f"{path}: cannot read sidecar ({exc})") from exc
+    data = parse_table(text, path, "toml", "kernel sidecar", KernelSidecarError)
 
     unknown = set(data) - _TOP_KEYS
     if unknown:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from perfml._files import parse_table
 from perfml.errors import ModelFormatError, PerfmlError
 
 FORMAT = "perfml-model"
@@ -283,8 +284,9 @@ def why_not_model_directory(path) -> str | None:
     if meta_path.is_symlink() or not meta_path.is_file():
         return f"it has no {_META}"
     try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        meta = parse_table(meta_path.read_text(encoding="utf-8"), meta_path, "json", "perfml-model manifest", ModelFormatError,
+                           non_finite=True)
+    except (OSError, UnicodeDecodeError, ModelFormatError):
         return f"its {_META} is not valid JSON"
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         return f"its {_META} does not name format {FORMAT!r}"
@@ -333,13 +335,14 @@ def read_manifest_json(path) -> tuple[Path, dict]:
     if not meta_path.is_file():
         raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); train one with `perfml train --out DIR`")
     try:
-        meta = json.loads(meta_path.read_text())
+        text = meta_path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise _bad(meta_path, "is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"{meta_path} is not valid JSON ({exc.msg}); re-create the model with `perfml train`") from None
-    if not isinstance(meta, dict):
-        raise _bad(meta_path, f"expected a JSON object, found {type(meta).__name__}")
+    try:
+        meta = parse_table(text, meta_path, "json", "perfml-model manifest", ModelFormatError,
+                           non_finite=True)  # _non_finite below names the field
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{exc}; or re-create the model with `perfml train`") from None
     where = _non_finite(meta)
     if where is not None:
         raise _bad(meta_path, f"{where[0]!r} holds {where[1]!r}, not a finite number")

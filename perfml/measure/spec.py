@@ -45,13 +45,13 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from perfml._files import parse_table
 from perfml.measure.backend import Launch
 from perfml.errors import SweepSpecError, SweepTooLargeError
 
@@ -302,11 +302,13 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate one spec file."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SweepSpecError(f"{path}: no such sweep spec; the shipped specs are in perfml/data/sweeps (used when no spec is named)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepSpecError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise SweepSpecError(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                             "save the sweep spec as UTF-8") from None
+    data = parse_table(text, path, "toml", "sweep spec", SweepSpecError)
     return parse_spec(data, where=str(path), path=path)
 
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfml._files import parse_table
 from perfml.measure.backend import DeviceInfo, Measurement, canonical_json
 from perfml.errors import (
     MixedDeviceError,
@@ -396,12 +397,10 @@ class ResultSet:
                 "create one with `perfml sweep run SPEC --out DIR`"
             )
         try:
-            data = json.loads(manifest.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ResultSchemaError(f"{manifest} is not valid JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise ResultSchemaError(f"{manifest}: expected a JSON object (the result set's manifest), "
-                                    f"found {type(data).__name__}; the folder is not a perfml result set")
+            text = manifest.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ResultSchemaError(f"{manifest} is not valid JSON (not UTF-8 text: {exc.reason} at byte {exc.start})") from None
+        data = parse_table(text, manifest, "json", "result set manifest", ResultSchemaError)
         if data.get("format") != FORMAT:
             raise ResultSchemaError(
                 f"{manifest}: expected format {FORMAT!r}, found {data.get('format')!r}"
