@@ -28,6 +28,8 @@ HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.5",
     # stdout is perfml's (tables, --json): no "View run ... at: http://..." lines from a server
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+    # perfml's artifacts are small tables: no download bars on stderr (shown off a terminal too)
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
 }
 
 #: Seconds to wait for a tracking server to accept a TCP connection.

@@ -255,7 +255,8 @@ class SweepFailedPointsError(PerfmlError):
 
 
 class CharacterizationBoardError(InvalidValueError):
-    """A characterization of one board was about to be applied to another board."""
+    """A characterization of one board was about to be applied to another board, or the
+    measurements of one registry board were about to be named (``--board``) as another."""
 
 
 class PhysicalLimitError(InvalidValueError):

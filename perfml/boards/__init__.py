@@ -27,6 +27,7 @@ from perfml.boards._derived import (
 )
 from perfml.boards._registry import (
     Registry,
+    check_board_is_device,
     get_board,
     list_boards,
     load_registry,
@@ -51,6 +52,7 @@ __all__ = [
     "SPEC_FIELDS",
     "board_architecture",
     "board_from_device",
+    "check_board_is_device",
     "board_generation",
     "get_board",
     "issue_limited_flops",

@@ -668,6 +668,30 @@ def list_boards(*, registry: Registry | None = None) -> list[Board]:
     return list((registry or default_registry()).boards.values())
 
 
+def check_board_is_device(board: str, device_name: str, where: object) -> None:
+    """Refuse ``board`` as the name of measurements made on ``device_name`` when the device
+    is another registry board (its name or one of its aliases or device names).
+
+    A device the registry does not know (a synthetic device, a GPU newer than the registry)
+    may be named as any board: the user's ``--board`` is then the only knowledge.
+
+    Raises
+    ------
+    CharacterizationBoardError
+        The device resolves to a registry board that is not ``board``.
+    """
+    from perfml.errors import CharacterizationBoardError
+
+    try:
+        measured = resolve_board_name(device_name)
+    except UnknownBoardError:
+        return
+    if not same_board(board, measured):
+        raise CharacterizationBoardError(
+            f"{where}: the device {device_name!r} is the registry's board {measured!r}, not {board!r}; "
+            f"pass --board {measured} or leave --board out (the device names its board)")
+
+
 def same_board(a: str, b: str, *, registry: Registry | None = None) -> bool:
     """Whether two board names denote the same board.
 

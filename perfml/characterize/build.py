@@ -228,15 +228,25 @@ def characterize_results(
     from perfml.measure.store import ResultSet
 
     rs = ResultSet.open(path)
+    if board is not None:
+        from perfml.boards import check_board_is_device
+
+        check_board_is_device(board, rs.device.name, f"the result set {path}")
     frame = rs.read()
     _refuse_unmeasured_points(frame, path)
     reg_board, name = _lookup_board(board, rs.device.name)
-    return characterize_frame(
-        frame,
-        board=reg_board,
-        board_name=name,
-        sources=sources,
-        source=str(Path(path)),
-        device=rs.device.to_dict(),
-        synthetic=rs.synthetic,
-    )
+    try:
+        return characterize_frame(
+            frame,
+            board=reg_board,
+            board_name=name,
+            sources=sources,
+            source=str(Path(path)),
+            device=rs.device.to_dict(),
+            synthetic=rs.synthetic,
+        )
+    except PerfmlError as exc:  # a value's own message names neither the set nor that it was edited
+        if str(path) in str(exc):
+            raise
+        raise type(exc)(f"characterizing the result set {path}: {exc} (the set's rows give this: was it edited? "
+                        "re-measure it with `perfml sweep run`)") from None

@@ -182,7 +182,7 @@ def translate(exc: BaseException) -> PerfmlError | None:
     for module, cls_path, library, fix in (
         ("xgboost.core", ("XGBoostError",), "xgboost", "check the learner parameters (experiment file or --learner options) and the training rows"),
         ("optuna.exceptions", ("OptunaError",), "Optuna", "check --storage, --study-name and the tuning options"),
-        ("mlflow.exceptions", ("MlflowException",), "MLflow", "check MLFLOW_TRACKING_URI (or pass --no-track) and that the store answers"),
+        ("mlflow.exceptions", ("MlflowException",), "MLflow", "check MLFLOW_TRACKING_URI and that the store answers (commands that log to MLflow also take --no-track)"),
         ("sqlalchemy.exc", ("SQLAlchemyError",), "the database", "check the storage URL, that its directory is writable, and that no other program holds a lock"),
     ):
         cls = _module_class(module, *cls_path)

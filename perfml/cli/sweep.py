@@ -158,7 +158,7 @@ def run(
     ] = None,
     device: Annotated[int, typer.Option("--device", min=0, help="CUDA device ordinal.")] = 0,
     board: Annotated[
-        str | None, typer.Option("--board", help="Registry board, for time estimates only.")
+        str | None, typer.Option("--board", help="Registry board of the device: time estimates and the MLflow board tag (the device's own board when the registry knows the device).")
     ] = None,
     flush_every: Annotated[
         int, typer.Option("--flush-every", min=1, help="Points per appended Parquet part.")
@@ -188,6 +188,10 @@ def run(
     console = Console(stderr=True)
     with make_backend(backend, replay=str(replay) if replay else None, device=device,
                       catalog=catalog) as be:
+        if board is not None:  # --board names this device's results (MLflow tag, estimates): never another board
+            from perfml.boards import check_board_is_device
+
+            check_board_is_device(board, be.device_info().name, f"this sweep (--backend {backend})")
         target = out or _default_out(be.device_info().name)
         from perfml._progress import progress_enabled
         from perfml.cli import quiet_requested

@@ -82,14 +82,31 @@ def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
     out = {}
     for name, run in runs.items():
         artifact = "summary.csv" if run.data.tags.get("perfml.kind") == "experiment" else "table2_script.csv"
-        out[name] = pd.read_csv(client.download_artifacts(run.info.run_id, artifact))
+        out[name] = _artifact_table(client, name, run, artifact)
     return out
+
+
+def _artifact_table(client, experiment: str, run, artifact: str) -> pd.DataFrame:
+    """The CSV artifact ``artifact`` of ``run``, or :class:`TrackingStoreError` naming the run and
+    the artifact (a downloaded copy lives in a temporary folder gone before the message is read)."""
+    from mlflow.exceptions import MlflowException
+
+    where = f"artifact {artifact!r} of run {run.info.run_id} (experiment {experiment!r})"
+    fix = "re-run the experiment (`perfml experiment run`) to log it again"
+    try:
+        local = client.download_artifacts(run.info.run_id, artifact)
+    except (OSError, MlflowException) as exc:
+        raise TrackingStoreError(f"{where} cannot be read ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); {fix}") from None
+    try:
+        return pd.read_csv(local)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise TrackingStoreError(f"{where} is not a readable CSV table ({type(exc).__name__}); {fix}") from None
 
 
 def latest_per_board(experiment: str | None = None) -> dict[str, pd.DataFrame]:
     """The per-board table (``per_board.csv``) of the latest run of each comparison (see :func:`latest_summaries`)."""
     client, runs = _latest_runs(experiment)
-    return {name: pd.read_csv(client.download_artifacts(run.info.run_id, "per_board.csv"))
+    return {name: _artifact_table(client, name, run, "per_board.csv")
             for name, run in runs.items() if run.data.tags.get("perfml.kind") == "experiment"}
 
 

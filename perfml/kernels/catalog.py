@@ -106,8 +106,9 @@ def load_catalog(root: Path | str | None = None) -> dict[str, KernelFamily]:
     """
     directory = Path(root) if root is not None else default_kernels_dir()
     if not directory.is_dir():
+        state = "is a file, not a directory" if directory.exists() else "does not exist"
         raise KernelSidecarError(
-            f"kernels directory {directory} does not exist; pass --kernels-dir DIR (or set "
+            f"kernels directory {directory} {state}; pass --kernels-dir DIR (or set "
             f"{KERNELS_DIR_ENV}) naming a directory of <family>.cu/<family>.toml pairs"
         )
     sidecars = sorted(directory.glob("*.toml"))

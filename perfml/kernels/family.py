@@ -195,9 +195,9 @@ class KernelFamily:
                     f"{self.sidecar_path} [params])"
                 )
             if isinstance(value, bool) or not isinstance(value, int):
-                try:
-                    as_int = int(value)
-                except (TypeError, ValueError):
+                try:  # true / false are not numbers here (int(True) == 1 passed before)
+                    as_int = None if isinstance(value, bool) else int(value)
+                except (TypeError, ValueError, OverflowError):
                     as_int = None
                 if as_int is None or as_int != value:
                     raise KernelSidecarError(

@@ -85,7 +85,11 @@ def log_result_set(path, *, tracking_uri: str | None = None, board: str | None =
     """
     from perfml.measure.store import MANIFEST_NAME, ResultSet
 
+    from perfml.boards import check_board_is_device
+
     rs = ResultSet.open(path)
+    if board is not None:  # the tag `sweep pull --board` finds: never another board's measurements
+        check_board_is_device(board, rs.device.name, f"the result set {path}")
     client, uri = _client(tracking_uri)
     exp = client.get_experiment_by_name(EXPERIMENT)
     exp_id = exp.experiment_id if exp is not None else client.create_experiment(EXPERIMENT)
@@ -141,6 +145,7 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
     ResultFileExistsError
         If ``out`` exists and is not an empty directory.
     """
+    from perfml.boards import same_board
     from perfml.measure.store import ResultSet
 
     out = Path(out)
@@ -152,7 +157,7 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
     if exp is not None:
         runs = client.search_runs([exp.experiment_id], filter_string="attributes.status = 'FINISHED' and tags.`perfml.kind` = 'sweep'",
                                   order_by=["attributes.start_time DESC"], max_results=5000)
-    mine = [r for r in runs if r.data.tags.get("perfml.board") == board]
+    mine = [r for r in runs if same_board(r.data.tags.get("perfml.board") or "", board)]  # a name, an alias or the device's name
     if not mine:
         known = sorted({r.data.tags.get("perfml.board", "?") for r in runs})
         raise SharedSweepError(f"no finished sweep of board {board!r} in {uri}; boards with sweeps: "

@@ -220,6 +220,34 @@ def _as_grid(where: str, value: Any) -> Mapping[str, tuple[Any, ...]]:
     return MappingProxyType(grid)
 
 
+def _whole(where: str, key: str, value: Any, low: int) -> int:
+    """A launch dimension: a whole number >= ``low`` (TOML ``32.5`` or ``true`` was truncated
+    to 32 or 1 before; an integral float such as ``256.0`` is taken as 256)."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if number is None or not math.isfinite(number) or number != int(number) or number < low:
+        raise _err(where, f"{key} must be a whole number >= {low}, found {value!r}")
+    return int(number)
+
+
+def _launch_table(where: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """One ``launch`` config, checked: only the keys of :data:`_DIM_KEYS` (a misspelt key was
+    ignored, so the sidecar's own launch ran instead), each a whole number; ``block`` and
+    ``grid`` one number or a list of one to three."""
+    unknown = set(cfg) - _DIM_KEYS
+    if unknown:
+        raise _err(where, f"unknown key(s) {sorted(unknown)}; a launch config has some of {sorted(_DIM_KEYS)}")
+    out: dict[str, Any] = {}
+    for key, value in cfg.items():
+        if key in ("block", "grid"):
+            dims = value if isinstance(value, list) else [value]
+            if not 1 <= len(dims) <= 3:
+                raise _err(where, f"{key} must be one number or a list of 1 to 3 (x, y, z), found {value!r}")
+            out[key] = [_whole(where, key, d, 1) for d in dims]
+        else:
+            out[key] = _whole(where, key, value, 0 if key == "shared_bytes" else 1)
+    return out
+
+
 def _number(where: str, data: Mapping[str, Any], key: str, default: float, kind: type,
             *, allow_zero: bool = False, allow_inf: bool = False) -> Any:
     """``data[key]`` (or ``default``) checked to be a positive number of type ``kind``.
@@ -268,7 +296,7 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
             launch_raw = [launch_raw]
         if not isinstance(launch_raw, list) or not all(isinstance(c, Mapping) for c in launch_raw):
             raise _err(here, "`launch` must be a list of tables")
-        launch = tuple(MappingProxyType(dict(c)) for c in launch_raw)
+        launch = tuple(MappingProxyType(_launch_table(f"{here} launch #{j + 1}", c)) for j, c in enumerate(launch_raw))
         variants = entry.get("variants")
         if variants is not None and (
             not isinstance(variants, list) or not all(isinstance(v, str) for v in variants)

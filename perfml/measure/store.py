@@ -557,14 +557,17 @@ class ResultSet:
         import pyarrow.parquet as pq
 
         tables = []
+        first_part: dict[str, Path] = {}
         for part in self.parts():
             try:
                 meta = pq.read_schema(part).metadata or {}
                 found = meta.get(_SCHEMA_KEY)
                 _check_version(int(found) if found is not None else None, str(part))
-                tables.append(pq.read_table(part))
+                table = pq.read_table(part)
             except (OSError, ValueError, pa.ArrowException) as exc:
                 raise _unreadable(part, exc) from None
+            self._check_part(table.to_pandas(), part, first_part)
+            tables.append(table)
         if not tables:
             return result_schema().empty_table().to_pandas()
         table = pa.concat_tables(tables, promote_options="default")
@@ -572,6 +575,45 @@ class ResultSet:
         for v in versions:
             _check_version(v, str(self.path))
         return table.to_pandas()
+
+    def _check_part(self, rows, part: Path, first_part: dict[str, Path]) -> None:
+        """Refuse a part that :meth:`append` would not have written into this set: rows of
+        another device or of the other kind (synthetic / measured), a point already stored
+        in another part, or a measured quantity no measurement gives (a time that is not
+        finite and positive, a negative count, clock or throughput). Such a part was copied
+        in from another set or edited by hand; used, it gave another board's figures under
+        this set's name, or dropped values silently."""
+        fix = "move the part out of the result set and re-run with --resume, or restore the set"
+        mine = {"device_name": self.device.name, "compute_capability": self.device.compute_capability,
+                "sms": self.device.sms, "total_memory_bytes": self.device.total_memory_bytes}
+        for column, expected in mine.items():
+            if expected is None or column not in rows:
+                continue
+            other = rows[column][rows[column] != expected]
+            if len(other):
+                raise MixedDeviceError(f"{part} holds rows with {column} = {other.iloc[0]!r}, but the set was "
+                                       f"measured on {self.device.name!r} ({column} = {expected!r}): the part comes "
+                                       f"from another device's result set; {fix}")
+        if "synthetic" in rows and (rows["synthetic"].astype(bool) != self.synthetic).any():
+            raise ResultSchemaError(f"{part} holds {'measured' if self.synthetic else 'synthetic'} rows in a "
+                                    f"{'synthetic' if self.synthetic else 'measured'} result set; {fix}")
+        for index, point in enumerate(rows.get("point_id", ())):
+            if point in first_part:
+                raise ResultSchemaError(f"point {point} is stored twice, in {first_part[point].name} and {part.name} "
+                                        f"of {self.path} (a sweep stores each point once); {fix}")
+            first_part[point] = part
+        for column, positive, required in _MEASURED_COLUMNS:
+            if column not in rows:
+                continue
+            values = rows[column]
+            bad = _out_of_range(values, positive=positive, required=required)
+            if bad is not None:
+                row, shown = rows.iloc[bad], values.iloc[bad]
+                shown = shown.tolist() if hasattr(shown, "tolist") else shown  # numpy value -> plain number or list
+                kind = "a finite number > 0" if positive else "a finite number >= 0"
+                raise ResultSchemaError(f"{part}: point {row.get('point_id', '?')} ({row.get('family', '?')}) has "
+                                        f"{column} = {shown!r}, expected {kind}: no measurement gives it, "
+                                        f"so the part was edited or damaged; {fix}")
 
     # -- faults -----------------------------------------------------------------
     def record_fault(self, point: str, launch_key: str, error: str) -> Path:
@@ -627,6 +669,54 @@ class ResultSet:
             except (OSError, ValueError, pa.ArrowException) as exc:
                 raise _unreadable(part, exc) from None
         return done
+
+
+#: (column, must be > 0 rather than >= 0, required in every row): the measured quantities
+#: of a row as :func:`make_row` writes them; ``times_s`` is checked element by element.
+_MEASURED_COLUMNS: tuple[tuple[str, bool, bool], ...] = (
+    ("n", True, True),
+    ("times_s", True, True),
+    ("time_min_s", True, True),
+    ("time_median_s", True, True),
+    ("time_mean_s", True, True),
+    ("time_std_s", False, False),
+    ("time_cv", False, False),
+    ("cycles", False, False),
+    ("sm_clock_mhz", True, False),
+    ("mem_clock_mhz", True, False),
+    ("energy_j", False, False),
+    ("power_w", False, False),
+    ("instructions", False, False),
+    ("flops", False, False),
+    ("bytes", False, False),
+    ("instructions_per_s", False, False),
+    ("flops_per_s", False, False),
+    ("bytes_per_s", False, False),
+    ("instructions_per_cycle_per_sm", False, False),
+)
+
+
+def _out_of_range(values, *, positive: bool, required: bool) -> int | None:
+    """Position of the first value that is not a finite number > 0 (``positive``) or >= 0
+    (missing values pass unless ``required``); a list cell (``times_s``) must be non-empty
+    and hold such numbers only."""
+    import math
+
+    def ok(v: Any) -> bool:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return not required
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            try:
+                items = list(v)
+            except TypeError:
+                return False
+            return bool(items) and all(ok(i) and i is not None for i in items)
+        return math.isfinite(v) and (v > 0 if positive else v >= 0)
+
+    for position, value in enumerate(values):
+        if not ok(value.item() if hasattr(value, "item") and getattr(value, "ndim", 1) == 0 else value):
+            return position
+    return None
 
 
 def _unreadable(part: Path, exc: Exception) -> ResultSchemaError:

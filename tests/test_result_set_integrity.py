@@ -1,0 +1,263 @@
+"""A result set holds one device's measurements, each point once, each value one a
+measurement gives; a ``--board`` never names another board's results.
+
+Found by a hostile-input pass (sixteenth session): parts of the H200's set copied into the
+H100's were characterized as the H100 (its DRAM bandwidth came out as the H200's), a
+``--board H200`` on the H100's results was accepted (and tagged in MLflow, so `sweep pull
+--board H200` handed back the H100's set), a negative cycle count or throughput dropped
+the value silently, an edited ``times_s`` crashed the replay backend, and a spec's
+``block = 32.5`` or ``N = [true]`` was truncated to 32 or 1. Every case here is a typed
+error that names the file and the fix, and nothing is written.
+
+The recorded sets under ``sweeps/results`` (measured on an H100 SXM and an H200) are copied
+into ``tmp_path`` and edited there.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from perfml.cli import main
+from perfml.errors import (
+    CharacterizationBoardError,
+    KernelSidecarError,
+    MixedDeviceError,
+    ResultSchemaError,
+    SweepSpecError,
+    TrackingStoreError,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+H100, H200 = REPO / "sweeps" / "results" / "H100-SXM", REPO / "sweeps" / "results" / "H200"
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    for p in [dst, *dst.iterdir()]:
+        p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    return dst
+
+
+def _edit(result_set: Path, family: str, column: str, value) -> None:
+    """Set ``column`` of every row of ``family`` to ``value`` in place (a hand edit)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for part in sorted(result_set.glob("part-*.parquet")):
+        table = pq.read_table(part)
+        mask = [f == family for f in table.column("family").to_pylist()]
+        if not any(mask):
+            continue
+        i = table.schema.get_field_index(column)
+        cells = [value if hit else old for old, hit in zip(table.column(column).to_pylist(), mask)]
+        field = table.schema.field(i)
+        pq.write_table(table.set_column(i, field, pa.array(cells, type=field.type)), part)
+
+
+def _run(capsys, *argv: str) -> tuple[int, str]:
+    status = main(list(argv))
+    return status, capsys.readouterr().err
+
+
+# -- one device per set --------------------------------------------------------------------
+
+def test_parts_of_another_device_in_a_set_are_refused(tmp_path, capsys):
+    from perfml.characterize import characterize_results
+    from perfml.measure.store import ResultSet
+
+    mixed = _copy(H100, tmp_path / "mixed")
+    for part in H200.glob("part-*.parquet"):
+        shutil.copy(part, mixed / part.name.replace("part-", "part-9"))
+    with pytest.raises(MixedDeviceError, match="NVIDIA H200.*another device's result set"):
+        ResultSet.open(mixed).read()
+    with pytest.raises(MixedDeviceError):
+        characterize_results(mixed)
+    status, err = _run(capsys, "-q", "sweep", "run", "calibration", "--backend", "replay", "--replay",
+                       str(mixed), "--out", str(tmp_path / "out"))
+    assert status == 2 and "another device" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_manifest_naming_another_device_than_its_rows_is_refused(tmp_path):
+    import json
+
+    from perfml.characterize import characterize_results
+
+    swapped = _copy(H100, tmp_path / "swapped")
+    manifest = swapped / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["device"] = json.loads((H200 / "manifest.json").read_text())["device"]
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(MixedDeviceError, match="measured on 'NVIDIA H200'"):
+        characterize_results(swapped)
+
+
+def test_a_point_stored_twice_is_refused(tmp_path):
+    from perfml.measure.store import ResultSet
+
+    twice = _copy(H100, tmp_path / "twice")
+    first = sorted(twice.glob("part-*.parquet"))[0]
+    shutil.copy(first, twice / first.name.replace("part-", "part-8"))
+    with pytest.raises(ResultSchemaError, match="is stored twice"):
+        ResultSet.open(twice).read()
+
+
+def test_the_recorded_sets_pass_the_checks():
+    from perfml.measure.store import ResultSet
+
+    for path in sorted((REPO / "sweeps" / "results").rglob("manifest.json")):
+        assert len(ResultSet.open(path.parent).read()) > 0
+
+
+# -- values no measurement gives ---------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "family, column, value",
+    [
+        ("latency_global", "cycles", -5),
+        ("dram", "bytes_per_s", -5.0),
+        ("dram", "time_median_s", 0.0),
+        ("dram", "time_min_s", float("nan")),
+        ("dram", "sm_clock_mhz", 0.0),
+        ("vectorAdd", "times_s", []),
+        ("vectorAdd", "times_s", [float("inf")]),
+        ("vectorAdd", "times_s", None),
+        ("fp32_simple", "instructions", -1.0),
+    ],
+)
+def test_an_edited_value_no_measurement_gives_is_refused_naming_point_and_column(tmp_path, capsys, family, column, value):
+    edited = _copy(H100, tmp_path / "edited")
+    _edit(edited, family, column, value)
+    status, err = _run(capsys, "characterize", str(edited), "--out", str(tmp_path / "c.json"))
+    assert status == 2 and f"has {column} = " in err and f"({family})" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "c.json").exists()
+    status, err = _run(capsys, "-q", "sweep", "run", "--backend", "replay", "--replay", str(edited),
+                       "--out", str(tmp_path / "replayed"))
+    assert status == 2 and "internal error" not in err and f"has {column} = " in err, err
+    assert not (tmp_path / "replayed").exists()
+
+
+def test_an_edited_parameter_that_breaks_a_function_names_the_result_set(tmp_path, capsys):
+    edited = _copy(H100, tmp_path / "edited")
+    _edit(edited, "bank_conflicts", "params_json", '{"WAYS": 0}')
+    status, err = _run(capsys, "characterize", str(edited))
+    assert status == 2 and f"characterizing the result set {edited}" in err and "was it edited" in err, err
+
+
+# -- --board names the device's own board ------------------------------------------------------
+
+def test_characterize_refuses_a_board_that_is_not_the_sets_device(tmp_path, capsys):
+    from perfml.characterize import characterize_results
+
+    with pytest.raises(CharacterizationBoardError, match="is the registry's board 'H100-SXM', not 'H200'"):
+        characterize_results(H100, board="H200")
+    status, err = _run(capsys, "characterize", str(H100), "--board", "H200", "--out", str(tmp_path / "c.json"))
+    assert status == 2 and "--board H100-SXM" in err and not (tmp_path / "c.json").exists()
+    # the board's name, an alias and the device's own name are all the same board
+    for name in ("H100-SXM", "H100 SXM5", "NVIDIA H100 80GB HBM3"):
+        assert characterize_results(H100, board=name).board
+
+
+def test_a_device_the_registry_does_not_know_may_be_named_as_any_board():
+    from perfml.boards import check_board_is_device
+
+    check_board_is_device("GTX-980", "Synthetic GPU (perfml tests)", "a synthetic set")  # no error
+    with pytest.raises(CharacterizationBoardError):
+        check_board_is_device("GTX-980", "NVIDIA H200", "a set")
+
+
+def test_sweep_run_refuses_a_board_that_is_not_the_device_and_measures_nothing(tmp_path, capsys):
+    status, err = _run(capsys, "-q", "sweep", "run", "calibration", "--backend", "replay", "--replay", str(H100),
+                       "--out", str(tmp_path / "set"), "--board", "H200")
+    assert status == 2 and "the device 'NVIDIA H100 80GB HBM3' is the registry's board 'H100-SXM'" in err
+    assert not (tmp_path / "set").exists()
+
+
+def test_a_logged_set_is_pulled_by_its_board_name_and_never_tagged_as_another(tmp_path):
+    from perfml.lab.sweeps import log_result_set, pull_result_set
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with pytest.raises(CharacterizationBoardError):
+        log_result_set(H100, tracking_uri=uri, board="H200", characterize=False)
+    log_result_set(H100, tracking_uri=uri, characterize=False)  # tagged with the device's name
+    back = pull_result_set("H100-SXM", tmp_path / "back", tracking_uri=uri)  # found by the board's name
+    from perfml.measure.store import ResultSet
+
+    assert ResultSet.open(back).device.name == "NVIDIA H100 80GB HBM3"
+
+
+# -- sweep specs: whole numbers only -----------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "launch, message",
+    [
+        ("{block = 32.5}", "block must be a whole number >= 1, found 32.5"),
+        ("{block = true}", "block must be a whole number >= 1, found True"),
+        ('{grid = "64"}', "grid must be a whole number >= 1, found '64'"),
+        ("{block = [32, 2, 1, 1]}", "a list of 1 to 3"),
+        ("{blocks_per_sm = 0}", "blocks_per_sm must be a whole number >= 1"),
+        ("{shared_bytes = -1}", "shared_bytes must be a whole number >= 0"),
+        ("{blok = 32}", "unknown key(s) ['blok']"),
+    ],
+)
+def test_a_launch_config_that_is_not_whole_numbers_is_refused(tmp_path, launch, message):
+    from perfml.measure.spec import load_spec
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'name = "s"\n[[families]]\nname = "vectorAdd"\nlaunch = [{launch}]\n')
+    with pytest.raises(SweepSpecError) as info:
+        load_spec(spec)
+    assert message in str(info.value) and "launch #1" in str(info.value)
+
+
+def test_an_integral_float_dimension_is_taken_as_its_integer(synthetic_catalog, tmp_path):
+    from perfml.measure.spec import parse_spec, plan_spec
+
+    spec = parse_spec({"name": "s", "families": [{"name": "syn_noisy", "launch": [{"block": 128.0, "grid": [8.0]}]}]})
+    (point,) = plan_spec(spec, synthetic_catalog, sms=4).points
+    assert point.launch.block == (128, 1, 1) and point.launch.grid == (8, 1, 1)
+
+
+def test_a_boolean_kernel_parameter_is_not_the_number_one(tmp_path, capsys):
+    spec = tmp_path / "b.toml"
+    spec.write_text('name = "b"\n[[families]]\nname = "vectorAdd"\nparams = { N = [true], TPB = [256] }\n')
+    status, err = _run(capsys, "sweep", "plan", str(spec), "--json")
+    assert status == 2 and "parameter N must be an integer, found True" in err
+
+
+# -- where a message points ------------------------------------------------------------------
+
+def test_a_kernels_dir_that_is_a_file_is_called_a_file(tmp_path):
+    from perfml.kernels.catalog import load_catalog
+
+    afile = tmp_path / "afile"
+    afile.write_text("hi")
+    with pytest.raises(KernelSidecarError, match="is a file, not a directory"):
+        load_catalog(afile)
+
+
+def test_report_names_the_run_and_artifact_it_cannot_read(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from perfml.experiments.tracking import latest_summaries
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.create_experiment("synthetic_report", artifact_location=(tmp_path / "artifacts").as_uri())
+    run = client.create_run(exp, tags={"perfml.kind": "experiment"})
+    (tmp_path / "empty.csv").write_text("")
+    client.log_artifact(run.info.run_id, str(tmp_path / "empty.csv"))  # no summary.csv
+    client.set_terminated(run.info.run_id)
+    with pytest.raises(TrackingStoreError, match=f"artifact 'summary.csv' of run {run.info.run_id}.*cannot be read"):
+        latest_summaries("synthetic_report")
+    run2 = client.create_run(exp, tags={"perfml.kind": "experiment"})
+    (tmp_path / "summary.csv").write_text("")
+    client.log_artifact(run2.info.run_id, str(tmp_path / "summary.csv"))
+    client.set_terminated(run2.info.run_id)
+    with pytest.raises(TrackingStoreError, match=f"run {run2.info.run_id}.*not a readable CSV table"):
+        latest_summaries("synthetic_report")
