@@ -460,7 +460,9 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         for board in pd.unique(boards):
             table = self._choice_table(board)
             pick = np.flatnonzero(boards == board)
-            choice[pick] = pd.Series(apps[pick], dtype=object).map(table).fillna("bsp").to_numpy(dtype=object)
+            # dict.get, not Series.map + fillna: an empty table maps to float NaN, and pandas 4
+            # refuses a text fill value for a float column
+            choice[pick] = [table.get(app, "bsp") for app in apps[pick]]
         return choice
 
     def _cross_fitted_offsets(self, rows: pd.DataFrame, table=None, keys=("app_id",)) -> pd.DataFrame:
