@@ -134,11 +134,11 @@ def parse_table(text: str, path: Any, syntax: str, what: str, error: type[Perfml
         raise error(f"{path}: not valid JSON ({exc}); fix the value") from None
     except RecursionError:
         raise error(too_deep) from None
+    if _nesting(data) > MAX_NESTING:  # first: what the interpreter could not parse is refused so too
+        raise error(too_deep)
     if not isinstance(data, dict):
         raise error(f"{path}: expected a JSON object at the top level (a {what} document), "
                     f"found a JSON {type(data).__name__}")
-    if _nesting(data) > MAX_NESTING:
-        raise error(too_deep)
     return data
 
 

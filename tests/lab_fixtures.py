@@ -147,7 +147,8 @@ def postgres_cluster():
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not found: install postgresql (e.g. apt-get install postgresql-15)")
     pytest.importorskip("psycopg", reason="psycopg is needed for PostgreSQL URLs: pip install -e '.[lab]'")
     prefix, server_user = _as_server_user()
-    root = Path(tempfile.mkdtemp(prefix="perfml-pg-"))  # under /tmp: the server user can reach it
+    # under /tmp itself, not $TMPDIR (which may be a folder the server user cannot enter)
+    root = Path(tempfile.mkdtemp(prefix="perfml-pg-", dir="/tmp"))
     secrets_dir = Path(tempfile.mkdtemp(prefix="perfml-pgpass-"))
     admin_pw, lab_pw = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     pwfile = root / "pwfile"

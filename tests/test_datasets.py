@@ -64,7 +64,15 @@ def test_data_home_precedence(tmp_path, monkeypatch, runtimes_sample):
     assert find_data_home() == home.resolve()  # the entry point's resolver reads the variable
     assert len(load_runtimes(data_home=find_data_home())) == 300
     monkeypatch.delenv("PERFML_DATA_HOME")
-    assert find_data_home().name == "datasets"  # the shared/datasets beside the repository
+    # without the variable: the shared/datasets beside the repository, or (a checkout without
+    # one) beside the working directory, here a synthetic one
+    (tmp_path / "lab" / "work").mkdir(parents=True)
+    (tmp_path / "lab" / "shared").mkdir()
+    beside = shutil.copytree(home, tmp_path / "lab" / "shared" / "datasets")
+    monkeypatch.chdir(tmp_path / "lab" / "work")
+    found = find_data_home()
+    assert found.name == "datasets" and (found / "runtimes.csv.gz").is_file()
+    assert found == beside.resolve() or found.parent.parent == Path(__file__).resolve().parents[1].parent
     assert resolve_data_home(home) == home.resolve()
 
 

@@ -300,3 +300,20 @@ def test_every_reader_of_a_user_given_file_refuses_deep_nesting_with_its_own_err
             read(path)
     finally:
         sys.setrecursionlimit(old)
+
+
+@pytest.mark.parametrize("recursion_limit", [None, 50_000])
+def test_a_deep_top_level_array_is_called_too_deep_not_a_list(tmp_path, recursion_limit):
+    """Where the interpreter cannot parse it, the file is "nested too deeply"; where it can
+    (a raised recursion limit), the message must be the same, not "found a JSON list"."""
+    import sys
+
+    old = sys.getrecursionlimit()
+    if recursion_limit is not None:
+        sys.setrecursionlimit(recursion_limit)
+    try:
+        deep = _write(tmp_path, "deep.json", "[" * 5_000 + "]" * 5_000)
+        with pytest.raises(FileFormatError, match="nested too deeply"):
+            read_versioned(deep, "perfml-thing", (2,))
+    finally:
+        sys.setrecursionlimit(old)

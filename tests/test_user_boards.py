@@ -194,12 +194,16 @@ def test_a_boards_file_that_is_not_a_file_is_refused(tmp_path, kind):
 
 
 # --------------------------------------------------------------------------- the command line
-def test_boards_list_and_show_name_the_users_file(tmp_path, capsys):
+@pytest.mark.parametrize("terminal", [{}, {"COLUMNS": "40"}, {"FORCE_COLOR": "1", "COLUMNS": "60"}])
+def test_boards_list_and_show_name_the_users_file(tmp_path, capsys, monkeypatch, terminal):
+    """The file's path is printed whole (a narrow terminal or forced colours used to break it)."""
+    for key, value in terminal.items():
+        monkeypatch.setenv(key, value)
     mine = twin_file(tmp_path / "mine.toml", "GTX-980", "My-980")
     status, out, _ = _run(capsys, "--boards", str(mine), "boards", "list")
-    assert status == 0 and "My-980" in out and f"from your boards file {mine.resolve()}: My-980" in " ".join(out.split())
+    assert status == 0 and "My-980" in out and f"from your boards file {mine.resolve()}: My-980" in out
     status, out, _ = _run(capsys, "--boards", str(mine), "boards", "show", "My-980")
-    assert status == 0 and "defined in your boards file" in out
+    assert status == 0 and f"defined in your boards file {mine.resolve()}" in out
     status, _, err = _run(capsys, "boards", "show", "My-980")  # without the file: unknown again
     assert status == 2 and "unknown board 'My-980'" in err
 
@@ -451,3 +455,17 @@ def test_features_follow_an_edited_boards_file(tmp_path):
     os.utime(mine, ns=(os.stat(mine).st_atime_ns, os.stat(mine).st_mtime_ns + 10**9))
     use_board_files([mine])
     assert float(board_peaks(["Mine"]).peak_bw[0]) == 600e9
+
+
+def test_a_sweep_is_planned_on_a_users_board_as_on_its_original(tmp_path, capsys):
+    """`perfml --boards FILE sweep plan --board NAME`: a twin of the GTX-980 plans the same
+    points with the same time estimates (a board's plan depends on its values, not its name)."""
+    mine = twin_file(tmp_path / "mine.toml", "GTX-980", "My-980")
+    def plan(*boards_option: str, board: str) -> dict:
+        status, out, err = _run(capsys, *boards_option, "sweep", "plan", "calibration", "--board", board, "--json", "--points")
+        assert status == 0, err
+        return json.loads(out)
+
+    original, twin = plan(board="GTX-980"), plan("--boards", str(mine), board="My-980")
+    assert twin["board"] == "My-980" and original["board"] == "GTX-980"
+    assert {k: v for k, v in twin.items() if k != "board"} == {k: v for k, v in original.items() if k != "board"}

@@ -78,9 +78,11 @@ def _print_user_files(console: Any, board: str | None = None) -> None:
     for file in registry.user_files:
         names = [name for name, origin in registry.origin.items() if origin == file]
         if board is None:
-            console.print(f"from your boards file {escape(file)}: {escape(', '.join(names)) or 'no board'}")
+            # a path is copied from here: never wrapped at the terminal width, never coloured
+            console.print(f"from your boards file {escape(file)}: {escape(', '.join(names)) or 'no board'}",
+                          soft_wrap=True, highlight=False)
         elif board in names:
-            console.print(f"defined in your boards file {escape(file)}")
+            console.print(f"defined in your boards file {escape(file)}", soft_wrap=True, highlight=False)
 
 
 @boards_app.command("show")
