@@ -261,3 +261,21 @@ def test_report_names_the_run_and_artifact_it_cannot_read(tmp_path, monkeypatch)
     client.set_terminated(run2.info.run_id)
     with pytest.raises(TrackingStoreError, match=f"run {run2.info.run_id}.*not a readable CSV table"):
         latest_summaries("synthetic_report")
+
+
+@pytest.mark.parametrize("column", ["time_median_s", "times_s", "cycles"])
+def test_a_measured_column_retyped_to_text_is_refused(tmp_path, column):
+    """A part rewritten with a text column where a number (or list of numbers) belongs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from perfml.measure.store import ResultSet
+
+    edited = _copy(H100, tmp_path / "edited")
+    part = sorted(edited.glob("part-*.parquet"))[0]
+    table = pq.read_table(part)
+    i = table.schema.get_field_index(column)
+    text = pa.array(["fast"] * table.num_rows, type=pa.string())
+    pq.write_table(table.set_column(i, pa.field(column, pa.string()), text), part)
+    with pytest.raises(ResultSchemaError, match=f"has {column} = 'fast'"):
+        ResultSet.open(edited).read()

@@ -597,7 +597,7 @@ class ResultSet:
         if "synthetic" in rows and (rows["synthetic"].astype(bool) != self.synthetic).any():
             raise ResultSchemaError(f"{part} holds {'measured' if self.synthetic else 'synthetic'} rows in a "
                                     f"{'synthetic' if self.synthetic else 'measured'} result set; {fix}")
-        for index, point in enumerate(rows.get("point_id", ())):
+        for point in rows.get("point_id", ()):
             if point in first_part:
                 raise ResultSchemaError(f"point {point} is stored twice, in {first_part[point].name} and {part.name} "
                                         f"of {self.path} (a sweep stores each point once); {fix}")
@@ -702,16 +702,18 @@ def _out_of_range(values, *, positive: bool, required: bool) -> int | None:
     and hold such numbers only."""
     import math
 
-    def ok(v: Any) -> bool:
+    def ok(v: Any, inner: bool = False) -> bool:
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            return not required
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            try:
-                items = list(v)
-            except TypeError:
-                return False
-            return bool(items) and all(ok(i) and i is not None for i in items)
-        return math.isfinite(v) and (v > 0 if positive else v >= 0)
+            return not (required or inner)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return math.isfinite(v) and (v > 0 if positive else v >= 0)
+        if inner or isinstance(v, (bool, str, bytes, Mapping)):  # a column retyped by hand
+            return False
+        try:
+            items = list(v)
+        except TypeError:
+            return False
+        return bool(items) and all(ok(i, inner=True) for i in items)
 
     for position, value in enumerate(values):
         if not ok(value.item() if hasattr(value, "item") and getattr(value, "ndim", 1) == 0 else value):
