@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from perfml.errors import (
     KernelOptionError,
     KernelPathError,
+    KernelSidecarError,
     PerfmlError,
     ResultWriteError,
     SweepTooLargeError,
@@ -534,3 +535,14 @@ def test_a_negative_work_count_is_a_typed_error_naming_the_key(tmp_path):
     params = family.resolve_params({})
     with pytest.raises(KernelSidecarError, match=r"work.flops = '-REPS' gives -\d+ .*expected a count >= 0"):
         family.work(params, LaunchConfig((1, 1, 1), (32, 1, 1), 0))
+
+
+@pytest.mark.parametrize("per_sm", ["0", '"ITERS - ITERS"'])
+def test_a_sidecar_launching_no_block_per_sm_is_refused_not_planned_as_one(tmp_path, per_sm):
+    """`blocks_per_sm = 0` (or an expression giving 0) was planned as 1 block per SM."""
+    sidecar = _copy_family(tmp_path / "kernels", "fp32_simple")
+    text = sidecar.read_text()
+    assert "blocks_per_sm = 8" in text
+    sidecar.write_text(text.replace("blocks_per_sm = 8", f"blocks_per_sm = {per_sm}"))
+    with pytest.raises(KernelSidecarError, match="a launch needs at least 1 block per SM"):
+        load_family(sidecar).launch(None, sms=132)

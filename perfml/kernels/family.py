@@ -311,8 +311,12 @@ class KernelFamily:
         if self.launch_spec.blocks is not None:
             dims = tuple(self._int(e, names, "launch.blocks") for e in self.launch_spec.blocks)
             return dims  # type: ignore[return-value]
-        per_sm = self._int(self.launch_spec.blocks_per_sm or 1, names, "launch.blocks_per_sm")
-        return (max(1, per_sm * sms), 1, 1)
+        per_sm = self._int(self.launch_spec.blocks_per_sm, names, "launch.blocks_per_sm")
+        if per_sm < 1:  # was planned as 1 block per SM, silently
+            raise KernelSidecarError(
+                f"{self.sidecar_path}: launch.blocks_per_sm = {self.launch_spec.blocks_per_sm!r} gives {per_sm}; "
+                "a launch needs at least 1 block per SM: give blocks_per_sm >= 1 (or blocks = ...)")
+        return (per_sm * sms, 1, 1)
 
     def launch(self, params: Mapping[str, int] | None = None, sms: int = 1) -> LaunchConfig:
         """Resolved :class:`LaunchConfig` for a device with ``sms`` multiprocessors."""

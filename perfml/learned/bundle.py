@@ -435,6 +435,10 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
     from perfml.learned.queries import OUTPUT_COLUMNS, RowNames, predict_queries
 
     level = check_level(level)
+    if not isinstance(original, pd.DataFrame):
+        raise QueryValidationError(f"{where}: expected a pandas DataFrame of query rows (columns board, app_id or op, "
+                                   f"and the size), got {type(original).__name__}; build one with pandas.DataFrame(...) "
+                                   "or read the CSV with perfml.learned.queries.read_query_csv")
     if len(original) == 0:
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
     routes = _routes(original, where)
@@ -470,8 +474,8 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
             out = predict_queries(model, frame, names, reference=app_ref, level=level,
                                   reference_where=_reference_names(app_ref, reference_where))
         parts.append((idx, out))
-    if len(parts) == 1:
-        return parts[0][1].assign(tier=tiers)
+    if len(parts) == 1:  # the sub-model answered a renumbered copy: give the rows back the caller's index
+        return parts[0][1].assign(tier=tiers).set_axis(original.index)
     result = original.copy()
     for column in OUTPUT_COLUMNS:
         values = np.empty(len(original), dtype=object)

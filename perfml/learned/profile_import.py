@@ -178,7 +178,9 @@ _NCU_DETAILS = ("Metric Name", "Metric Unit", "Metric Value")
 _NVPROF = ("Device", "Kernel", "Invocations", "Avg")
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 _PLAIN = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+#: English thousands notation ("2,816", "1,048,576.5"): a first group of 1-3 digits not
+#: starting with 0 ("0,500" is a comma-decimal 0.5, never a thousands-grouped number)
+_THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")
 
 
 def accepted_names() -> str:
@@ -236,12 +238,16 @@ def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line:
     text = str(value).strip()
     if text.lower() in ("n/a", ""):
         return np.nan
-    if _THOUSANDS.match(text):
+    # a percentage has no thousands ("77,500" % is a comma-decimal 77.5, not 77500 %)
+    if _THOUSANDS.match(text) and counter.kind != "percent":
         text = text.replace(",", "")
     if not _PLAIN.match(text):
         raise ProfileImportError(f"{path}: line {line}, metric {metric}: value {value!r} is not a number; "
                                  "export with `ncu --csv` in an English (C) locale")
     number = float(text)
+    if not np.isfinite(number):  # e.g. 1e400: beyond a float, not a unit problem
+        raise ProfileImportError(f"{path}: line {line}, metric {metric}: value {value!r} is beyond any kernel call "
+                                 f"(at most {MAX_COUNTER_VALUE:.0e}); export the profile again")
     unit = str(unit).strip()
     if counter.kind == "percent":
         scale = 1.0 if unit == "%" else None
@@ -313,6 +319,14 @@ def _lines(path: Path) -> list[tuple[int, list[str]]]:
     return out
 
 
+def _extra_fields(path, line: int, found: int, header: int) -> ProfileImportError:
+    """A line with more fields than its header: an unquoted value holding a comma (a thousands
+    separator, "1,048,576") was split, and reading the first part only gave a wrong counter."""
+    return ProfileImportError(f"{path}: line {line}: {found} fields where the header has {header}; a value with a comma "
+                              "(e.g. a thousands separator) is not quoted; export again with `ncu --csv` / `nvprof --csv`, "
+                              "which quote every field")
+
+
 def _header_kind(fields: list[str]) -> str | None:
     names = set(fields)
     if set(_NCU_ID) <= names:
@@ -356,6 +370,8 @@ def _read_ncu(lines, header, kind, path):
         if len(fields) < needed:
             raise ProfileImportError(f"{path}: line {line}: {len(fields)} columns where the header (line {header}) needs "
                                      f"{needed}; the file is truncated or not one ncu export")
+        if len(fields) > len(cols):
+            raise _extra_fields(path, line, len(fields), len(cols))
         row = dict(zip(cols, fields + [""] * (len(cols) - len(fields))))
         launch_id = row["ID"]
         if launch_id not in launches:
@@ -420,6 +436,8 @@ def _read_nvprof(lines, path):
         if len(fields) < len(cols):
             raise ProfileImportError(f"{path}: line {line}: {len(fields)} columns where the header has {len(cols)}; "
                                      "the file is truncated or not one nvprof export")
+        if len(fields) > len(cols):
+            raise _extra_fields(path, line, len(fields), len(cols))
         row = dict(zip(cols, fields))
         name = row.get("Metric Name", row.get("Event Name", ""))
         counter = _BY_NVPROF.get(name)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import EstimatorParameterError
@@ -63,12 +63,17 @@ def make_learner(learner: str, params: dict[str, Any], monotone: list[int], rand
             random_state=random_state,
             n_jobs=n_jobs,
         )
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
     if learner == "hgb":
         from sklearn.ensemble import HistGradientBoostingRegressor
 
-        return HistGradientBoostingRegressor(**params, monotonic_cst=monotone, random_state=random_state)
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
+        # scikit-learn's binning fails on a feature missing in every training row ("window
+        # shape cannot be larger than input array shape"; e.g. a board figure the registry
+        # leaves empty, when training on that one board): such a column is constant here
+        return make_pipeline(EmptyColumnsAsZero(),
+                             HistGradientBoostingRegressor(**params, monotonic_cst=monotone, random_state=random_state))
     from sklearn.preprocessing import StandardScaler
 
     if learner == "linear":
@@ -82,6 +87,25 @@ def make_learner(learner: str, params: dict[str, Any], monotone: list[int], rand
     from sklearn.ensemble import RandomForestRegressor
 
     return make_pipeline(SimpleImputer(strategy="median"), RandomForestRegressor(**params, random_state=random_state, n_jobs=n_jobs))
+
+
+class EmptyColumnsAsZero(TransformerMixin, BaseEstimator):
+    """Set to 0 the columns that hold no value in any training row (all NaN), in training and
+    in prediction alike; every other column, NaN included, passes unchanged. A column with no
+    training value carries nothing a tree can split on, so the learner's answer is the same;
+    it only spares learners that cannot bin an empty column."""
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=float)
+        self.empty_ = np.flatnonzero(np.isnan(X).all(axis=0)) if len(X) else np.arange(X.shape[1])
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "empty_")
+        X = np.array(X, dtype=float)  # a copy: the caller's array is left as it was
+        X[:, self.empty_] = 0.0
+        return X
 
 
 #: Below this many rows an xgboost prediction runs on one thread (waking a thread pool

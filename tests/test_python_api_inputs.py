@@ -1,0 +1,134 @@
+"""The Python API takes what a pandas / scikit-learn user hands it, as the CLI does.
+
+Found by a hostile-input pass on the API (sixteenth session): ``predict_any`` renumbered the
+rows when one sub-model answered them all (``df["pred"] = out["predicted_ms"]`` then put
+NaN or another row's prediction on every row); ``RuntimeRegressor`` gave another number
+for a board named by an alias ('Tesla K40c' vs 'Tesla-K40'), used a launch of 0, -16 or
+16.5 threads silently, and crashed on a duplicated index, on an empty frame or (with the
+hgb learner) on a feature no training row has; a numpy array gave an AttributeError.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import needs_data_home, shared_data_home
+from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
+
+pytestmark = needs_data_home()
+MODEL = Path(__file__).resolve().parents[1] / "models" / "default"
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    from perfml.learned.bundle import load_predictor
+
+    return load_predictor(MODEL, data_home=shared_data_home())
+
+
+APPS = pd.DataFrame({"board": ["GTX-980", "Tesla-K40", "H100-SXM"], "app_id": ["vectorAdd", "matMul_gpu", "dotProd"],
+                     "input_size": [16_777_216, 4096, 16_777_216]})
+OPS = pd.DataFrame({"board": ["A100-PCIe-40GB", "Tesla-T4"], "op": ["add", "softmax"], "B": [1, 1], "H": [1024, 2048]})
+
+
+@pytest.mark.parametrize("index", [[10, 5, 7], ["a", "b", "c"], [1, 1, 2],
+                                   pd.MultiIndex.from_tuples([(1, "x"), (2, "y"), (3, "z")])])
+def test_predict_any_keeps_the_callers_index_and_row_order(bundle, index):
+    from perfml.learned.bundle import predict_any
+
+    plain = predict_any(bundle, APPS, "q")
+    out = predict_any(bundle, APPS.set_axis(index), "q")
+    assert out.index.equals(pd.Index(index) if not isinstance(index, pd.MultiIndex) else index)
+    np.testing.assert_array_equal(out["predicted_ms"].to_numpy(), plain["predicted_ms"].to_numpy())
+    # what a pandas user does next: the column lands on its own rows
+    frame = APPS.set_axis(index).assign(pred=out["predicted_ms"])
+    np.testing.assert_array_equal(frame["pred"].to_numpy(), plain["predicted_ms"].to_numpy())
+
+
+def test_predict_any_keeps_the_index_of_operator_rows_and_of_mixed_rows(bundle):
+    from perfml.learned.bundle import predict_any
+
+    ops = OPS.set_axis(["r1", "r2"])
+    assert predict_any(bundle, ops, "ops").index.tolist() == ["r1", "r2"]
+    mixed = pd.concat([APPS.set_axis([10, 5, 7]), ops])
+    assert predict_any(bundle, mixed, "mixed").index.tolist() == [10, 5, 7, "r1", "r2"]
+
+
+@pytest.mark.parametrize("queries", [APPS.to_numpy(), APPS.to_dict("list"), None])
+def test_predict_any_refuses_what_is_not_a_frame_with_a_typed_error(bundle, queries):
+    from perfml.learned.bundle import predict_any
+
+    with pytest.raises(QueryValidationError, match="expected a pandas DataFrame of query rows"):
+        predict_any(bundle, queries, "q")
+
+
+@pytest.mark.parametrize("name", ["tesla-k40", " Tesla-K40", "Tesla K40c"])
+def test_a_board_named_by_an_alias_gets_the_boards_prediction(bundle, name):
+    model = bundle.models["described"]
+    row = {"app_id": ["matMul_gpu"], "input_size": [4096]}
+    assert model.predict(pd.DataFrame({"board": [name], **row})) == model.predict(pd.DataFrame({"board": ["Tesla-K40"], **row}))
+
+
+@pytest.mark.parametrize("block_x", [0, -16, 4096, 16.5, "abc", np.inf])
+def test_a_launch_no_gpu_runs_is_refused_by_the_estimator(bundle, block_x):
+    model = bundle.models["described"]
+    row = pd.DataFrame({"board": ["Tesla-K40"], "app_id": ["matMul_gpu"], "input_size": [4096], "block_x": [block_x]})
+    with pytest.raises(DatasetSchemaError, match=r"row 1 has block_x = .*expected a whole number in \[1, 1,024\]"):
+        model.predict(row)
+
+
+def test_an_empty_launch_cell_is_the_kernels_default_launch(bundle):
+    model = bundle.models["described"]
+    row = {"board": ["Tesla-K40"], "app_id": ["matMul_gpu"], "input_size": [4096]}
+    assert model.predict(pd.DataFrame({**row, "block_x": [np.nan]})) == model.predict(pd.DataFrame(row))
+
+
+def test_a_duplicated_index_predicts_as_a_fresh_one(bundle):
+    model = bundle.models["described"]
+    X = APPS.iloc[:2]
+    np.testing.assert_array_equal(model.predict(X.set_axis([1, 1])), model.predict(X))
+
+
+def _rows(n_boards: int, per_board: int) -> pd.DataFrame:
+    from perfml.datasets import load_runtimes
+
+    rt = load_runtimes(data_home=shared_data_home())
+    rt = rt[rt.app_id.isin(["vectorAdd", "matMul_gpu"])]
+    boards = sorted(rt.board.unique())[:n_boards]
+    return rt[rt.board.isin(boards)].groupby("board").head(per_board).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("learner", ["hgb", "xgboost"])
+@pytest.mark.parametrize("n_boards, per_board", [(1, 20), (2, 1)])
+def test_few_training_rows_fit_with_either_learner(learner, n_boards, per_board):
+    """hgb (scikit-learn) could not bin a feature missing in every training row."""
+    from perfml.learned.regressors import RuntimeRegressor
+
+    X = _rows(n_boards, per_board)
+    model = RuntimeRegressor(learner=learner, target="log", analytical=False, profiles=False,
+                             data_home=shared_data_home()).fit(X, X["time_ms_median"])
+    assert np.all(np.isfinite(model.predict(X))) and np.all(model.predict(X) > 0)
+
+
+def test_fitting_no_rows_is_a_typed_error():
+    from perfml.learned.regressors import RuntimeRegressor
+
+    X = _rows(1, 1).iloc[:0]
+    with pytest.raises(DatasetSchemaError, match="no training rows"):
+        RuntimeRegressor(learner="hgb", target="log", analytical=False, profiles=False,
+                         data_home=shared_data_home()).fit(X, X["time_ms_median"])
+
+
+def test_the_empty_column_step_changes_nothing_else():
+    from perfml.learned.regressors import EmptyColumnsAsZero
+
+    X = np.array([[1.0, np.nan, np.nan], [2.0, np.nan, 3.0]])
+    step = EmptyColumnsAsZero().fit(X)
+    np.testing.assert_array_equal(step.transform(X), [[1.0, 0.0, np.nan], [2.0, 0.0, 3.0]])
+    np.testing.assert_array_equal(step.transform([[5.0, 7.0, np.nan]]), [[5.0, 0.0, np.nan]])
+    assert np.isnan(X[0, 1])  # the caller's array untouched
+    assert issubclass(DatasetSchemaError, PerfmlError)
