@@ -120,6 +120,7 @@ def parse_table(text: str, path: Any, syntax: str, what: str, error: type[Perfml
     too_deep = (f"{path}: not valid {syntax.upper()} for perfml (nested too deeply: more than "
                 f"{MAX_NESTING} levels of tables or arrays); give the file perfml wrote, or one in "
                 "its documented layout")
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write, as in the CSV inputs
     try:
         if syntax == "toml":
             data: Any = tomllib.loads(text)

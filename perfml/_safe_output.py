@@ -82,6 +82,8 @@ def check_output_path(path, *, overwrite: bool = False, option: str = "--output"
     ResultFileExistsError
         If ``path`` is an existing regular file and ``overwrite`` is False.
     """
+    if not str(path).strip():  # Path("") is ".", the working directory
+        raise UnsafeOutputError(f"{option} is empty; give the name of the file to write")
     path = Path(path)
     try:
         st = os.lstat(path)

@@ -244,3 +244,66 @@ def test_tune_refuses_a_seed_outside_the_generators_range_before_creating_anythi
     _refused(capsys, "-q", "tune", "--n-trials", "1", "--no-mlflow", "--storage", f"sqlite:///{tmp_path / 'fresh.db'}",
              "--seed", seed, message="--seed")
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- messages that point at the right thing
+@needs_data_home()
+def test_diagnose_twins_offers_the_overwrite_it_names(tmp_path, capsys):
+    """It said "pass --overwrite", an option the command did not have."""
+    cases = tmp_path / "cases.csv"
+    cases.write_text("mine")
+    home = str(data_home_path())
+    err = _refused(capsys, "diagnose", "twins", "--data-home", home, "--cases-csv", cases, message="pass --overwrite")
+    assert cases.read_text() == "mine", err
+    status, _, err = _run(capsys, "diagnose", "twins", "--data-home", home, "--cases-csv", cases, "--overwrite", "--json")
+    assert status == 0, err
+    assert cases.read_text() != "mine"
+    _refused(capsys, "diagnose", "twins", "--data-home", home, "--cases-csv", "", message="--cases-csv is empty")
+
+
+def _family_copy(tmp_path, edit=None, source_prefix=b""):
+    kernels = tmp_path / "k"
+    kernels.mkdir()
+    (kernels / "fp32_simple.cu").write_bytes(source_prefix + (ROOT / "kernels" / "fp32_simple.cu").read_bytes())
+    text = (ROOT / "kernels" / "fp32_simple.toml").read_text()
+    (kernels / "fp32_simple.toml").write_text(edit(text) if edit else text)
+    return kernels
+
+
+def test_a_cuda_source_that_is_not_utf8_is_named_not_its_sidecar(tmp_path, capsys):
+    kernels = _family_copy(tmp_path, source_prefix=b"\xff\xfe")
+    err = _refused(capsys, "kernels", "list", "--kernels-dir", kernels, message="fp32_simple.cu (the source of fp32_simple.toml): not UTF-8")
+    assert "pass the CSV/TOML/JSON" not in err
+
+
+@pytest.mark.parametrize("archs, message", [
+    ("[]", "archs: is empty"),
+    ('["sm_999"]', "'sm_999' is compute capability 99.9, beyond any GPU"),
+    ('["sm_90", "sm_90"]', "names an architecture twice"),
+])
+def test_a_sidecar_archs_list_that_compiles_nothing_useful_is_refused(tmp_path, capsys, archs, message):
+    import re
+
+    kernels = _family_copy(tmp_path, lambda t: re.sub(r"(?m)^archs = .*$", f"archs = {archs}", t))
+    _refused(capsys, "kernels", "list", "--kernels-dir", kernels, message=message)
+
+
+def test_newer_architectures_are_accepted(tmp_path, capsys):
+    import re
+
+    kernels = _family_copy(tmp_path, lambda t: re.sub(r"(?m)^archs = .*$", 'archs = ["sm_100a", "sm_120"]', t))
+    status, out, err = _run(capsys, "kernels", "list", "--kernels-dir", kernels)
+    assert status == 0 and "fp32_simple" in out, err
+
+
+def test_a_sidecar_with_a_byte_order_mark_reads_like_one_without(tmp_path, capsys):
+    kernels = _family_copy(tmp_path, lambda t: "\ufeff" + t)
+    status, out, err = _run(capsys, "kernels", "list", "--kernels-dir", kernels)
+    assert status == 0 and "fp32_simple" in out, err
+
+
+def test_a_cache_dir_that_is_a_file_is_called_a_file(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("hi")
+    _refused(capsys, "kernels", "check", "--cache-dir", afile, message="(from --cache-dir) is a file, not a directory")
+    assert afile.read_text() == "hi"

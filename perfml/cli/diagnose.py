@@ -138,21 +138,23 @@ def twins_command(
     data_home: DataHome = None,
     as_json: AsJson = False,
     cases_csv: Annotated[
-        Optional[str], typer.Option("--cases-csv", help="Also write the per-size cases to this CSV file (must not exist).")
+        Optional[str], typer.Option("--cases-csv", help="Also write the per-size cases to this CSV file (must not exist, "
+                                    "unless --overwrite).")
     ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --cases-csv file.")] = False,
 ) -> None:
     """Kernel twins (uncoalesced -> coalesced): criterion improvement and predicted vs measured speedup."""
     from perfml._safe_output import check_output_path, write_dataframe_atomic
     from perfml.diagnosis.twins import twin_check, twin_summary
 
     if cases_csv is not None:  # refuse before the work: never overwrite, only regular files
-        check_output_path(cases_csv, option="--cases-csv")
+        check_output_path(cases_csv, overwrite=overwrite, option="--cases-csv")
     from perfml.cli._home import entry_data_home
 
     cases, table = twin_check(entry_data_home(data_home))  # resolved once, here at the entry point
     summary = twin_summary(table)
     if cases_csv is not None:
-        write_dataframe_atomic(cases, cases_csv, option="--cases-csv")
+        write_dataframe_atomic(cases, cases_csv, overwrite=overwrite, option="--cases-csv")
     if as_json:
         from perfml.cli._output import frame_records, print_json
 

@@ -47,12 +47,19 @@ def resolve_cache_dir(option: Path | None) -> Path | None:
     from perfml.kernels.compile import CACHE_DIR_ENV
 
     if option is not None:
-        return option
-    if os.environ.get(CACHE_DIR_ENV):
-        return Path(os.environ[CACHE_DIR_ENV])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "perfml" / "cubin"
-    return None
+        chosen, origin = option, "--cache-dir"
+    elif os.environ.get(CACHE_DIR_ENV):
+        chosen, origin = Path(os.environ[CACHE_DIR_ENV]), f"${CACHE_DIR_ENV}"
+    elif os.environ.get("XDG_CACHE_HOME"):
+        chosen, origin = Path(os.environ["XDG_CACHE_HOME"]) / "perfml" / "cubin", "$XDG_CACHE_HOME"
+    else:
+        return None
+    if chosen.exists() and not chosen.is_dir():  # mkdir said "already exists; choose a new path"
+        from perfml.errors import UnsafeOutputError
+
+        raise UnsafeOutputError(f"{chosen} (from {origin}) is a file, not a directory; the compiled-kernel cache is "
+                                "a directory: give a directory's path")
+    return chosen
 
 
 def resolve_cuda_home() -> str | None:

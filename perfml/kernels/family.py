@@ -177,7 +177,9 @@ class KernelFamily:
         return self.sidecar_path.parent / self.source
 
     def read_source(self) -> str:
-        return self.source_path.read_text(encoding="utf-8")
+        from perfml.kernels.sidecar import read_cuda_source
+
+        return read_cuda_source(self.source_path, self.sidecar_path)
 
     # -- parameters
     def default_params(self) -> dict[str, int]:

@@ -47,6 +47,9 @@ _TOP_KEYS = {
 }
 _PARAM_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _ARCH_RE = re.compile(r"^sm_\d{2,3}[a-z]?$")
+#: Compute capability majors run to 12 (Blackwell) in 2026; a few generations of headroom,
+#: while sm_999 (a typo) is refused instead of compiled for nothing.
+_MAX_ARCH_MAJOR = 20
 
 
 def _fail(path: Path, key: str, problem: str, fix: str) -> KernelSidecarError:
@@ -93,6 +96,19 @@ def _dims(value: Any, path: Path, key: str, allowed: set[str]) -> tuple[Any, Any
     while len(items) < 3:
         items.append(1)
     return tuple(items)  # type: ignore[return-value]
+
+
+def read_cuda_source(source_path: Path, sidecar: Path) -> str:
+    """The text of a family's ``.cu`` file; :class:`KernelSidecarError` naming that file (not the
+    sidecar) if it is not UTF-8 text or cannot be read."""
+    try:
+        return source_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): not UTF-8 text ({exc.reason} at byte "
+                                 f"{exc.start}); save the CUDA source as UTF-8") from None
+    except OSError as exc:
+        raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): cannot be read "
+                                 f"({exc.strerror or exc}); check the file") from None
 
 
 def _parse_params(data: Mapping[str, Any], path: Path) -> dict[str, Param]:
@@ -363,7 +379,7 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
     source = _expect(data, "source", str, path)
     source_path = _inside(path, source, Path(root) if root is not None else path.parent)
     entry = _expect(data, "entry", str, path)
-    text = source_path.read_text(encoding="utf-8")
+    text = read_cuda_source(source_path, path)
     if not re.search(r'extern\s+"C"\s+__global__\s+(?:[\w:]+\s+|__launch_bounds__\([^)]*\)\s+)*'
                      + re.escape(entry) + r"\s*\(", text):
         raise _fail(path, "entry", f'no `extern "C" __global__ void {entry}(` in {source}',
@@ -373,9 +389,17 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
     description = _expect(data, "description", str, path)
     target_note = _expect(data, "target_note", str, path, required=False, default="")
     archs = _expect(data, "archs", list, path)
+    if not archs:  # nothing to compile or check: `kernels check` reported "0 checks, 0 failed"
+        raise _fail(path, "archs", "is empty", 'list the architectures the kernel is built for, e.g. ["sm_80", "sm_90"]')
     for arch in archs:
         if not isinstance(arch, str) or not _ARCH_RE.match(arch):
             raise _fail(path, "archs", f"{arch!r} is not an architecture", 'write e.g. "sm_90"')
+        digits = re.sub(r"[a-z]$", "", arch)[len("sm_"):]  # "sm_90a" -> "90": major 9, minor 0
+        if not 1 <= int(digits[:-1]) <= _MAX_ARCH_MAJOR:
+            raise _fail(path, "archs", f"{arch!r} is compute capability {int(digits[:-1])}.{digits[-1]}, "
+                        f"beyond any GPU (majors 1 to {_MAX_ARCH_MAJOR})", 'write e.g. "sm_90"')
+    if len(set(archs)) != len(archs):
+        raise _fail(path, "archs", f"{archs!r} names an architecture twice", "list each once")
     options = check_sidecar_options(
         _expect(data, "options", list, path, required=False, default=[]), str(path)
     )
