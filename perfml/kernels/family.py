@@ -55,6 +55,20 @@ VALIDATIONS = ("untouched", "equals", "reference", "finite", "none")
 REGIONS = ("loop", "target_loop", "kernel")
 
 
+def read_cuda_source(source_path: Path, sidecar: Path) -> str:
+    """The text of a family's ``.cu`` file; :class:`KernelSidecarError` naming that file (not the
+    sidecar) if it is not UTF-8 text or cannot be read."""
+    try:
+        return source_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): not UTF-8 text ({exc.reason} at byte "
+                                 f"{exc.start}); save the CUDA source as UTF-8") from None
+    except OSError as exc:
+        raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): cannot be read "
+                                 f"({exc.strerror or exc}); check the file") from None
+
+
+
 @dataclass(frozen=True)
 class Param:
     """A compile-time constant of a family (``-DNAME=value``)."""
@@ -177,8 +191,6 @@ class KernelFamily:
         return self.sidecar_path.parent / self.source
 
     def read_source(self) -> str:
-        from perfml.kernels.sidecar import read_cuda_source
-
         return read_cuda_source(self.source_path, self.sidecar_path)
 
     # -- parameters

@@ -31,6 +31,7 @@ from perfml.kernels.family import (
     Sweep,
     Validation,
     Variant,
+    read_cuda_source,
 )
 from perfml.kernels.launch import LAUNCH_NAMES as _LAUNCH_NAMES
 from perfml.kernels.options import check_sidecar_options
@@ -96,19 +97,6 @@ def _dims(value: Any, path: Path, key: str, allowed: set[str]) -> tuple[Any, Any
     while len(items) < 3:
         items.append(1)
     return tuple(items)  # type: ignore[return-value]
-
-
-def read_cuda_source(source_path: Path, sidecar: Path) -> str:
-    """The text of a family's ``.cu`` file; :class:`KernelSidecarError` naming that file (not the
-    sidecar) if it is not UTF-8 text or cannot be read."""
-    try:
-        return source_path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): not UTF-8 text ({exc.reason} at byte "
-                                 f"{exc.start}); save the CUDA source as UTF-8") from None
-    except OSError as exc:
-        raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): cannot be read "
-                                 f"({exc.strerror or exc}); check the file") from None
 
 
 def _parse_params(data: Mapping[str, Any], path: Path) -> dict[str, Param]:
