@@ -68,3 +68,44 @@ def test_the_reference_times_are_rows_of_the_data_home(readme, data_home):
     softmax = ops[(ops.op == "softmax") & (ops.B == 8192) & (ops.H == 768)]
     assert bmm["time_ms"].tolist() == [pytest.approx(ref["time_ms"].iloc[1], abs=5e-7)]
     assert softmax["time_ms"].tolist() == [pytest.approx(ref["time_ms"].iloc[2], abs=5e-7)]
+
+
+def _console_steps(text: str) -> list[tuple[str, str | None]]:
+    """(command, the ``error:`` line printed under it, or None) of every ```console block."""
+    steps = []
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("$ "):
+                following = lines[i + 1] if i + 1 < len(lines) and not lines[i + 1].startswith("$ ") else None
+                steps.append((line[2:], following))
+    return steps
+
+
+@needs_data_home()
+def test_the_refusals_of_docs_predict_walkthrough_print_as_documented(readme, tmp_path, capsys, monkeypatch):
+    """Every command of docs/predict_walkthrough.md, run in a folder holding the README's
+    queries.csv and reference.csv: the shell steps as written, each `python -m perfml ...`
+    in-process; each prints the error line the document shows, exits 2 and writes nothing."""
+    import shlex
+    import subprocess
+
+    from perfml.cli import main
+
+    (tmp_path / "reference.csv").write_text(_csv_block(readme, "board,app_id,input_size,block_x,block_y,grid_x,grid_y,op,B,M,N,K,H,time_ms,note"))
+    (tmp_path / "queries.csv").write_text(_csv_block(readme, "board,app_id,input_size,op,B,M,N,K,H,note"))
+    monkeypatch.chdir(tmp_path)
+    steps = _console_steps((ROOT / "docs" / "predict_walkthrough.md").read_text())
+    checked = 0
+    for command, printed in steps:
+        if not command.startswith("python -m perfml "):
+            subprocess.run(["bash", "-c", command], check=True, cwd=tmp_path)
+            continue
+        argv = [str(ROOT / "models" / "default") if a == "models/default" else a
+                for a in shlex.split(command)[len("python -m perfml ".split()):]]
+        code = main(argv)
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and err == printed, f"{command}\n  documented: {printed}\n  printed:    {err}"
+        assert not (tmp_path / "p.csv").exists()
+        checked += 1
+    assert checked >= 7

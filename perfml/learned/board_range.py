@@ -18,7 +18,7 @@ rule) raised ``perfml train``'s held-out coverage from 88-89 % to 93-99 % with i
 to 50 % wider (``perfml train`` at commit e40360d, which did so); a widening measured on
 the boards beyond the others (Mondrian split conformal, a scratch run on the nine apps) was
 set by the board with most rows. The flag is the warning: on the A100
-left out of the operators' training the calibrated tier's 90 % interval covered 83.8 % of
+left out of the operators' training the calibrated tier's 90 % interval covered 83.3 % of
 its rows (``experiments/results/calibrated_cli_unseen_board_A100-PCIe-40GB.txt``).
 
 The figures are the registry's (:mod:`perfml.boards`): :func:`~perfml.boards.peak_bandwidth`,
