@@ -12,7 +12,9 @@ LAUNCH_COLUMNS = ("block_x", "block_y", "grid_x", "grid_y")
 
 
 def check_frame(X, required, who: str) -> pd.DataFrame:
-    """X must be a DataFrame with the ``required`` columns and positive input sizes."""
+    """X must be a DataFrame with the ``required`` columns, positive input sizes and launch
+    values CUDA runs; returned with board aliases resolved to the board's name, and renumbered
+    when its index repeats a label (the models match rows by index)."""
     if not isinstance(X, pd.DataFrame):
         raise DatasetSchemaError(
             f"{who} takes a pandas DataFrame with columns {', '.join(dict.fromkeys(required))} "

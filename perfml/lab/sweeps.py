@@ -83,9 +83,8 @@ def log_result_set(path, *, tracking_uri: str | None = None, board: str | None =
     TrackingStoreError
         If the server does not answer.
     """
-    from perfml.measure.store import MANIFEST_NAME, ResultSet
-
     from perfml.boards import check_board_is_device
+    from perfml.measure.store import MANIFEST_NAME, ResultSet
 
     rs = ResultSet.open(path)
     if board is not None:  # the tag `sweep pull --board` finds: never another board's measurements
