@@ -120,7 +120,10 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """
     import socket
 
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+    except ValueError as exc:  # e.g. 'http://[::1' (an unclosed IPv6 bracket)
+        raise TrackingStoreError(f"MLflow tracking URI {uri!r} is malformed ({exc}); fix MLFLOW_TRACKING_URI") from None
     if parts.scheme == "sqlite" and local_store_path(uri) is None:
         raise TrackingStoreError(f"MLflow tracking URI {uri!r} is an in-memory SQLite store: it keeps nothing after "
                                  "this command; give a file (e.g. sqlite:///mlflow.db) or pass --no-track")

@@ -307,3 +307,66 @@ def test_a_cache_dir_that_is_a_file_is_called_a_file(tmp_path, capsys):
     afile.write_text("hi")
     _refused(capsys, "kernels", "check", "--cache-dir", afile, message="(from --cache-dir) is a file, not a directory")
     assert afile.read_text() == "hi"
+
+
+# --------------------------------------------------------------------------- experiments, tuning, tracking (sixteenth session)
+_INSAMPLE = ('name = "f5"\ndescription = "synthetic test experiment"\nprotocol = "in-sample"\n[data]\nsource = "BSPGPU"\n'
+             '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n')
+
+
+@pytest.mark.parametrize("address", ["garbage", "", "tcp://127.0.0.1:99999", "tcp://127.0.0.1:8786x", "http://host:80/x"])
+def test_a_dask_address_that_is_no_address_is_refused_before_any_work(tmp_path, capsys, address):
+    """It failed after a 40 s wait as an internal error (ValueError), or ran locally for ''."""
+    (tmp_path / "e.toml").write_text(_INSAMPLE)
+    _refused(capsys, "experiment", "run", tmp_path / "e.toml", "--no-track", "--dask", address,
+             message="is not a scheduler address; expected tcp://HOST:PORT")
+
+
+def test_well_formed_dask_addresses_pass_the_check():
+    from perfml.experiments.cluster import check_address
+
+    for address in ("tcp://127.0.0.1:8786", "127.0.0.1:8786", "tls://sched.lab:8786", "tcp://[::1]:8786"):
+        check_address(address)
+
+
+@needs_data_home()
+def test_a_model_name_the_experiment_lacks_is_refused(tmp_path, capsys):
+    (tmp_path / "e.toml").write_text(_INSAMPLE)
+    for models in (["nope"], ["bsp", "nope"]):  # the second ran bsp and skipped 'nope' silently
+        _refused(capsys, "experiment", "run", tmp_path / "e.toml", "--no-track", "--data-home", data_home_path(),
+                 *(a for m in models for a in ("--model", m)), message="has no model 'nope'; choose among bsp")
+
+
+@needs_data_home()
+def test_a_model_that_predicts_no_selected_row_is_refused(tmp_path, capsys):
+    """A KeyError (no-track) or a ZeroDivisionError in the plots (tracked), MLflow runs left FAILED."""
+    (tmp_path / "e.toml").write_text('name = "und4"\ndescription = "d"\nprotocol = "in-sample"\n[[models]]\nname = "b"\n'
+                                     'kind = "closed_form"\nmodel = "hongkim"\n[data]\nsource = "gpuperfpredict-rodinia"\n'
+                                     'undescribed = true\nboards = ["GTX-970"]\n')
+    _refused(capsys, "experiment", "run", tmp_path / "e.toml", "--no-track", "--data-home", data_home_path(),
+             message="model 'b': predicts none of the")
+
+
+@pytest.mark.parametrize("argv", [["report"], ["tune", "--source", "BSPGPU", "--n-trials", "1"]])
+def test_a_malformed_tracking_uri_is_a_typed_error_and_creates_no_study(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://[::1")
+    storage = tmp_path / "study.db"
+    extra = ["--storage", f"sqlite:///{storage}"] if argv[0] == "tune" else []
+    _refused(capsys, *argv, *extra, message="MLflow tracking URI 'http://[::1' is malformed")
+    assert not storage.exists()
+
+
+@pytest.mark.parametrize("study, message", [("", "--study must be a printable name of 1 to 500"),
+                                            ("x" * 501, "--study must be a printable name of 1 to 500"),
+                                            ("a\tb", "--study must be a printable name")])
+def test_a_study_name_mlflow_refuses_is_refused_before_any_trial(tmp_path, capsys, study, message):
+    storage = tmp_path / "study.db"
+    _refused(capsys, "tune", "--source", "BSPGPU", "--n-trials", "1", "--storage", f"sqlite:///{storage}",
+             "--study", study, message=message)
+    assert not storage.exists()
+
+
+def test_an_empty_storage_url_is_refused_not_replaced_by_the_default(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _refused(capsys, "tune", "--source", "BSPGPU", "--n-trials", "1", "--storage", "", message="--storage is empty")
+    assert not (tmp_path / "optuna.db").exists()

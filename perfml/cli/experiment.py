@@ -48,6 +48,10 @@ def run(
     from perfml.cli._home import entry_data_home
     from perfml.experiments.spec import load_experiment
 
+    if dask is not None:  # before any work: a malformed address failed after the 40 s wait
+        from perfml.experiments.cluster import check_address
+
+        check_address(dask)
     spec = load_experiment(file)
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     recovery_wait_s = _recovery_wait_s()

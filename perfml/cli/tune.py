@@ -27,6 +27,8 @@ DataHome = typer.Option(None, "--data-home", help="Directory with the shared dat
 
 _LEARNERS = ("xgboost", "hgb", "random_forest", "svr")
 _TARGETS = ("residual", "log")
+#: MLflow's limit on an experiment name, which the study name becomes
+_MAX_STUDY_NAME = 500
 
 
 def tune_command(
@@ -59,6 +61,12 @@ def tune_command(
         raise PerfmlError(f"--learner must be one of {', '.join(_LEARNERS)}, found {learner!r}")
     if target not in _TARGETS:
         raise PerfmlError(f"--target must be one of {', '.join(_TARGETS)}, found {target!r}")
+    # the study's name is also its MLflow experiment's: checked before any trial is run and stored
+    if not study_name.strip() or len(study_name) > _MAX_STUDY_NAME or not study_name.isprintable():
+        raise PerfmlError(f"--study must be a printable name of 1 to {_MAX_STUDY_NAME} characters (it names the Optuna study "
+                          f"and its MLflow experiment), found {study_name[:80]!r}{'...' if len(study_name) > 80 else ''}")
+    if storage is not None and not storage.strip():
+        raise PerfmlError("--storage is empty; give a storage URL (e.g. sqlite:///optuna.db) or leave the option out")
     from perfml.cli._home import entry_data_home
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
@@ -71,6 +79,11 @@ def tune_command(
     if grace_period is not None and grace_period <= heartbeat_interval:
         raise PerfmlError(f"--grace-period must exceed --heartbeat-interval ({heartbeat_interval} s), found {grace_period}: "
                           "a live trial would be failed between two heartbeats")
+    if mlflow_track:  # a store that cannot be used is refused before the study is created in --storage
+        from perfml._mlflow import check_reachable, configure_http, tracking_uri
+
+        configure_http()
+        check_reachable(tracking_uri())
     url = storage or default_storage(".")
     rdb = make_storage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period)
     if n_workers > 1:

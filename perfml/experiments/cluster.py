@@ -18,13 +18,32 @@ as this process: start them from the same environment, e.g. ``dask scheduler
 from __future__ import annotations
 
 import contextlib
+import re
 
 from perfml.errors import ClusterUnavailableError
 
-__all__ = ["CONNECT_TIMEOUT", "dask_folds"]
+__all__ = ["CONNECT_TIMEOUT", "check_address", "dask_folds"]
 
 #: Seconds to wait for the scheduler to answer.
 CONNECT_TIMEOUT = 20
+
+
+_ADDRESS = re.compile(r"^(?:(?:tcp|tls|inproc|ucx|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
+
+
+def check_address(address: str) -> None:
+    """A scheduler address as Dask takes it, ``[tcp://]HOST:PORT`` with a port in 1..65535,
+    checked before any work (a malformed one failed after a 40 s wait, as an internal error).
+
+    Raises
+    ------
+    ClusterUnavailableError
+        Naming the address and the expected form.
+    """
+    match = _ADDRESS.match(str(address).strip())
+    if match is None or not 1 <= int(match.group(1)) <= 65535:
+        raise ClusterUnavailableError(f"--dask {address!r} is not a scheduler address; expected tcp://HOST:PORT, "
+                                      "e.g. tcp://127.0.0.1:8786 (what `dask scheduler` prints)")
 
 
 @contextlib.contextmanager
@@ -44,9 +63,14 @@ def dask_folds(address: str, timeout: float = CONNECT_TIMEOUT):
             f"--dask needs dask.distributed, which is not installed ({exc}); pip install 'perfml[lab]'") from None
     import joblib
 
+    check_address(address)
     try:
         client = Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
+    except MemoryError:  # Dask read a reply of another protocol as a frame length (exabytes)
+        raise ClusterUnavailableError(
+            f"{address} answers, but not as a Dask scheduler; pass the scheduler's address (`dask scheduler` prints it)"
+        ) from None
+    except (OSError, TimeoutError, ValueError) as exc:
         raise ClusterUnavailableError(
             f"the Dask scheduler {address} does not answer ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}) "
             f"after {timeout:g} s; start it (`dask scheduler --host 127.0.0.1`) or pass another --dask address"

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel  # noqa: F401  (former home, kept as alias)
+from perfml.errors import ExperimentSpecError
 from perfml.evaluation.metrics import score_table, summarize
 from perfml.experiments.spec import ExperimentSpec, ModelSpec
 
@@ -308,6 +309,10 @@ def run_experiment(
     rt = experiment_data(spec, data_home)
     y = rt["measured_ms"].to_numpy(dtype=float)
     check_selection(spec, rt, y, random_state)
+    unknown = sorted(set(models or ()) - {m.name for m in spec.models})
+    if unknown:  # a misspelt --model ran nothing ("No objects to concatenate") or was skipped silently
+        raise ExperimentSpecError(f"experiment {spec.name!r} has no model {', '.join(map(repr, unknown))}; "
+                                  f"choose among {', '.join(m.name for m in spec.models)} (its [[models]] names)")
     selected = [m for m in spec.models if models is None or m.name in models]
     characterizations = calibrated_characterizations(spec, rt, data_home)
     # the calibrated tier: a board's calibration runs feed its characterization, so they are never scored
@@ -360,6 +365,11 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
         counted = ~excluded[pred.index]
         _refuse_diverged(spec, model, pred, counted)
         scored = pred[predicted & counted]
+        if scored.empty:  # no score to give (the per-board table and the plots divided by zero)
+            raise ExperimentSpecError(
+                f"experiment {spec.name!r}, model {model.name!r}: predicts none of the {int(counted.sum())} selected rows "
+                "(a closed form describes only the kernels it has a description of); select rows it describes "
+                "(e.g. drop [data] undescribed = true) or remove the model")
         summary = {"model": model.name, "kind": model.kind, "tier": model.tier, "family": model.family, **summarize(scored["predicted_ms"], scored["measured_ms"]),
                    "n_unpredicted": int((counted & ~predicted).sum()), "cv_seconds": seconds}
         rows.append(summary)
