@@ -67,6 +67,11 @@ def tune_command(
                           f"and its MLflow experiment), found {study_name[:80]!r}{'...' if len(study_name) > 80 else ''}")
     if storage is not None and not storage.strip():
         raise PerfmlError("--storage is empty; give a storage URL (e.g. sqlite:///optuna.db) or leave the option out")
+    if mlflow_track:  # a store that cannot be used is refused before any work (the study in --storage included)
+        from perfml._mlflow import check_reachable, configure_http, tracking_uri
+
+        configure_http()
+        check_reachable(tracking_uri())
     from perfml.cli._home import entry_data_home
 
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
@@ -79,11 +84,6 @@ def tune_command(
     if grace_period is not None and grace_period <= heartbeat_interval:
         raise PerfmlError(f"--grace-period must exceed --heartbeat-interval ({heartbeat_interval} s), found {grace_period}: "
                           "a live trial would be failed between two heartbeats")
-    if mlflow_track:  # a store that cannot be used is refused before the study is created in --storage
-        from perfml._mlflow import check_reachable, configure_http, tracking_uri
-
-        configure_http()
-        check_reachable(tracking_uri())
     url = storage or default_storage(".")
     rdb = make_storage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period)
     if n_workers > 1:
