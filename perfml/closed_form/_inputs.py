@@ -34,17 +34,15 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
     return X
 
 
-#: CUDA's limits on the launch columns of a row (any compute capability; a board's own
-#: limits are checked where the board is known, e.g. ``perfml predict``).
-_LAUNCH_LIMITS = {"block_x": 1024, "block_y": 1024, "block_z": 64,
-                  "grid_x": 2**31 - 1, "grid_y": 65535, "grid_z": 65535}
-
-
 def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
     """A launch value given is a whole number within CUDA's limits; an empty cell means "the
     kernel's default launch". A 0, negative, fractional or text value was used (or ignored)
-    silently by the models, unlike ``perfml predict``, which refused it."""
-    for column, high in _LAUNCH_LIMITS.items():
+    silently by the models, unlike ``perfml predict``, which refused it. The limits are
+    CUDA's (:mod:`perfml.boards._launch_limits`, any compute capability); a board's own are
+    checked where the board is known, e.g. ``perfml predict``."""
+    from perfml.boards import MAX_BLOCK, MAX_GRID
+
+    for column, high in {**MAX_BLOCK, **MAX_GRID}.items():
         if column not in X.columns:
             continue
         given = X[column]
