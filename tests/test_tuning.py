@@ -190,3 +190,35 @@ def test_an_in_memory_storage_is_refused(url):
 
     with pytest.raises(StudyError, match="in-memory SQLite database: it keeps no study"):
         make_storage(url)
+
+
+def test_an_interrupted_trial_is_logged_without_a_traceback(tmp_path):
+    # Ctrl-C during a trial: Optuna logged "Trial 0 failed ... KeyboardInterrupt()" with the
+    # whole traceback through xgboost before perfml printed "interrupted"; the line stays, the
+    # traceback goes, and the interrupt still stops tune()
+    script = textwrap.dedent("""
+        import numpy as np, pandas as pd
+        from sklearn.base import BaseEstimator, RegressorMixin
+        from perfml.learned.tuning import tune
+
+        class Interrupted(RegressorMixin, BaseEstimator):
+            def __init__(self, learner="svr", learner_params=None):
+                self.learner = learner
+                self.learner_params = learner_params
+            def fit(self, X, y):
+                raise KeyboardInterrupt
+            def predict(self, X):
+                return np.zeros(len(X))
+
+        X = pd.DataFrame({"board": np.repeat(["A", "B", "C"], 4), "x": np.arange(12.0)})
+        try:
+            tune(Interrupted(), X, np.ones(12), n_trials=3, storage=None, study_name="i")
+        except KeyboardInterrupt:
+            print("stopped")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=_env(),
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stopped"
+    assert "Trial 0 failed" in done.stderr and "KeyboardInterrupt" in done.stderr
+    assert "Traceback" not in done.stderr and "Trial 1" not in done.stderr

@@ -25,7 +25,9 @@ Several workers on one study (:func:`make_storage`, :func:`open_study`):
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import logging
 import os
 import random
 import time
@@ -298,5 +300,36 @@ def tune(
             progress(f"trial {trial.number} {trial.state.name.lower()}{best}")
 
         callbacks.append(report_progress)
-    study.optimize(objective, n_trials=n_trials, timeout=timeout, callbacks=callbacks, gc_after_trial=True)
+    with _failed_trials_without_traceback():
+        study.optimize(objective, n_trials=n_trials, timeout=timeout, callbacks=callbacks, gc_after_trial=True)
     return study
+
+
+class _NoTraceback(logging.Filter):
+    """Drops the traceback Optuna attaches to its "Trial N failed" warning; keeps the line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+@contextlib.contextmanager
+def _failed_trials_without_traceback():
+    """While Optuna optimizes, its warning about a failed trial comes without a traceback.
+
+    Optuna logs the traceback of whatever stopped a trial (Ctrl-C included) and then
+    re-raises it; perfml reports that error itself (``perfml tune``: ``interrupted``, or
+    the typed error's message), so the traceback only buried the message.
+    """
+    # on the handlers: a logger's own filters do not see the records of its children
+    # (Optuna logs from optuna.study._optimize through the handler of "optuna")
+    handlers = list(logging.getLogger("optuna").handlers)
+    quiet = _NoTraceback()
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
