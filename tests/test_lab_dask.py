@@ -66,3 +66,34 @@ def test_an_unreachable_scheduler_is_a_typed_error(tmp_path, capsys):
     assert main(["experiment", "run", str(spec), "--no-track", "--dask", f"tcp://127.0.0.1:{free_port()}"]) == 2
     err = capsys.readouterr().err
     assert "Dask scheduler" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_server_that_never_answers_is_refused_after_the_timeout():
+    # a port of another service that accepts the connection and never writes: Dask's
+    # Client(timeout=) bounds the connection, not the handshake read, and --dask hung
+    pytest.importorskip("dask.distributed")
+    import socket
+    import threading
+
+    from perfml.errors import ClusterUnavailableError
+    from perfml.experiments.cluster import dask_folds
+
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted, raised = [], []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+
+    def connect() -> None:
+        try:
+            with dask_folds(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=2):
+                pass
+        except Exception as exc:  # noqa: BLE001 - checked below
+            raised.append(exc)
+
+    probe = threading.Thread(target=connect, daemon=True)  # so that a hang fails the test, not the run
+    probe.start()
+    probe.join(120)
+    server.close()
+    assert not probe.is_alive(), "--dask still waits for a server that never answers"
+    assert accepted, "the probe never connected: the test did not exercise a silent server"
+    assert len(raised) == 1 and isinstance(raised[0], ClusterUnavailableError), raised
+    assert "does not answer" in str(raised[0])

@@ -28,6 +28,25 @@ __all__ = ["CONNECT_TIMEOUT", "check_address", "dask_folds"]
 CONNECT_TIMEOUT = 20
 
 
+def _handshake(address: str, timeout: float) -> None:
+    """Connect to ``address`` and read the scheduler's handshake, all within ``timeout`` seconds.
+
+    ``Client(address, timeout=)`` bounds the TCP connection but not the handshake read that
+    follows it (distributed 2026.8, ``distributed.comm.core.connect``): a server that
+    accepts the connection and never writes (a port of another service) held ``--dask``
+    forever. Raises TimeoutError or OSError like the client does.
+    """
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def probe() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        await comm.close()
+
+    asyncio.run(probe())
+
+
 _ADDRESS = re.compile(r"^(?:(?:tcp|tls|inproc|ucx|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 
 
@@ -65,6 +84,7 @@ def dask_folds(address: str, timeout: float = CONNECT_TIMEOUT):
 
     check_address(address)
     try:
+        _handshake(address, timeout)
         client = Client(address, timeout=timeout, set_as_default=False)
     except MemoryError:  # Dask read a reply of another protocol as a frame length (exabytes)
         raise ClusterUnavailableError(
