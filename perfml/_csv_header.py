@@ -70,8 +70,15 @@ def read_text_csv(path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
-            return pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False, index_col=False)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False, index_col=False)
         except pd.errors.ParserWarning:
             raise pd.errors.ParserError(
                 "a row has more fields than the header has names; quote a field that contains a comma, "
                 "or name every column in the header") from None
+    # pandas names a column with a blank header "Unnamed: 3"; the file's own name (blank) is
+    # kept, so that a column perfml does not use reaches the output as the user wrote it
+    written = header_names(path) if any(str(c).startswith("Unnamed: ") for c in frame.columns) else []
+    if len(written) == frame.shape[1]:
+        frame.columns = [name if str(column).startswith("Unnamed: ") and not name.strip() else column
+                         for column, name in zip(frame.columns, written)]
+    return frame

@@ -105,6 +105,20 @@ def test_rodinia_and_described_rows_are_answered_with_extra_columns_kept_in_orde
     assert (got["lower_ms"].astype(float) < pred).all() and (pred < got["upper_ms"].astype(float)).all()
 
 
+def test_a_column_with_a_blank_header_reaches_the_output_with_its_blank_header(model_dir, tmp_path, capsys):
+    # a query file saved with its index (pandas, a spreadsheet) has a first column without a
+    # name; it is a column perfml does not use, so it is carried as written, not as "Unnamed: 0"
+    from perfml.cli import main
+
+    q, out = tmp_path / "q.csv", tmp_path / "p.csv"
+    q.write_text(",board,app_id,input_size\n7,GTX-980,vectorAdd,1048576\n")
+    assert main(["predict", "--model", str(model_dir), "--queries", str(q), "--output", str(out)]) == 0, \
+        capsys.readouterr().err
+    header = out.read_text().splitlines()[0].split(",")
+    assert header[:4] == ["", "board", "app_id", "input_size"]
+    assert out.read_text().splitlines()[1].startswith("7,GTX-980,vectorAdd,1048576,")
+
+
 def test_an_undescribed_row_without_launch_takes_the_training_runs_launch(model, rows):
     r = _rodinia_row(rows, "calculate_temp")
     base = {"board": "GTX-980", "app_id": "calculate_temp", "input_size": str(int(r.input_size)),
