@@ -205,3 +205,31 @@ def test_arbitrary_text_is_valid_or_a_typed_error(tmp_path, text):
         load_experiment(path)
     except ExperimentSpecError as exc:
         assert str(path) in str(exc)
+
+
+
+_TABLE2_HEAD = 'name = "x"\ndescription = "d"\nkind = "bsp_table2"\n'
+
+
+@pytest.mark.parametrize("key, text", [
+    ("protocol", 'protocol = "leave-one-board-out"\n'),
+    ("data", '[data]\nsource = "gpuperfpredict-nca"\n'),
+    ("models", '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n'),
+    ("published", '[published]\nsuite = "NCA"\nmethods = ["SVM"]\n'),
+])
+def test_a_table2_experiment_refuses_what_it_would_ignore(tmp_path, key, text):
+    # kind = "bsp_table2" runs the paper's Table II from its own runs: a protocol, data
+    # selection or models written into the file were dropped without a word
+    path = tmp_path / "t2.toml"
+    path.write_text(_TABLE2_HEAD + text)
+    with pytest.raises(ExperimentSpecError, match=rf"takes only \[table2\]; remove '{key}'"):
+        load_experiment(path)
+    path.write_text(_TABLE2_HEAD + '[table2]\nreference_board = "GTX-680"\n')
+    assert load_experiment(path).table2 == {"reference_board": "GTX-680"}
+
+
+def test_a_comparison_refuses_a_table2_table(tmp_path):
+    path = tmp_path / "exp.toml"
+    path.write_text(dump(base()) + '[table2]\nreference_board = "GTX-680"\n')
+    with pytest.raises(ExperimentSpecError, match=r"\[table2\] belongs to kind = \"bsp_table2\""):
+        load_experiment(path)

@@ -472,6 +472,16 @@ def load_experiment(path) -> ExperimentSpec:
             raise ExperimentSpecError(f"{path}: [top level] {key} must be a non-empty string, found nothing")
     kind = raw.get("kind", "comparison")
     protocol = raw.get("protocol")
+    if kind == "bsp_table2":
+        # Table II has its own data (the paper's runs) and no models: a table the file sets
+        # here would be ignored, so the file is refused instead of run without it
+        unused = [key for key in ("protocol", "data", "models", "published", "characterization") if key in raw]
+        if unused:
+            raise ExperimentSpecError(
+                f"{path}: kind = \"bsp_table2\" reproduces seed 003 Table II from its own runs and takes only "
+                f"[table2]; remove {', '.join(map(repr, unused))} (or leave kind out for a comparison of models)")
+    elif "table2" in raw:
+        raise ExperimentSpecError(f"{path}: [table2] belongs to kind = \"bsp_table2\"; remove it, or set that kind")
     if kind == "comparison" and protocol not in PROTOCOLS:
         raise ExperimentSpecError(f"{path}: [top level] protocol must be one of {', '.join(PROTOCOLS)}, found {_short(protocol)}")
     data = _check_table(path, "data", raw.get("data", {}), DATA)
