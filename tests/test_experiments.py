@@ -106,7 +106,11 @@ def test_lobo_headline_figures_equal_the_recorded_ones(model, data_home):
 
 
 @pytest.mark.parametrize("data, message", [
-    ('boards = ["GTX-680"]', r"protocol 'leave-one-board-out' finds no split of the \d+ rows .*1 board\(s\)"),
+    ('boards = ["GTX-680"]', r"protocol 'leave-one-board-out' finds no split of the \d+ rows .*1 board\(s\).*"
+                             r"select rows of more boards"),
+    # one app under leave-one-app-out: the fix named boards, which it already had nine of
+    ('apps = ["vectorAdd"]\n#protocol=leave-one-app-out', r"protocol 'leave-one-app-out' finds no split .*; 1 app\(s\)\).*"
+                                                         r"select rows of more apps \(a held-out app"),
     ('apps = ["no_such_app"]', "apps names 'no_such_app', which no row of gpuperfpredict-nca holds"),
     # registry boards the source never measured
     ('boards = ["H100-SXM", "A100-40GB"]', "boards names 'H100-SXM', which no row of gpuperfpredict-nca holds"),
@@ -117,7 +121,8 @@ def test_a_data_selection_the_protocol_cannot_use_is_refused_before_any_model(tm
     from perfml.experiments.runner import run_experiment
 
     path = tmp_path / "x.toml"
-    path.write_text('name = "x"\ndescription = "d"\nprotocol = "leave-one-board-out"\n'
+    protocol = data.split("#protocol=")[1] if "#protocol=" in data else "leave-one-board-out"
+    path.write_text(f'name = "x"\ndescription = "d"\nprotocol = "{protocol}"\n'
                     f'[data]\nsource = "gpuperfpredict-nca"\n{data}\n'
                     '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n')
     with pytest.raises(ExperimentSpecError, match=message):

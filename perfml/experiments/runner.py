@@ -265,10 +265,21 @@ def check_selection(spec: ExperimentSpec, rt: pd.DataFrame, y, random_state: int
     else:
         why = ""
     if n_splits == 0:
+        noun, column, fix = _HELD_OUT.get(spec.protocol, _HELD_OUT["leave-one-board-out"])
+        if column not in rt:  # an operator corpus names its kernels by op
+            noun, column, fix = _HELD_OUT["leave-one-board-out"]
         raise ExperimentSpecError(
             f"experiment {spec.name!r}: protocol {spec.protocol!r} finds no split of the {len(rt)} rows of [data] "
-            f"({selection}; {rt['board'].nunique()} board(s)){why}; select rows of more boards (a held-out board "
-            "needs others to train on)")
+            f"({selection}; {rt[column].nunique()} {noun}(s)){why}; select rows of more {noun}s ({fix})")
+
+
+#: What a protocol holds out (noun, column, why), for the fix of a selection it cannot split.
+_HELD_OUT = {
+    "leave-one-board-out": ("board", "board", "a held-out board needs others to train on"),
+    "leave-one-app-out": ("app", "app_id", "a held-out app needs others to train on"),
+    "size-extrapolation": ("size", "input_size", "each app is trained on its smaller sizes and predicts its larger ones"),
+    "size-cv": ("size", "input_size", "the folds are grouped by input size"),
+}
 
 
 @dataclass
