@@ -169,6 +169,22 @@ def test_a_reference_predicts_the_users_kernel_on_other_boards(model, tmp_path):
     assert out["extrapolation"].iloc[1].startswith("board GTX-980: FP32 rate")
 
 
+def test_a_reference_on_the_query_board_is_the_prediction_whatever_other_boards_measured(model):
+    # the user measured my_kernel on two boards, 4x apart: each of those boards is answered with
+    # its own measurement (the geometric mean of both, carried, gave 0.5x and 2x of it, out of
+    # the row's interval); a third board takes both, carried
+    ref = pd.concat([_my_reference("GTX-980", 0.1), _my_reference("GTX-680", 1.0)], ignore_index=True)
+    queries = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": "4096"}
+                            for b in ("GTX-980", "GTX-680", "Tesla-K40")])
+    out = predict_queries(model, queries, "q.csv", reference=ref)
+    assert out["predicted_ms"].iloc[0] == pytest.approx(0.1, rel=1e-12)
+    assert out["predicted_ms"].iloc[1] == pytest.approx(1.0, rel=1e-12)
+    assert (out["lower_ms"].iloc[:2] <= [0.1, 1.0]).all() and (out["upper_ms"].iloc[:2] >= [0.1, 1.0]).all()
+    alone = [predict_queries(model, queries.iloc[[2]], "q.csv", reference=r)["predicted_ms"].iloc[0]
+             for r in (ref.iloc[[0]], ref.iloc[[1]])]
+    assert out["predicted_ms"].iloc[2] == pytest.approx(float(np.sqrt(alone[0] * alone[1])), rel=1e-9)
+
+
 def test_a_reference_of_several_launches_answers_each_query_from_its_own_launch(model):
     """A user measured one kernel and size at two block sizes on the board they have: each query
     is answered from the measurement of its own launch (not refused, not averaged over launches);

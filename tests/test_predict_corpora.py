@@ -329,6 +329,21 @@ def test_an_operator_reference_is_scaled_to_the_other_board(bundle):
     assert not out["extrapolated"].iloc[:2].any()
 
 
+def test_an_operator_reference_on_the_query_board_is_the_prediction(bundle):
+    # the T4 measurement of a call answers the T4 query, whatever a V100 row of the same call says
+    from perfml.learned.operator_queries import check_operator_reference
+
+    model = bundle.models["dlops"]
+    call = {"op": "bmm", "B": 4, "M": 256, "N": 256, "K": 256}
+    ref = check_operator_reference(_text(pd.DataFrame([{"board": "Tesla-T4", **call, "time_ms": 0.5},
+                                                       {"board": "Tesla-V100-PCIe-32GB", **call, "time_ms": 0.05}])),
+                                   "ref.csv")
+    q = _text(pd.DataFrame([{"board": b, **call} for b in ("Tesla-T4", "Tesla-V100-PCIe-32GB", "A100-PCIe-40GB")]))
+    out = predict_operator_queries(model, q, "q.csv", reference=ref)
+    assert out["predicted_ms"].iloc[:2].tolist() == pytest.approx([0.5, 0.05], rel=1e-12)
+    assert (out["basis"] == "reference").all()
+
+
 def test_an_operator_reference_of_several_launches_answers_each_query_from_its_own(bundle):
     """The same call measured under two launches (say two cuBLAS kernels): a query that names
     its launch gets that launch's time; one that names a launch never measured is refused."""

@@ -400,12 +400,17 @@ def _reference_predictions(model, q, pred, reference, pairs) -> np.ndarray:
     ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference rows
     r of the same op, dimensions and launch (``pairs``, from :func:`_matched_reference_rows`):
     the user's time scaled by the model's ratio between the two boards (as for application
-    kernels, :mod:`perfml.learned.queries`).
+    kernels, :mod:`perfml.learned.queries`); a run the reference measured on the row's own
+    board takes only those rows (:func:`~perfml.learned.queries.own_board_first`).
     """
+    from perfml.learned.queries import own_board_first
+
     out = np.full(len(q), np.nan)
     owners, rows = pairs
     if not len(owners):
         return out
+    keep = own_board_first(reference["board"].to_numpy()[rows], owners, q["board"].to_numpy())
+    owners, rows = owners[keep], rows[keep]
     moved = q.iloc[owners].reset_index(drop=True).copy()
     moved["board"] = reference["board"].to_numpy()[rows]
     with np.errstate(all="ignore"):

@@ -610,6 +610,25 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     return bound
 
 
+def own_board_first(reference_boards, owners, query_boards) -> np.ndarray:
+    """Mask of the (query row, reference row) pairs to use: for a query row whose board the
+    reference measured, only the pairs of that board; for the others, every pair.
+
+    ``reference_boards[k]`` is the board of pair k's reference row, ``owners[k]`` its query
+    row (a position in ``query_boards``). The user's measurement of the run on the query's
+    own board is the prediction (the model's ratio from a board to itself is 1); averaging
+    it with the times carried from other boards moved it, by a factor of two with a
+    reference 4x apart between two boards, and out of its own interval.
+    """
+    reference_boards = np.asarray(reference_boards, dtype=object)
+    owners = np.asarray(owners, dtype=int)
+    if not len(owners):
+        return np.ones(0, dtype=bool)
+    own = reference_boards == np.asarray(query_boards, dtype=object)[owners]
+    has_own = np.bincount(owners[own], minlength=int(owners.max()) + 1) > 0
+    return own | ~has_own[owners]
+
+
 def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame):
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
@@ -618,13 +637,16 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     query leaves empty takes every launch of the run): the user's time scaled by the model's ratio
     between the two boards, the model being the transfer baseline plus the learned
     residual (:class:`~perfml.learned.regressors.RuntimeRegressor`), so the ratio is the
-    closed-form (or cores x clock, bandwidth) ratio the transfer baseline uses.
+    closed-form (or cores x clock, bandwidth) ratio the transfer baseline uses. Where the
+    reference measured the run on the row's own board, only those rows count
+    (:func:`own_board_first`).
     """
     out = np.full(len(q), np.nan)
     pairs, owners, times = [], [], []
     for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
         row = q.iloc[i]
         hits = reference[_same_run(reference, row) & launch_agrees(reference, row)]
+        hits = hits[own_board_first(hits["board"].to_numpy(), np.zeros(len(hits), dtype=int), [row["board"]])]
         for _, r in hits.iterrows():
             pairs.append(row.to_dict() | {"board": r["board"]})
             owners.append(i)
