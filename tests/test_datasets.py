@@ -308,6 +308,51 @@ def test_a_malformed_home_manifest_is_a_typed_error(tmp_path):
         load_runtimes(home)
 
 
+def _manifest_without_runtimes(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("runtimes.csv.gz,"))
+
+
+@pytest.mark.parametrize("damage", [
+    _manifest_without_runtimes,                                          # its line deleted
+    lambda t: t.replace("runtimes.csv.gz,", "RUNTIMES.CSV.GZ,"),         # misspelt
+    lambda t: t.replace("runtimes.csv.gz,", "runtimes.csv.gz ,"),        # a trailing space
+    lambda t: t.replace("runtimes.csv.gz,", "./runtimes.csv.gz,"),
+], ids=["deleted", "case", "space", "dot-slash"])
+def test_a_damaged_manifest_line_does_not_switch_the_checks_off(tmp_path, damage):
+    # the data home's manifest without a usable line for runtimes.csv.gz left the table unchecked:
+    # its times x1000 were read, fit-lambda gave lambda 0.012, a trained model 1000x times
+    home = copy_home(tmp_path)
+    manifest = home / "manifest.csv"
+    manifest.write_text(damage(manifest.read_text()))
+    _rewrite_runtimes(home, lambda f: f.assign(**{c: f[c] * 1000 for c in f.columns if c.startswith("time_ms")}))
+    with pytest.raises(DatasetSchemaError, match=r"runtimes.csv.gz"):
+        load_runtimes(home)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "header is empty"),
+    ("file,rows,bytes,sha256\n", "lists no file"),
+    ("name,count\nruntimes.csv.gz,3\n", "header is name,count"),
+])
+def test_an_empty_manifest_is_refused(tmp_path, text, message):
+    home = copy_home(tmp_path)
+    (home / "manifest.csv").write_text(text)
+    with pytest.raises(DataHomeError, match=message):
+        load_runtimes(home)
+
+
+def test_a_manifest_listing_a_file_twice_with_other_values_is_refused_and_a_bom_is_read(tmp_path):
+    home = copy_home(tmp_path)
+    manifest = home / "manifest.csv"
+    text = manifest.read_text()
+    line = next(line for line in text.splitlines() if line.startswith("runtimes.csv.gz,"))
+    manifest.write_text("\ufeff" + text)
+    assert len(load_runtimes(home)) == 65120
+    manifest.write_text(text + line.replace(",", ",1", 1) + "\n")
+    with pytest.raises(DataHomeError, match="lists runtimes.csv.gz again"):
+        load_runtimes(home)
+
+
 def test_tables_are_cached_per_path_mtime_and_size(tmp_path, monkeypatch):
     home = copy_home(tmp_path)
     calls = []

@@ -10,7 +10,9 @@ Which manifest
 --------------
 1. ``manifest.csv`` in the data home (columns ``file, rows, bytes, sha256``), the
    machine-readable manifest that ``shared/datasets`` carries (its README, section
-   "Machine-readable manifest");
+   "Machine-readable manifest"); an empty one, or one listing a file twice with other
+   values, is refused, and in a copy of ``shared/datasets`` a file it does not list is
+   checked against the shipped manifest (2.);
 2. otherwise, for a copy of ``shared/datasets`` (a data home holding its
    ``README.md``), the manifest shipped with perfml,
    ``perfml/data/datasets_manifest.toml``, parsed once from the tables "Files" and
@@ -110,14 +112,23 @@ def _home_manifest(path: str, mtime_ns: int, size: int) -> dict[str, ManifestEnt
     shipped = shipped_manifest()
     out = {}
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
+        with open(path, newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte-order mark
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            header = [str(name).strip() for name in reader.fieldnames or ()]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise DataHomeError(f"{path}: the data home's manifest cannot be read ({exc}); restore it "
                             "from shared/datasets or delete it") from None
+    if not {"file", "rows", "sha256"} <= set(header):
+        raise DataHomeError(f"{path}: the header is {','.join(header) or 'empty'!s}, not 'file,rows,bytes,sha256'; "
+                            "restore the manifest from shared/datasets or delete it")
+    if not rows:
+        # an emptied manifest would switch every check of every table off without a word
+        raise DataHomeError(f"{path}: the data home's manifest lists no file; restore it from shared/datasets "
+                            "or delete it")
     for i, row in enumerate(rows, start=2):
         try:
-            file, n, sha = row["file"], int(row["rows"]), row["sha256"].strip().lower()
+            file, n, sha = _file_name(row["file"]), int(row["rows"]), row["sha256"].strip().lower()
             size_b = int(row["bytes"]) if row.get("bytes") else None
         except (KeyError, TypeError, ValueError, AttributeError):
             raise DataHomeError(
@@ -130,17 +141,38 @@ def _home_manifest(path: str, mtime_ns: int, size: int) -> dict[str, ManifestEnt
         known = shipped.get(file)
         # the recorded medians belong to the shared file: keep them only for that file
         medians = known.median_ms if known is not None and known.sha256 == sha else ()
-        out[file] = ManifestEntry(file, n, sha, f"{path}", size_b, medians)
+        entry = ManifestEntry(file, n, sha, f"{path}", size_b, medians)
+        if file in out and out[file] != entry:
+            raise DataHomeError(f"{path}: line {i} lists {file} again, with other values than an earlier line; "
+                                "keep one line per file (restore the manifest from shared/datasets or delete it)")
+        out[file] = entry
     return out
 
 
+def _file_name(name) -> str:
+    """A manifest's file name as the tables are named: surrounding spaces and a leading ``./`` dropped."""
+    name = str(name).strip()
+    while name.startswith("./"):
+        name = name[2:]
+    return name
+
+
 def manifest_entry(home: Path, file: str) -> ManifestEntry | None:
-    """The manifest entry of ``file`` in data home ``home``, or None (see module docstring)."""
+    """The manifest entry of ``file`` in data home ``home``, or None (see module docstring).
+
+    In a copy of ``shared/datasets`` (a data home holding its ``README.md``) a file its own
+    manifest does not list (a deleted or misspelt line) is checked against the shipped
+    manifest: a damaged manifest never switches the checks of a table off.
+    """
     own = home / MANIFEST_FILE
+    copy_of_shared = (home / "README.md").is_file()
     if own.is_file():
         stat = own.stat()
-        return _home_manifest(str(own), stat.st_mtime_ns, stat.st_size).get(file)
-    if (home / "README.md").is_file():
+        entry = _home_manifest(str(own), stat.st_mtime_ns, stat.st_size).get(file)
+        if entry is None and copy_of_shared:
+            return shipped_manifest().get(file)
+        return entry
+    if copy_of_shared:
         return shipped_manifest().get(file)
     return None
 
