@@ -353,6 +353,19 @@ def test_a_manifest_listing_a_file_twice_with_other_values_is_refused_and_a_bom_
         load_runtimes(home)
 
 
+@pytest.mark.parametrize("name, message", [
+    ("gtx-980", r"writes one board two ways, 'GTX-980' \(row \d+\) and 'gtx-980' \(row \d+\)"),
+    ("GTX-980 ", r"has 'GTX-980 ' in row \d+ .*with surrounding spaces"),
+])
+def test_a_board_written_two_ways_is_refused(tmp_path, name, message):
+    # part of the GTX-980's rows renamed: fit-lambda crashed (KeyError), predict-lambda called the
+    # GTX-980 unseen while reading its own rows
+    home = copy_home(tmp_path, manifest=False, readme=False)  # a user's own data home: no checksum
+    _rewrite_runtimes(home, lambda f: f.assign(board=f["board"].mask((f["board"] == "GTX-980") & (f.index % 2 == 0), name)))
+    with pytest.raises(DatasetSchemaError, match=message):
+        load_runtimes(home)
+
+
 def test_tables_are_cached_per_path_mtime_and_size(tmp_path, monkeypatch):
     home = copy_home(tmp_path)
     calls = []

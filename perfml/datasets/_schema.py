@@ -107,6 +107,8 @@ def validate(df: pd.DataFrame, schema: TableSchema, path: str) -> pd.DataFrame:
                 f"{path}: column {col!r} is empty in row {row + 2} (line of the CSV); "
                 "every row needs a value there: fill it or drop the row"
             )
+    if "board" in out.columns:
+        _check_board_spellings(out["board"], path)
     for col in schema.positive:
         values = out[col].to_numpy(dtype=float)
         bad = ~np.isfinite(values) | (values <= 0)
@@ -136,6 +138,33 @@ def validate(df: pd.DataFrame, schema: TableSchema, path: str) -> pd.DataFrame:
                 f"{path}: column {col!r} must be >= 0, found {float(values[row])!r} in row {row + 2}; fix the row"
             )
     return out
+
+
+def _check_board_spellings(boards: pd.Series, path: str) -> None:
+    """Refuse a board name with surrounding spaces, and one board written two ways.
+
+    The rows of a board are grouped by its name as written: ``"GTX-980"`` and ``"gtx-980 "``
+    in one table were two boards to some computations and one (resolved through the
+    registry's aliases) to others, which crashed ``fit-lambda`` and let ``predict-lambda``
+    call a board "unseen" while reading its own rows. Names are compared ignoring case and
+    every character but letters and digits, the registry's rule for aliases.
+    """
+    names = boards.dropna().astype(str)
+    padded = names != names.str.strip()
+    if padded.any():
+        row = int(np.flatnonzero(padded.to_numpy())[0])
+        raise DatasetSchemaError(f"{path}: column 'board' has {names.iloc[row]!r} in row {row + 2} (line of the CSV), "
+                                 "with surrounding spaces; write the board's name without them")
+    spellings = pd.DataFrame({"name": names.to_numpy(), "key": names.str.lower().str.replace(r"[^0-9a-z]", "", regex=True).to_numpy()})
+    firsts = spellings.drop_duplicates("name")
+    clash = firsts[firsts.duplicated("key", keep=False)]
+    if len(clash):
+        key = clash["key"].iloc[0]
+        pair = clash[clash["key"] == key]
+        rows = [int(np.flatnonzero((spellings["name"] == n).to_numpy())[0]) + 2 for n in pair["name"]]
+        raise DatasetSchemaError(
+            f"{path}: column 'board' writes one board two ways, {pair['name'].iloc[0]!r} (row {rows[0]}) and "
+            f"{pair['name'].iloc[1]!r} (row {rows[1]}); write every row of a board with the same name")
 
 
 def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
