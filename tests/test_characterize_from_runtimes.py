@@ -202,15 +202,25 @@ def test_a_row_faster_than_its_work_allows_is_refused_even_when_the_median_is_ph
 
 
 def test_far_below_the_specification_is_an_explicit_warning():
-    """Times in seconds given as ms: every rate 1000x too low; slower is possible, so kept, but said."""
+    """Every rate 100x too low (0.006x the datasheet): slower is possible, so kept, but said."""
     spec = peak_bandwidth(get_board("GTX-980"))
-    ch = calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec / 1000, flops=5e11 / 1000), "GTX-980")
+    ch = calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec / 100, flops=5e11 / 100), "GTX-980")
     for quantity in ("dram_bandwidth", "fp32_throughput"):
         value = ch.best(quantity, "B/s" if quantity == "dram_bandwidth" else "FLOP/s", tiers=("calibrated",))
         assert any("far below any working board's" in w and "time unit" in w for w in value.warnings), value.warnings
     # a real board's figures are nowhere near: no such warning at 0.6x
     ch = calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec), "GTX-980")
     assert not any("far below" in w for v in ch.values for w in v.warnings)
+
+
+def test_a_thousandth_of_the_specification_is_refused_as_a_unit_slip():
+    """Times in microseconds (or seconds) read as ms: every rate 1000x too low. Kept with a warning,
+    it carried every prediction made with the calibration a thousandfold (vectorAdd 1166 ms, not 1.17)."""
+    from perfml.errors import PhysicalLimitError
+
+    spec = peak_bandwidth(get_board("GTX-980"))
+    with pytest.raises(PhysicalLimitError, match=r"dram_bandwidth \(calibrated\).*below 0.001x.*time unit"):
+        calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec / 1000, flops=5e11), "GTX-980")
 
 
 def test_cli_writes_only_on_success(tmp_path, monkeypatch):

@@ -17,6 +17,11 @@ file's warnings:
   DRAM bandwidths are 0.60-0.90 x; tests/test_characterization_files.py): at 1 % the
   likely cause is times in seconds or microseconds where milliseconds were expected, or
   work counted for the wrong size;
+* below :data:`MIN_UNDER_SPEC` (0.001) x the specification: refused. A thousandth is the
+  signature of a unit slip (times in microseconds or seconds read as milliseconds give
+  exactly 1/1000 of the true rate), and a characterization that slow would carry every
+  prediction made with it a thousandfold (a ``--calibration`` file in microseconds
+  predicted vectorAdd at 1166 ms instead of 1.17 ms, with only a warning);
 * non-positive or non-finite values never get this far: :class:`CharacterizedValue`
   refuses them.
 """
@@ -42,6 +47,7 @@ from perfml.errors import PhysicalLimitError
 __all__ = [
     "L2_FACTOR",
     "MAX_OVER_SPEC",
+    "MIN_UNDER_SPEC",
     "WARN_OVER_SPEC",
     "WARN_UNDER_SPEC",
     "check_physical_limits",
@@ -61,6 +67,8 @@ MAX_OVER_SPEC = 1.5
 WARN_OVER_SPEC = 1.05
 #: an achieved value below this multiple of the specification carries a warning (a unit slip?)
 WARN_UNDER_SPEC = 0.01
+#: an achieved value below this multiple of the specification is refused (a unit slip: x 1/1000)
+MIN_UNDER_SPEC = 0.001
 #: working sets of at least this multiple of the board's L2 measure the DRAM, not the L2
 L2_FACTOR = 4
 
@@ -90,7 +98,7 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
     Raises
     ------
     PhysicalLimitError
-        An achieved value above 1.5 x its specification, or a latency or launch overhead
+        An achieved value above 1.5 x its specification or below 0.001 x, or a latency or launch overhead
         beyond :data:`MAX_LATENCY_CYCLES`, :data:`MAX_LATENCY_S` or :data:`MAX_OVERHEAD_S`.
     """
     values = list(values)
@@ -109,6 +117,13 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
                     f"specification {spec:.4g} {value.unit} from {where}; more than {MAX_OVER_SPEC}x is not "
                     "physical: check the work counts, the time unit and the board of the rows "
                     f"({value.source})"
+                )
+            if ratio < MIN_UNDER_SPEC:
+                raise PhysicalLimitError(
+                    f"{value.quantity} ({value.tier}) = {value.value:.4g} {value.unit} is {ratio:.2g}x the "
+                    f"specification {spec:.4g} {value.unit} from {where}; below {MIN_UNDER_SPEC:g}x no working board "
+                    "runs: check the time unit of the rows (milliseconds, not microseconds or seconds), the work "
+                    f"counts and the board ({value.source})"
                 )
             note = None
             if ratio > WARN_OVER_SPEC:
