@@ -81,4 +81,7 @@ def read_text_csv(path):
     if len(written) == frame.shape[1]:
         frame.columns = [name if str(column).startswith("Unnamed: ") and not name.strip() else column
                          for column, name in zip(frame.columns, written)]
+    # "board, app_id, input_size" names the columns board, app_id and input_size, as the
+    # cells' surrounding spaces are dropped (the duplicate check compares stripped names too)
+    frame.columns = [str(c).strip() if str(c).strip() else c for c in frame.columns]
     return frame

@@ -119,6 +119,24 @@ def test_a_column_with_a_blank_header_reaches_the_output_with_its_blank_header(m
     assert out.read_text().splitlines()[1].startswith("7,GTX-980,vectorAdd,1048576,")
 
 
+def test_a_header_with_spaces_after_its_commas_names_the_same_columns(model_dir, tmp_path, capsys):
+    # "board, app_id, input_size" was refused with "no app_id or op column", though the cells'
+    # surrounding spaces are dropped everywhere
+    from perfml.cli import main
+
+    q, out = tmp_path / "q.csv", tmp_path / "p.csv"
+    q.write_text("board, app_id , input_size\nGTX-980,vectorAdd,1048576\n")
+    ref = tmp_path / "r.csv"
+    ref.write_text("board , app_id, input_size, block_x, grid_x, time_ms\nGTX-680, my_kernel, 4096, 256, 16, 0.25\n")
+    assert main(["predict", "--model", str(model_dir), "--queries", str(q), "--output", str(out)]) == 0, \
+        capsys.readouterr().err
+    assert out.read_text().splitlines()[0].startswith("board,app_id,input_size,predicted_ms")
+    q.write_text("board, app_id, input_size\nGTX-680,my_kernel,4096\n")
+    assert main(["predict", "--model", str(model_dir), "--queries", str(q), "--reference", str(ref),
+                 "--output", str(out), "--overwrite"]) == 0, capsys.readouterr().err
+    assert float(pd.read_csv(out)["predicted_ms"].iloc[0]) == pytest.approx(0.25, rel=1e-12)
+
+
 def test_an_undescribed_row_without_launch_takes_the_training_runs_launch(model, rows):
     r = _rodinia_row(rows, "calculate_temp")
     base = {"board": "GTX-980", "app_id": "calculate_temp", "input_size": str(int(r.input_size)),
