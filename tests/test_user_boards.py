@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -469,3 +470,33 @@ def test_a_sweep_is_planned_on_a_users_board_as_on_its_original(tmp_path, capsys
     original, twin = plan(board="GTX-980"), plan("--boards", str(mine), board="My-980")
     assert twin["board"] == "My-980" and original["board"] == "GTX-980"
     assert {k: v for k, v in twin.items() if k != "board"} == {k: v for k, v in original.items() if k != "board"}
+
+
+@needs_data_home()
+@pytest.mark.parametrize("cc, dropped, named", [
+    # a compute capability perfml has no [cc] table for: no cores per SM, no residency limits
+    ("8.7", None, r"no value for 'fp32_cores_per_sm'.*no \[cc\.\"8\.7\"\] table"),
+    ("8.0", "sms", r"no value for 'sms'"),
+    ("8.0", "boost_clock_mhz", r"no value for 'boost_clock_mhz'"),
+])
+def test_a_board_lacking_a_figure_every_prediction_needs_is_named_not_blamed_on_the_size(tmp_path, capsys, cc,
+                                                                                           dropped, named):
+    # the NaN prediction was reported as "too far outside the training data: choose a size nearer",
+    # and a kernel known from --reference as having "no measurement at input_size 1024"
+    values = {"compute_capability": f'"{cc}"', "sms": "82", "boost_clock_mhz": "1695",
+              "memory_bandwidth_gbs": "936.0", "l2_bytes": "6291456"}
+    values.pop(dropped, None)
+    (tmp_path / "b.toml").write_text(HEADER + _BOARD.replace("Mine-1", "Mine-2")
+                                     + "".join(f"{k} = {v}\n" for k, v in values.items()))
+    (tmp_path / "q.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y\n"
+                                    "Mine-2,lud_perimeter,4096,32,1,1,1\n")
+    (tmp_path / "k.csv").write_text("board,app_id,input_size\nMine-2,my_kernel,1024\n")
+    (tmp_path / "r.csv").write_text("board,app_id,input_size,block_x,grid_x,time_ms\nGTX-980,my_kernel,1024,16,1,0.02\n")
+    home = str(data_home_path())
+    for queries, extra in (("q.csv", []), ("k.csv", ["--reference", str(tmp_path / "r.csv")])):
+        status, _, err = _run(capsys, "--boards", str(tmp_path / "b.toml"), "predict", "--model", str(MODEL),
+                              "--queries", str(tmp_path / queries), "--output", str(tmp_path / "p.csv"),
+                              "--data-home", home, *extra)
+        assert status == 2 and not (tmp_path / "p.csv").exists()
+        assert re.search(r"no prediction on board Mine-2: .*" + named, err), err
+        assert "nearer the training range" not in err and "no measurement at input_size" not in err

@@ -28,6 +28,7 @@ from perfml.boards._derived import (
 from perfml.boards._registry import (
     Registry,
     check_board_is_device,
+    default_registry,
     get_board,
     list_boards,
     load_registry,
@@ -53,6 +54,7 @@ __all__ = [
     "board_architecture",
     "board_from_device",
     "check_board_is_device",
+    "default_registry",
     "board_generation",
     "get_board",
     "issue_limited_flops",

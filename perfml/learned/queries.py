@@ -705,6 +705,13 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
+    for i in np.flatnonzero(~(np.isfinite(pred) & (pred > 0))):
+        # a board without the figures every prediction rests on: said first, as it is the cause
+        # whatever the row's kernel (a reference carried there is NaN too)
+        lacking = missing_board_figure(q["board"].iloc[i], getattr(model, "registry", None))
+        if lacking:
+            raise QueryValidationError(f"{_at(where, int(i))}: no prediction on board {q['board'].iloc[i]}: the "
+                                       f"closed-form times under the model need a figure its entry lacks: {lacking}")
     unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & (basis != "reference"))
     if unknown.size:  # a kernel known only from the reference, at a size it does not measure
         from perfml.errors import UnsupportedQueryError
@@ -735,6 +742,32 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                      for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
                     board_flags=on_board)
+
+
+def missing_board_figure(board_name: str, registry=None) -> str | None:
+    """What the board's registry entry lacks of the figures every prediction rests on, or None.
+
+    The transfer features scale a time between boards by the FP32 rate (SMs x cores per SM
+    x clock), the DRAM bandwidth and the wave size (SMs, residency limits of the compute
+    capability); a board without one of them predicts NaN. The message of
+    :class:`~perfml.errors.MissingBoardParameterError` names the field and where to add it
+    (a compute capability perfml has no table for leaves the per-SM figures empty).
+    """
+    from perfml.boards import default_registry, get_board, peak_bandwidth, peak_flops, wave_size
+    from perfml.errors import MissingBoardParameterError
+
+    board = get_board(board_name, registry=registry)
+    try:
+        peak_flops(board)
+        peak_bandwidth(board)
+        wave_size(board, 32)
+    except MissingBoardParameterError as exc:
+        cc = board.compute_capability
+        if cc and cc not in (registry or default_registry()).compute_capabilities():
+            return (f"{exc}; perfml has no [cc.\"{cc}\"] table, so none of the per-SM figures of compute "
+                    f"capability {cc} (cores per SM, residency limits) is known: give them in the board's entry")
+        return str(exc)
+    return None
 
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
