@@ -418,3 +418,56 @@ def test_the_raw_repetition_tables_keep_their_documented_corrupt_record(data_hom
 
     samples = read_table("runtime_samples", data_home.path)
     assert samples["time_ms"].max() > 1e13
+
+
+def _rewrite(home, name, transform):
+    path = home / name
+    frame = pd.read_csv(path, low_memory=False)
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt") as fh:
+            transform(frame).to_csv(fh, index=False)
+    else:
+        transform(frame).to_csv(path, index=False)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("High (8)", r"'m.L2 Cache Utilization' must be numeric, found 'High \(8\)'"),
+    ("-3", r"'m.L2 Cache Utilization' is a profiler counter or metric and must be a number >= 0"),
+    ("inf", r"must be a number >= 0 or empty, found inf"),
+])
+def test_a_profile_counter_that_is_not_a_count_is_refused(tmp_path, value, message):
+    # without a manifest, text in a metric column reached the criteria: internal ValueError in diagnose
+    home = copy_home(tmp_path, "profiles_nca.csv.gz", manifest=False, readme=False)
+    _rewrite(home, "profiles_nca.csv.gz",
+             lambda f: f.astype({"m.L2 Cache Utilization": object}).assign(**{"m.L2 Cache Utilization": value}))
+    with pytest.raises(DatasetSchemaError, match=message):
+        load_table("profiles_nca", home)
+
+
+def test_a_profile_row_of_zero_elapsed_cycles_is_refused_by_diagnose(tmp_path, capsys):
+    from perfml.cli import main
+
+    home = copy_home(tmp_path, "profiles_nca.csv.gz", manifest=False, readme=False)
+    _rewrite(home, "profiles_nca.csv.gz", lambda f: f.assign(**{"e.elapsed_cycles_sm": 0}))
+    code = main(["diagnose", "--board", "GTX-680", "--app", "matMul_gpu", "--allow-missing", "--data-home", str(home)])
+    err = capsys.readouterr().err
+    assert code == 2 and "elapsed clock cycles" in err and "is 0" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("l1_effect_frac_per_size", "abc;0.5", r"column 'l1_effect_frac_per_size': found 'abc;0.5'"),
+    ("l1_effect_frac_per_size", "-5;-5", r"expected fractions in \[0, 1\]"),
+    ("predicted_sizes", "2^x..2^14", r"column 'predicted_sizes': found '2\^x..2\^14', expected a range of powers of two"),
+    ("l2_effect_frac", "7", r"column 'l2_effect_frac': found '7.0'"),
+])
+def test_bsp_inputs_cells_the_constants_parse_are_checked(tmp_path, column, value, message):
+    # ValueError from float()/int() (an internal error of fit-lambda), or a fraction of -5 used silently
+    from perfml.closed_form.bsp import BSPModel
+
+    home = copy_home(tmp_path, "bsp_inputs.csv", manifest=False, readme=False)
+    per_size = "l1_effect_frac_per_size"
+    _rewrite(home, "bsp_inputs.csv", lambda f: f.astype({column: object}).assign(
+        **{column: f[column].where(f[per_size].isna(), value) if column != "l2_effect_frac" else value}))
+    rows = load_runtimes(home, source="BSPGPU")
+    with pytest.raises(DatasetSchemaError, match=message):
+        BSPModel(data_home=home).fit(rows, rows["time_ms_median"].to_numpy())

@@ -12,6 +12,7 @@ gets its cores and clock from the board registry and the paper's typical latenci
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ import pandas as pd
 
 from perfml._expr import evaluate
 from perfml.closed_form._bsp_latencies import paper_latencies
+from perfml.errors import DatasetSchemaError
 
 DEFAULT_SOURCES = ("BSPGPU-2015", "gpuperfpredict-NCA-2018")
 
@@ -70,9 +72,12 @@ class BSPConstants:
 def _row_to_constants(row: pd.Series) -> BSPConstants:
     per_size = None
     if isinstance(row.get("l1_effect_frac_per_size"), str) and row["l1_effect_frac_per_size"].strip():
-        values = [float(v) for v in row["l1_effect_frac_per_size"].split(";")]
-        first = _first_exponent(row.get("predicted_sizes"))
+        values = [_fraction(row, "l1_effect_frac_per_size", v) for v in row["l1_effect_frac_per_size"].split(";")]
+        first = _first_exponent(row.get("predicted_sizes"), row)
         per_size = tuple((first + i, v) for i, v in enumerate(values))
+    for column in ("l1_effect_frac", "l2_effect_frac"):
+        if pd.notna(row.get(column)):
+            _fraction(row, column, row[column])
     comp = row.get("compute_cycles_per_thread")
     uses_shared = row.get("uses_shared_memory_term")
     return BSPConstants(
@@ -103,10 +108,35 @@ def _num(value, default: float = 0.0) -> float:
     return default if np.isnan(value) else value
 
 
-def _first_exponent(spec) -> int:
+def _cell_error(row: pd.Series, column: str, value, expected: str) -> DatasetSchemaError:
+    """bsp_inputs.csv's cell ``column`` of ``row`` is not what the BSP constants need."""
+    where = f"{row.get('model_source')}:{row.get('script_path')}:{row.get('script_line')}"
+    return DatasetSchemaError(
+        f"bsp_inputs.csv: row of board {row.get('board')!r}, app {row.get('app_id')!r} ({where}), column {column!r}: "
+        f"found {str(value)!r}, expected {expected}; restore the row from shared/datasets")
+
+
+def _fraction(row: pd.Series, column: str, value) -> float:
+    """One fraction of the share of accesses served by a cache (seed 003 eq. 3's L1/L2 effect): in [0, 1]."""
+    expected = "fractions in [0, 1] (a list separated by ';')" if column.endswith("_per_size") else "a fraction in [0, 1]"
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise _cell_error(row, column, row.get(column), expected) from None
+    if not 0.0 <= number <= 1.0:  # NaN fails too
+        raise _cell_error(row, column, row.get(column), expected)
+    return number
+
+
+def _first_exponent(spec, row: pd.Series | None = None) -> int:
     # "2^7..2^14" -> 7 (the size the first per-size value belongs to)
-    if isinstance(spec, str) and spec.startswith("2^"):
-        return int(spec.split("..")[0][2:])
+    if isinstance(spec, str) and spec.strip():
+        match = re.fullmatch(r"\s*2\^(\d{1,2})\s*\.\.\s*2\^(\d{1,2})\s*", spec)
+        if match is None or int(match.group(1)) > int(match.group(2)):
+            if row is None:
+                raise DatasetSchemaError(f"bsp_inputs.csv: predicted_sizes {spec!r} is not '2^a..2^b'")
+            raise _cell_error(row, "predicted_sizes", spec, "a range of powers of two, '2^a..2^b' with a <= b")
+        return int(match.group(1))
     return 7
 
 

@@ -43,6 +43,10 @@ class TableSchema:
         columns are allowed if they start with one of them (``("",)`` allows any).
     units : dict
         Column -> unit, for messages and documentation.
+    numeric_extra : bool
+        The extra columns (``extra_prefixes``) are profiler counters and metrics: every
+        value a finite number >= 0 or empty (a text cell such as ``"High (8)"`` or ``"12%"``
+        was an internal error where a counter was divided).
     raw_records : bool
         The table holds raw repetition records as published, the corrupt ones included
         (documented in the data home's README and excluded downstream by the 10x outlier
@@ -57,6 +61,7 @@ class TableSchema:
     required_non_empty: tuple[str, ...] = ()
     extra_prefixes: tuple[str, ...] | None = None
     units: dict[str, str] = field(default_factory=dict)
+    numeric_extra: bool = False
     raw_records: bool = False
 
     def __post_init__(self) -> None:
@@ -109,6 +114,16 @@ def validate(df: pd.DataFrame, schema: TableSchema, path: str) -> pd.DataFrame:
             )
     if "board" in out.columns:
         _check_board_spellings(out["board"], path)
+    if schema.numeric_extra:
+        for col in [c for c in out.columns if c not in schema.columns]:
+            out[col] = _numeric(out[col], col, "float", path)
+            values = out[col].to_numpy(dtype=float)
+            bad = ~np.isnan(values) & ~(np.isfinite(values) & (values >= 0))
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise DatasetSchemaError(
+                    f"{path}: column {col!r} is a profiler counter or metric and must be a number >= 0 or empty, "
+                    f"found {float(values[row])!r} in row {row + 2} (line of the CSV); fix the row")
     for col in schema.positive:
         values = out[col].to_numpy(dtype=float)
         bad = ~np.isfinite(values) | (values <= 0)

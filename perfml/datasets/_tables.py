@@ -60,6 +60,7 @@ SCHEMAS: dict[str, TableSchema] = {
         positive=("input_size",),
         required_non_empty=("board", "app_id", "kernel"),
         extra_prefixes=("m.", "e."),
+        numeric_extra=True,
     ),
     "profiles_rodinia": TableSchema(
         file="profiles_rodinia.csv.gz",
@@ -68,6 +69,7 @@ SCHEMAS: dict[str, TableSchema] = {
         positive=("input_size",),
         required_non_empty=("board", "app_id", "kernel"),
         extra_prefixes=("",),  # one column per nvprof metric/event, names vary
+        numeric_extra=True,
     ),
     "boards": TableSchema(file="boards.csv", columns=C._BOARDS_COLUMNS, required_non_empty=("board",)),
     "board_specs_long": TableSchema(

@@ -66,6 +66,10 @@ class CriteriaReport:
         return self.criteria[name].value
 
 
+#: Terms the criteria divide by: a row must hold a positive value.
+POSITIVE_TERMS = frozenset({"elapsed_cycles_sm"})
+
+
 @dataclass(frozen=True)
 class ProfileContext:
     """One profile row on one board: its terms, the board's numbers, the weights.
@@ -107,8 +111,21 @@ class ProfileContext:
         return self.residency_of(self.row, self.board)
 
     def term(self, name: str) -> float:
-        """Value of a formula term of :data:`perfml.diagnosis.metrics.TERMS` in this row."""
-        return M.term_value(self.row, name, self.cc, board=self.board_name)
+        """Value of a formula term of :data:`perfml.diagnosis.metrics.TERMS` in this row.
+
+        A term every criterion divides by (:data:`POSITIVE_TERMS`: the kernel's elapsed
+        cycles) must be positive: a profile row with 0 elapsed cycles is refused, naming the
+        row, instead of failing with a division by zero.
+        """
+        value = M.term_value(self.row, name, self.cc, board=self.board_name)
+        if name in POSITIVE_TERMS and not value > 0:
+            from perfml.errors import DatasetSchemaError
+
+            what = ", ".join(f"{k} {self.row.get(k)}" for k in ("app_id", "input_size") if k in self.row)
+            raise DatasetSchemaError(
+                f"profile of board {self.board_name} ({what}): {M.TERMS[name].description} is {value!r}; a kernel "
+                "runs for at least one cycle: fix or drop the row of the profile table")
+        return value
 
     def supported(self, name: str) -> bool:
         """Whether profiles of this compute capability hold the term."""
