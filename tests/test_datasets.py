@@ -471,3 +471,11 @@ def test_bsp_inputs_cells_the_constants_parse_are_checked(tmp_path, column, valu
     rows = load_runtimes(home, source="BSPGPU")
     with pytest.raises(DatasetSchemaError, match=message):
         BSPModel(data_home=home).fit(rows, rows["time_ms_median"].to_numpy())
+
+
+def test_a_fractional_count_is_quoted_as_written_not_as_numpy_repr(tmp_path):
+    home = copy_home(tmp_path, manifest=False, readme=False)
+    _rewrite_runtimes(home, lambda f: f.assign(input_size=f["input_size"].astype(float).where(f.index != 3, 1.5)))
+    with pytest.raises(DatasetSchemaError, match=r"column 'input_size' must hold whole numbers, found 1\.5 in row 5;") as info:
+        load_runtimes(home)
+    assert "np." not in str(info.value)

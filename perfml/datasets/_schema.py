@@ -182,13 +182,18 @@ def _check_board_spellings(boards: pd.Series, path: str) -> None:
             f"{pair['name'].iloc[1]!r} (row {rows[1]}); write every row of a board with the same name")
 
 
+def _as_written(value) -> str:
+    """A cell for a message: ``'abc'`` or ``1.5``, never numpy's ``np.float64(1.5)``."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
     converted = pd.to_numeric(series, errors="coerce")
     bad = converted.isna() & series.notna() & (series.astype("string").str.strip() != "")
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise DatasetSchemaError(
-            f"{path}: column {col!r} must be numeric, found {series.iloc[row]!r} in row {row + 2}; "
+            f"{path}: column {col!r} must be numeric, found {_as_written(series.iloc[row])} in row {row + 2}; "
             "fix the value (numbers only, empty for unknown)"
         )
     if kind == "int":
@@ -198,7 +203,7 @@ def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
             fractional = converted.notna() & np.isfinite(converted.astype(float)) & (converted.astype(float) % 1 != 0)
             row = int(np.flatnonzero(fractional.to_numpy())[0])
             raise DatasetSchemaError(
-                f"{path}: column {col!r} must hold whole numbers, found {series.iloc[row]!r} in "
+                f"{path}: column {col!r} must hold whole numbers, found {_as_written(series.iloc[row])} in "
                 f"row {row + 2}; fix the value"
             )
         # An infinite count is not a whole number: treat it as missing, so the positive /

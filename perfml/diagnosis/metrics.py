@@ -270,7 +270,7 @@ def cc_key(compute_capability: object) -> str:
     key = f"{value:.1f}" if not math.isnan(value) else str(compute_capability)
     if key not in KNOWN_COMPUTE_CAPABILITIES:
         raise DatasetSchemaError(
-            f"no nvprof metric mapping for compute capability {compute_capability!r}; "
+            f"no nvprof metric mapping for compute capability {key} (the profile row's compute_capability); "
             f"mapped: {', '.join(KNOWN_COMPUTE_CAPABILITIES)} "
             "(extend perfml.diagnosis.metrics.TERMS for a new metric set)"
         )
