@@ -479,3 +479,11 @@ def test_a_fractional_count_is_quoted_as_written_not_as_numpy_repr(tmp_path):
     with pytest.raises(DatasetSchemaError, match=r"column 'input_size' must hold whole numbers, found 1\.5 in row 5;") as info:
         load_runtimes(home)
     assert "np." not in str(info.value)
+
+
+def test_an_empty_data_home_path_is_refused_not_read_as_the_current_folder(tmp_path, monkeypatch):
+    from perfml.datasets import find_data_home
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DataHomeError, match="--data-home is empty"):
+        find_data_home("")

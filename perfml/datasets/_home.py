@@ -59,6 +59,9 @@ def find_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
         If the directory does not exist or holds no ``runtimes.csv.gz``.
     """
     if data_home is not None:
+        if not str(data_home).strip():  # Path("") is the current folder: never meant
+            raise DataHomeError("--data-home is empty; pass the directory holding the shared datasets tables "
+                                "(e.g. ../shared/datasets), or leave the option out")
         return _checked(Path(data_home).expanduser(), "--data-home")
     env = os.environ.get(ENV_VAR)
     if env:
