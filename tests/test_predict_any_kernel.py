@@ -203,6 +203,22 @@ def test_a_reference_on_the_query_board_is_the_prediction_whatever_other_boards_
     assert out["predicted_ms"].iloc[2] == pytest.approx(float(np.sqrt(alone[0] * alone[1])), rel=1e-9)
 
 
+def test_references_that_disagree_widen_the_interval_to_hold_each_of_them(model):
+    # two repeats of one run 10x apart: the geometric mean, with the calibrated width of one
+    # reference, covered neither 0.1 nor 1.0 ms; now the interval holds the interval of each
+    ref = pd.concat([_my_reference("GTX-980", 0.1), _my_reference("GTX-980", 1.0)], ignore_index=True)
+    queries = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": "4096"} for b in ("GTX-980", "Tesla-K40")])
+    out = predict_queries(model, queries, "q.csv", reference=ref)
+    alone = [predict_queries(model, queries, "q.csv", reference=ref.iloc[[k]]) for k in (0, 1)]
+    assert out["predicted_ms"].tolist() == pytest.approx(np.sqrt(alone[0]["predicted_ms"] * alone[1]["predicted_ms"]).tolist())
+    assert out["lower_ms"].tolist() == pytest.approx(alone[0]["lower_ms"].tolist(), rel=1e-9)
+    assert out["upper_ms"].tolist() == pytest.approx(alone[1]["upper_ms"].tolist(), rel=1e-9)
+    assert (out["lower_ms"] <= [0.1, alone[0]["predicted_ms"].iloc[1]]).all()
+    # one reference, or references that agree: the calibrated width, unchanged
+    same = predict_queries(model, queries, "q.csv", reference=pd.concat([ref.iloc[[0]]] * 2, ignore_index=True))
+    pd.testing.assert_frame_equal(same, alone[0])
+
+
 def test_a_reference_of_several_launches_answers_each_query_from_its_own_launch(model):
     """A user measured one kernel and size at two block sizes on the board they have: each query
     is answered from the measurement of its own launch (not refused, not averaged over launches);

@@ -344,6 +344,23 @@ def test_an_operator_reference_on_the_query_board_is_the_prediction(bundle):
     assert (out["basis"] == "reference").all()
 
 
+def test_operator_references_that_disagree_widen_the_interval(bundle):
+    from perfml.learned.operator_queries import check_operator_reference
+
+    model = bundle.models["dlops"]
+    call = {"op": "bmm", "B": 4, "M": 256, "N": 256, "K": 256}
+    q = _text(pd.DataFrame([{"board": "A100-PCIe-40GB", **call}]))
+
+    def predicted(times):
+        ref = check_operator_reference(_text(pd.DataFrame([{"board": "Tesla-T4", **call, "time_ms": t} for t in times])),
+                                       "ref.csv")
+        return predict_operator_queries(model, q, "q.csv", reference=ref).iloc[0]
+
+    both, low, high = predicted([0.1, 1.0]), predicted([0.1]), predicted([1.0])
+    assert both["lower_ms"] == pytest.approx(low["lower_ms"], rel=1e-9)
+    assert both["upper_ms"] == pytest.approx(high["upper_ms"], rel=1e-9)
+
+
 def test_an_operator_reference_of_several_launches_answers_each_query_from_its_own(bundle):
     """The same call measured under two launches (say two cuBLAS kernels): a query that names
     its launch gets that launch's time; one that names a launch never measured is refused."""

@@ -394,21 +394,21 @@ def _matched_reference_rows(q, reference, where, ref_where) -> tuple[np.ndarray,
     return owners, rows
 
 
-def _reference_predictions(model, q, pred, reference, pairs) -> np.ndarray:
+def _reference_predictions(model, q, pred, reference, pairs):
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
     ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference rows
     r of the same op, dimensions and launch (``pairs``, from :func:`_matched_reference_rows`):
     the user's time scaled by the model's ratio between the two boards (as for application
     kernels, :mod:`perfml.learned.queries`); a run the reference measured on the row's own
-    board takes only those rows (:func:`~perfml.learned.queries.own_board_first`).
+    board takes only those rows (:func:`~perfml.learned.queries.own_board_first`). Returns the
+    predictions and their spread (:func:`~perfml.learned.queries.carried_references`).
     """
-    from perfml.learned.queries import own_board_first
+    from perfml.learned.queries import carried_references, own_board_first
 
-    out = np.full(len(q), np.nan)
     owners, rows = pairs
     if not len(owners):
-        return out
+        return carried_references(owners, np.zeros(0), len(q))
     keep = own_board_first(reference["board"].to_numpy()[rows], owners, q["board"].to_numpy())
     owners, rows = owners[keep], rows[keep]
     moved = q.iloc[owners].reset_index(drop=True).copy()
@@ -416,11 +416,7 @@ def _reference_predictions(model, q, pred, reference, pairs) -> np.ndarray:
     with np.errstate(all="ignore"):
         at_ref = np.asarray(model.predict(moved), dtype=float)
     logs = np.log(reference["time_ms"].to_numpy()[rows]) + np.log(pred[owners]) - np.log(at_ref)
-    sums = np.bincount(owners, weights=logs, minlength=len(q))
-    counts = np.bincount(owners, minlength=len(q))
-    has = counts > 0
-    out[has] = np.exp(sums[has] / counts[has])
-    return out
+    return carried_references(owners, logs, len(q))
 
 
 def _bounds(q: pd.DataFrame, *, l2_resident: bool = False) -> np.ndarray:
@@ -478,7 +474,7 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     trained = set(training.get("ops") or ())
     basis = np.where(q["op"].isin(trained).to_numpy(), "training-boards", "description").astype(object)
     if reference is not None and len(reference):
-        scaled = _reference_predictions(model, q, pred, reference, pairs)
+        scaled, spread = _reference_predictions(model, q, pred, reference, pairs)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -493,4 +489,4 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     groups = q["op"].map(dict(OP_CLASS)).to_numpy(dtype=object)
     on_board = board_range_flags(q["board"], training.get("boards"))
     return answered(original, pred, basis, flags, reasons, _bounds(q), meta.get("intervals"), level, groups=groups,
-                    board_flags=on_board)
+                    board_flags=on_board, spread=spread if reference is not None and len(reference) else None)

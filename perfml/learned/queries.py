@@ -641,7 +641,6 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     reference measured the run on the row's own board, only those rows count
     (:func:`own_board_first`).
     """
-    out = np.full(len(q), np.nan)
     pairs, owners, times = [], [], []
     for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
         row = q.iloc[i]
@@ -652,15 +651,38 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
             owners.append(i)
             times.append(r["time_ms"])
     if not pairs:
-        return out
+        return carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q))
     moved = pd.DataFrame(pairs)
     with np.errstate(all="ignore"):
         at_ref = np.asarray(model.predict(moved), dtype=float)
     owners = np.asarray(owners)
     logs = np.log(np.asarray(times)) + np.log(pred[owners]) - np.log(at_ref)
-    for i in np.unique(owners):
-        out[i] = float(np.exp(np.mean(logs[owners == i])))
-    return out
+    return carried_references(owners, logs, len(q))
+
+
+def carried_references(owners, logs, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Per query row, the geometric mean of its carried reference times, and their spread.
+
+    ``owners[k]`` is the query row of carried log time ``logs[k]``. Returns ``(pred, (lo,
+    hi))``: ``pred`` the mean in log space (NaN for a row without reference), ``lo`` and
+    ``hi`` the smallest and largest carried time over ``pred`` (1 for a row with one
+    reference or none). :func:`answered` widens the row's interval by them, so that it holds
+    the interval of every reference time carried to the row: two repeats of a run 10x apart,
+    or two boards whose times the model carries to 4x apart, are a disagreement the calibrated
+    width (made for one reference) does not know about; it covered neither of them.
+    """
+    owners = np.asarray(owners, dtype=int)
+    logs = np.asarray(logs, dtype=float)
+    pred, lo, hi = np.full(n, np.nan), np.ones(n), np.ones(n)
+    if len(owners):
+        frame = pd.DataFrame({"row": owners, "log": logs}).groupby("row")["log"]
+        mean, low, high = frame.mean(), frame.min(), frame.max()
+        rows = mean.index.to_numpy(dtype=int)
+        pred[rows] = np.exp(mean.to_numpy())
+        with np.errstate(invalid="ignore"):
+            lo[rows] = np.where(np.isfinite(low - mean), np.exp((low - mean).to_numpy()), 1.0)
+            hi[rows] = np.where(np.isfinite(high - mean), np.exp((high - mean).to_numpy()), 1.0)
+    return pred, (lo, hi)
 
 
 def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataFrame | None = None,
@@ -701,7 +723,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         pred = np.asarray(model.predict(q), dtype=float)
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
     if reference is not None:
-        scaled = _reference_predictions(model, q, pred, reference)
+        scaled, spread = _reference_predictions(model, q, pred, reference)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -741,7 +763,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                     ["; ".join(x for x in (w, NOMINAL_LAUNCH_NOTE if f else "") if x)
                      for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
-                    board_flags=on_board)
+                    board_flags=on_board, spread=spread if reference is not None else None)
 
 
 def missing_board_figure(board_name: str, registry=None) -> str | None:
@@ -771,7 +793,7 @@ def missing_board_figure(board_name: str, registry=None) -> str | None:
 
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
-             app_ids=None, groups=None, board_flags=None) -> pd.DataFrame:
+             app_ids=None, groups=None, board_flags=None, spread=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
@@ -785,7 +807,8 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
     raised to it and flagged ``clamped_to_bound``; the interval is taken around the written
     (raised) prediction, and ``lower_ms`` never goes below the bound. ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
-    group of ``app_ids`` or by the given ``groups`` (op classes).
+    group of ``app_ids`` or by the given ``groups`` (op classes). ``spread``: ``(lo, hi)``
+    per row from :func:`carried_references`, the interval's ends multiplied by them.
     """
     from perfml.learned.intervals import check_calibration, interval_bounds
 
@@ -807,6 +830,8 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
         # The interval is the written prediction's: around a clamped one it keeps its width (taken
         # around the prediction below the bound, it shrank to [bound, bound])
         lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
+        if spread is not None:
+            lower, upper = lower * np.asarray(spread[0], dtype=float), upper * np.asarray(spread[1], dtype=float)
         lower = np.fmax(lower, bound)
     else:
         lower = upper = np.full(len(pred), np.nan)
