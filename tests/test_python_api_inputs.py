@@ -77,7 +77,9 @@ def test_a_board_named_by_an_alias_gets_the_boards_prediction(bundle, name):
 def test_a_launch_no_gpu_runs_is_refused_by_the_estimator(bundle, block_x):
     model = bundle.models["described"]
     row = pd.DataFrame({"board": ["Tesla-K40"], "app_id": ["matMul_gpu"], "input_size": [4096], "block_x": [block_x]})
-    with pytest.raises(DatasetSchemaError, match=r"row 1 has block_x = .*expected a whole number in \[1, 1,024\]"):
+    # the row is named by its board, app and size too: a row number of a filtered frame means nothing to the user
+    with pytest.raises(DatasetSchemaError, match=r"row 1 \(board Tesla-K40, app_id matMul_gpu, input_size 4096\) "
+                                                 r"has block_x = .*expected a whole number in \[1, 1,024\]"):
         model.predict(row)
 
 

@@ -53,9 +53,12 @@ def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             shown = given.iloc[i].item() if hasattr(given.iloc[i], "item") else given.iloc[i]  # numpy -> plain
+            row = X.iloc[i]
+            ids = ", ".join(f"{c} {row[c]}" for c in ("source", "board", "app_id", "input_size")
+                            if c in X.columns and pd.notna(row[c]))
             raise DatasetSchemaError(
-                f"{who}: row {i + 1} has {column} = {shown!r}; expected a whole number in [1, {high:,}] "
-                "(CUDA's limit), or an empty cell for the kernel's default launch")
+                f"{who}: row {i + 1}{f' ({ids})' if ids else ''} has {column} = {shown!r}; expected a whole number "
+                f"in [1, {high:,}] (CUDA's limit), or an empty cell for the kernel's default launch")
 
 
 def _canonical_boards(X: pd.DataFrame) -> pd.DataFrame:
