@@ -506,3 +506,38 @@ def test_a_folder_of_other_files_is_not_made_a_result_set(tmp_path, synthetic_ca
     with pytest.raises(ResultFileExistsError, match="holds other files and no result set"):
         _run(out, synthetic_catalog)
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_the_points_done_are_read_under_the_writer_lock(tmp_path, synthetic_catalog, monkeypatch):
+    # read before the lock, a --resume that started while another finished measured every
+    # point again (the set held each twice and could not be characterized)
+    import fcntl
+
+    rs, _ = _run(tmp_path / "synthetic-done", synthetic_catalog)
+    real = ResultSet.completed_point_ids
+    held = []
+
+    def probe(self):
+        with open(self.path / "manifest.json", "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(True)
+            else:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                held.append(False)
+        return real(self)
+
+    monkeypatch.setattr(ResultSet, "completed_point_ids", probe)
+    _, (report,) = _run(rs.path, synthetic_catalog, resume=True)
+    assert held == [True] and report.measured == 0 and len(rs.read()) == N_SYNTHETIC_POINTS
+
+
+def test_a_new_set_another_sweep_is_writing_is_not_discarded(tmp_path, synthetic_catalog):
+    # the sweep that created a set failed (refused by the lock of a --resume started beside it)
+    # and removed the manifest under the other sweep, which then lost all it measured
+    rs = ResultSet.create(tmp_path / "synthetic-shared", SYNTHETIC_DEVICE, synthetic=True)
+    with rs.writing():
+        assert not rs.discard_if_empty(remove_directory=True)
+        assert (rs.path / "manifest.json").exists()
+    assert rs.discard_if_empty(remove_directory=True) and not rs.path.exists()

@@ -115,11 +115,13 @@ def run_plans(
     device = backend.device_info()
     result_set.check_device(device)
     synthetic = bool(getattr(backend, "synthetic", False))
-    done = result_set.completed_point_ids()
-    faulted = result_set.faulted_points()
     buffer = _Buffer(result_set, max(1, flush_every))
     reports: list[SweepReport] = []
     with result_set.writing():
+        # read under the lock: read before it, a second --resume that waited for the first
+        # measured every point again, and the set held each twice (unusable)
+        done = result_set.completed_point_ids()
+        faulted = result_set.faulted_points()
         removed = result_set.remove_stale()  # temp files of a killed writer: never results
         if removed and on_stale is not None:
             on_stale(removed)

@@ -538,14 +538,20 @@ class ResultSet:
 
         For a sweep that created the set and failed before its first point: left behind, the
         manifest-only set made the same command refuse to run again ("already holds a result
-        set; pass --resume"). Anything measured, or any other file, is kept. Returns whether
-        the manifest was removed.
+        set; pass --resume"). Anything measured, or any other file, is kept, and so is a set
+        another sweep holds the writer lock of (a ``--resume`` of the new set started beside
+        the sweep that created it: removing the manifest under it lost all it measured).
+        Returns whether the manifest was removed.
         """
-        if self.parts() or (self.path / FAULTS_NAME).exists():
+        try:
+            with self.writing():  # another sweep writing to it (it resumed the new set) keeps it
+                if self.parts() or (self.path / FAULTS_NAME).exists():
+                    return False
+                self.remove_stale()
+                with contextlib.suppress(FileNotFoundError):
+                    (self.path / MANIFEST_NAME).unlink()
+        except (ResultFileExistsError, FileNotFoundError):
             return False
-        self.remove_stale()
-        with contextlib.suppress(FileNotFoundError):
-            (self.path / MANIFEST_NAME).unlink()
         if remove_directory:
             with contextlib.suppress(OSError):
                 self.path.rmdir()  # only when empty
