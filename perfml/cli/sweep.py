@@ -142,7 +142,6 @@ def _default_out(device_name: str) -> Path:
     return Path("results") / slug
 
 
-@sweep_app.command("run")
 @contextlib.contextmanager
 def _terminate_as_interrupt():
     """While measuring, SIGTERM stops the sweep as Ctrl-C does: what was measured is written.
@@ -168,6 +167,7 @@ def _terminate_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
+@sweep_app.command("run")
 def run(
     specs: Annotated[list[Path] | None, typer.Argument(help=_SPECS_HELP)] = None,
     out: Annotated[

@@ -104,13 +104,17 @@ def run_plans(
     progress: ProgressCallback | None = None,
     clock: Callable[[], float] = time.monotonic,
     on_stale: Callable[[list[Path]], None] | None = None,
+    catalog: Mapping[str, Any] | None = None,
 ) -> list[SweepReport]:
     """Measure every planned point not yet in ``result_set``.
 
     Rows are written in batches of ``flush_every``; whatever was measured is written
     before an exception (including ``KeyboardInterrupt``) propagates. The set's writer
     lock is held throughout, so two sweeps never append to one set at once. Temporary
-    files a killed writer left behind are removed first and passed to ``on_stale``.
+    files a killed writer left behind are removed first and passed to ``on_stale``. What
+    each spec plans, and the fingerprints of its kernels in ``catalog`` (sidecar and CUDA
+    source), is recorded in the set first (:meth:`ResultSet.record_plans`): a resume of a
+    changed spec or kernel is refused, and ``perfml characterize`` knows what is missing.
     """
     device = backend.device_info()
     result_set.check_device(device)
@@ -123,6 +127,8 @@ def run_plans(
         done = result_set.completed_point_ids()
         faulted = result_set.faulted_points()
         removed = result_set.remove_stale()  # temp files of a killed writer: never results
+        result_set.record_plans({plan.spec.name: {"points": [point_id(plan.spec.name, p.launch.key) for p in plan.points],
+                                                  "kernels": _kernel_fingerprints(plan, catalog)} for plan in plans})
         if removed and on_stale is not None:
             on_stale(removed)
         try:
@@ -133,6 +139,24 @@ def run_plans(
         finally:
             buffer.flush()
     return reports
+
+
+def _kernel_fingerprints(plan: SweepPlan, catalog: Mapping[str, Any] | None) -> dict[str, str]:
+    """Per kernel family of the plan, sha256 of its sidecar and CUDA source (families without files: none)."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for family in sorted({p.launch.family for p in plan.points}):
+        entry = (catalog or {}).get(family)
+        sidecar = getattr(entry, "sidecar_path", None)
+        if sidecar is None:
+            continue
+        digest = hashlib.sha256(Path(sidecar).read_bytes())
+        source = getattr(entry, "source_path", None)
+        if source is not None and Path(source).is_file():
+            digest.update(b"\0" + Path(source).read_bytes())
+        out[family] = digest.hexdigest()[:16]
+    return out
 
 
 def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock, faulted=None) -> SweepReport:
@@ -260,7 +284,7 @@ def run_sweeps(
     result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
     try:
         reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress,
-                            on_stale=on_stale)
+                            on_stale=on_stale, catalog=catalog)
     except BaseException:
         if new_set:  # failed before measuring anything: leave no manifest-only set behind
             result_set.discard_if_empty(remove_directory=not folder_existed)

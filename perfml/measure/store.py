@@ -62,6 +62,7 @@ __all__ = [
     "FORMAT",
     "FAULTS_NAME",
     "MANIFEST_NAME",
+    "PLANS_NAME",
     "SCHEMA_VERSION",
     "ResultSet",
     "make_row",
@@ -70,13 +71,16 @@ __all__ = [
 ]
 
 #: temporary files a writer leaves only when killed mid-write (removed on --resume)
-STALE_PATTERNS = (".part-*.parquet.tmp", ".manifest.json.*.tmp")
+STALE_PATTERNS = (".part-*.parquet.tmp", ".manifest.json.*.tmp", ".plans.json.*.tmp")
 #: the version of the row schema and directory layout written by this perfml
 SCHEMA_VERSION = 1
 FORMAT = "perfml-sweep-results"
 MANIFEST_NAME = "manifest.json"
 #: points whose kernel raised a CUDA error (one JSON object per line; ``--resume`` skips them)
 FAULTS_NAME = "faults.jsonl"
+#: per spec, the points its sweep planned and the fingerprints of its kernels (ResultSet.record_plans)
+PLANS_NAME = "plans.json"
+_PLANS_FORMAT = "perfml-sweep-plans"
 _SCHEMA_KEY = b"perfml.schema_version"
 
 
@@ -549,6 +553,8 @@ class ResultSet:
                     return False
                 self.remove_stale()
                 with contextlib.suppress(FileNotFoundError):
+                    (self.path / PLANS_NAME).unlink()  # what the failed sweep planned: perfml's own record
+                with contextlib.suppress(FileNotFoundError):
                     (self.path / MANIFEST_NAME).unlink()
         except (ResultFileExistsError, FileNotFoundError):
             return False
@@ -654,13 +660,91 @@ class ResultSet:
                 continue
             try:
                 record = json.loads(line)
+                if not isinstance(record.get("error", ""), str) or not isinstance(record["point_id"], str):
+                    raise TypeError
                 out[str(record["point_id"])] = record
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 raise ResultSchemaError(
-                    f"{path}, line {n}: not a fault record (a JSON object with point_id); "
+                    f"{path}, line {n}: not a fault record (a JSON object with a text point_id and error); "
                     "fix or delete the line"
                 ) from None
         return out
+
+    # -- plans ------------------------------------------------------------------
+    def plans(self) -> dict[str, dict]:
+        """Per spec, what its sweep planned: ``{"points": [point_id, ...], "kernels": {family: fingerprint}}``.
+
+        Empty for a set written before perfml recorded plans.
+        """
+        path = self.path / PLANS_NAME
+        if not path.exists():
+            return {}
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            specs = raw["specs"] if raw.get("format") == _PLANS_FORMAT else None
+            ok = isinstance(specs, dict) and all(
+                isinstance(v, dict) and isinstance(v.get("points"), list) and isinstance(v.get("kernels"), dict)
+                and all(isinstance(p, str) for p in v["points"]) for v in specs.values())
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise ResultSchemaError(f"{path}: not the plan record perfml writes ({_PLANS_FORMAT}); restore it, or "
+                                    "delete it to read the set without knowing what its sweeps planned")
+        return specs
+
+    def record_plans(self, planned: Mapping[str, Mapping[str, Any]]) -> None:
+        """Record what each spec plans (call with the writer lock held), refusing a change.
+
+        ``planned``: spec name -> ``{"points": [...], "kernels": {family: fingerprint}}``. A
+        spec this set already measured under another plan (other points: its grid or a
+        parameter changed) or with other kernels (a sidecar or CUDA source edited since: the
+        same point ids would then hold two kernels' times, or recorded times another kernel's
+        work) is refused; so a ``--resume`` continues exactly the sweep it interrupted.
+        """
+        known = self.plans()
+        for spec, plan in planned.items():
+            before = known.get(spec)
+            if before is None:
+                continue
+            if sorted(before["points"]) != sorted(plan["points"]):
+                raise ResultSchemaError(
+                    f"{self.path}: spec {spec!r} now plans other points ({len(plan['points'])}) than when this set "
+                    f"measured it ({len(before['points'])}): its grid, parameters or launches changed; measure the "
+                    "changed spec into a new --out (or give it another name)")
+            changed = sorted(k for k in set(before["kernels"]) & set(plan["kernels"])
+                             if before["kernels"][k] != plan["kernels"][k])
+            if changed:
+                raise ResultSchemaError(
+                    f"{self.path}: the kernel(s) {', '.join(changed)} of spec {spec!r} changed (sidecar or CUDA "
+                    "source) since this set measured them; a set holds one version of a kernel: restore it, or "
+                    "measure into a new --out")
+        merged = {**known, **{k: {"points": sorted(v["points"]), "kernels": dict(v["kernels"])}
+                              for k, v in planned.items()}}
+        data = json.dumps({"format": _PLANS_FORMAT, "version": 1, "specs": merged}, indent=1, sort_keys=True)
+        path = self.path / PLANS_NAME
+        tmp = self.path / f".{PLANS_NAME}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            _write_durably(tmp, data.encode())
+            os.replace(tmp, path)
+            _fsync_dir(self.path)
+        except OSError as exc:
+            raise _write_error(path, exc, "record the sweep plans") from None
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+
+    def missing_points(self) -> dict[str, int]:
+        """Per spec, how many of its planned points the set holds no row of (faulted points excepted).
+
+        A sweep stopped by its time budget, by an interrupt, or with points that failed to
+        compile leaves them; a characterization of such a set normalizes each function by the
+        largest intensity *measured*, so it would differ without a word.
+        """
+        plans = self.plans()
+        if not plans:
+            return {}
+        done = self.completed_point_ids() | set(self.faulted_points())
+        return {spec: n for spec, plan in plans.items() if (n := len(set(plan["points"]) - done))}
 
     def completed_point_ids(self) -> set[str]:
         """``point_id`` of every row already stored (what a resumed sweep skips)."""
