@@ -571,3 +571,62 @@ def test_sigterm_during_a_sweep_stops_it_as_ctrl_c_does(tmp_path, synthetic_cata
         runner.run_plans(plans, backend, rs, flush_every=100)
     assert signal.getsignal(signal.SIGTERM) == before
     assert 2 <= len(rs.read()) <= 3  # measured before the signal: written, not lost
+
+
+def test_a_set_its_time_budget_stopped_is_not_characterized_until_resumed(tmp_path, synthetic_catalog):
+    # each function is normalized by the largest intensity measured: the stopped set's curves
+    # differed from the full one's without a word (F_DRAMThr(0.125) 0.147 instead of 0.683)
+    from perfml.characterize import characterize_results
+    from perfml.errors import ResultSchemaError
+    from perfml.measure import runner
+
+    ticks = iter(range(10_000))
+    spec = parse_spec({**SYNTHETIC_SPEC, "time_budget_s": 4})
+    plans = runner.plan_specs([spec], synthetic_catalog, sms=4)
+    rs = ResultSet.create(tmp_path / "synthetic-stopped", SYNTHETIC_DEVICE, synthetic=True)
+    (report,) = runner.run_plans(plans, SyntheticBackend(), rs, clock=lambda: next(ticks), catalog=synthetic_catalog)
+    assert report.skipped_budget > 0
+    assert rs.missing_points() == {spec.name: report.skipped_budget}
+    with pytest.raises(ResultSchemaError, match=rf"lacks planned points of {spec.name} \({report.skipped_budget} "
+                                                r"point\(s\)\).*--resume.*--allow-incomplete"):
+        characterize_results(rs.path)
+    partial = characterize_results(rs.path, allow_incomplete=True)  # asked for: what was measured
+    _run(rs.path, synthetic_catalog, resume=True)
+    assert rs.missing_points() == {}
+    assert characterize_results(rs.path).to_dict() != partial.to_dict()
+
+
+def test_a_resume_of_a_changed_spec_or_kernel_is_refused(tmp_path, synthetic_catalog):
+    # point ids are made from the spec name and the launch: a changed grid, or a kernel whose
+    # sidecar or source was edited, would have put two sweeps' rows under one spec
+    from perfml.errors import ResultSchemaError
+
+    rs, _ = _run(tmp_path / "synthetic-changed", synthetic_catalog)
+    smaller = {**SYNTHETIC_SPEC, "families": [f if f["name"] != "syn_dram" else {**f, "params": {"ITERS": [32]}}
+                                              for f in SYNTHETIC_SPEC["families"]]}
+    with pytest.raises(ResultSchemaError, match="now plans other points"):
+        _run(rs.path, synthetic_catalog, spec=parse_spec(smaller), resume=True)
+    plans = rs.plans()[SYNTHETIC_SPEC["name"]]
+    rs.record_plans({"other": {"points": ["p1"], "kernels": {"k": "aaaa"}}})
+    with pytest.raises(ResultSchemaError, match=r"the kernel\(s\) k of spec 'other' changed"):
+        rs.record_plans({"other": {"points": ["p1"], "kernels": {"k": "bbbb"}}})
+    assert rs.plans()[SYNTHETIC_SPEC["name"]] == plans  # a refusal changes no record
+    _run(rs.path, synthetic_catalog, resume=True)  # the unchanged spec resumes
+
+
+def test_a_kernels_fingerprint_follows_its_sidecar_and_source(tmp_path):
+    from types import SimpleNamespace
+
+    from perfml.measure.runner import _kernel_fingerprints
+    from perfml.measure.spec import PlannedPoint, SweepPlan
+
+    (tmp_path / "k.toml").write_text("sidecar")
+    (tmp_path / "k.cu").write_text("source")
+    entry = SimpleNamespace(sidecar_path=tmp_path / "k.toml", source_path=tmp_path / "k.cu")
+    launch = SimpleNamespace(family="k", key="k|1")
+    plan = SweepPlan(spec=parse_spec(SYNTHETIC_SPEC), points=(PlannedPoint(spec="s", launch=launch),), estimated_s=0.0)
+    first = _kernel_fingerprints(plan, {"k": entry})
+    (tmp_path / "k.cu").write_text("source, edited")
+    second = _kernel_fingerprints(plan, {"k": entry})
+    assert set(first) == {"k"} and first != second
+    assert _kernel_fingerprints(plan, None) == {}  # no catalog: nothing to fingerprint

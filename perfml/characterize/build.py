@@ -194,6 +194,7 @@ def characterize_results(
     *,
     board: str | None = None,
     sources: Sequence[FunctionSource] = DEFAULT_SOURCES,
+    allow_incomplete: bool = False,
 ) -> Characterization:
     """Characterize the result set at ``path``.
 
@@ -204,6 +205,9 @@ def characterize_results(
     board : str, optional
         Registry name of the measured board, for the fraction of the specification
         achieved; by default the device name is tried in the registry.
+    allow_incomplete : bool, default False
+        Characterize a set whose sweeps left planned points unmeasured
+        (:meth:`~perfml.measure.store.ResultSet.missing_points`); refused otherwise.
     """
     from perfml.measure.store import ResultSet
 
@@ -212,6 +216,17 @@ def characterize_results(
         from perfml.boards import check_board_is_device
 
         check_board_is_device(board, rs.device.name, f"the result set {path}")
+    missing = rs.missing_points()
+    if missing and not allow_incomplete:
+        # each function is normalized by the largest intensity measured: a sweep its time budget
+        # stopped gave other curves (F_DRAMThr(0.125) 0.147 instead of 0.683) without a word
+        from perfml.errors import ResultSchemaError
+
+        listed = ", ".join(f"{spec} ({n} point(s))" for spec, n in sorted(missing.items()))
+        raise ResultSchemaError(
+            f"the result set {path} lacks planned points of {listed}: their sweep stopped (time budget, "
+            "interrupt) or the points failed; finish it with `perfml sweep run SPEC --out "
+            f"{path} --resume`, or pass --allow-incomplete to characterize what was measured")
     frame = rs.read()  # checked: one device, each point once, measured values only
     reg_board, name = _lookup_board(board, rs.device.name)
     try:

@@ -56,6 +56,11 @@ def characterize(
         str | None,
         typer.Option("--source", help="With --from-runtimes: keep only rows of this `source` column value."),
     ] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete", help="Characterize a result set whose sweeps left planned points "
+                     "unmeasured (time budget, interrupt, failed points); refused otherwise."),
+    ] = False,
 ) -> None:
     """Build F_Divergence, F_SHMEM, F_DRAMThr, F_ARITHThr, per-class peaks and tiered values."""
     from perfml.characterize import characterize_results, reference_characterization
@@ -96,7 +101,7 @@ def characterize(
     elif reference is not None:
         ch = reference_characterization(reference)
     else:
-        ch = characterize_results(results, board=board)
+        ch = characterize_results(results, board=board, allow_incomplete=allow_incomplete)
     if out is not None:
         ch.save(out, overwrite=force)
     if json_:
