@@ -262,6 +262,12 @@ def test_unknown_schema_versions_are_rejected(tmp_path, synthetic_catalog):
     (lambda data: {**data, "device": 3}, "expected a 'device' object, found int"),
     (lambda data: {**data, "device": {}}, "needs name and compute_capability"),
     (lambda data: {**data, "device": {**data["device"], "sms": "132"}}, "sms"),
+    # internal errors (TypeError, ValueError) or silent use before
+    (lambda data: {**data, "device": {**data["device"], "total_memory_bytes": None}}, r"total_memory_bytes = None"),
+    (lambda data: {**data, "device": {**data["device"], "l2_cache_bytes": "abc"}}, r"l2_cache_bytes = 'abc'"),
+    (lambda data: {**data, "device": {**data["device"], "l2_cache_bytes": -5}}, r"l2_cache_bytes = -5"),
+    (lambda data: {**data, "device": {**data["device"], "l2_cache_bytes": 1e12}}, r"l2_cache_bytes = 1e\+12"),
+    (lambda data: {**data, "synthetic": "false"}, r"synthetic = 'false', expected true or false"),
 ])
 def test_a_damaged_manifest_is_a_typed_error(tmp_path, synthetic_catalog, edit, match):
     out = tmp_path / "synthetic-damaged"
@@ -477,6 +483,14 @@ def test_a_bare_name_is_the_shipped_spec_of_that_name(tmp_path, monkeypatch):
     (tmp_path / "calibration").write_text(other.read_text())  # a file of that name is a file
     (own,) = load_specs(["calibration"])
     assert own.path == Path("calibration") and own.name != "calibration"
+
+
+def test_a_fault_record_with_other_kinds_of_values_is_refused(tmp_path, synthetic_catalog):
+    # {"point_id": ..., "error": 5} made --resume fail with TypeError ('int' object is not subscriptable)
+    rs, _ = _run(tmp_path / "synthetic-faults", synthetic_catalog)
+    (rs.path / "faults.jsonl").write_text('{"point_id": "abc", "error": 5}\n')
+    with pytest.raises(ResultSchemaError, match=r"faults.jsonl, line 1: not a fault record"):
+        _run(rs.path, synthetic_catalog, resume=True)
 
 
 @pytest.mark.parametrize("existing_empty_folder", [False, True])

@@ -42,6 +42,7 @@ import datetime as _dt
 import errno
 import hashlib
 import json
+import math
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -324,10 +325,37 @@ def _manifest_device(device, manifest: Path) -> DeviceInfo:
         raise ResultSchemaError(f"{manifest}: the 'device' entry needs name and compute_capability (text) and "
                                 f"sms (a whole number > 0), found name={name!r}, compute_capability={cc!r}, "
                                 f"sms={sms!r}; {fix}")
+    for key, kind, low, high in _DEVICE_FIELDS:
+        value = device.get(key)
+        if value is None and key != "total_memory_bytes":
+            continue
+        if kind is str:
+            ok = isinstance(value, str)
+        else:
+            ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                  and low <= value <= high and (kind is float or float(value).is_integer()))
+        if not ok:
+            what = "text" if kind is str else f"a {'whole ' if kind is int else ''}number in [{low:g}, {high:g}]"
+            raise ResultSchemaError(f"{manifest}: the 'device' entry has {key} = {value!r}, expected {what}; {fix}")
     try:
         return DeviceInfo.from_dict(device)
     except (TypeError, ValueError) as exc:
         raise ResultSchemaError(f"{manifest}: unreadable 'device' entry ({exc}); {fix}") from None
+
+
+#: the manifest's device fields beyond name, compute capability and SMs: (key, kind, low, high);
+#: a device reports no L2 over 4 GiB, no memory over 64 TiB, no clock over 100 GHz
+_DEVICE_FIELDS = (
+    ("total_memory_bytes", int, 0, 2.0 ** 46),
+    ("l2_cache_bytes", int, 1, 2.0 ** 32),
+    ("max_sm_clock_mhz", float, 1e-9, 1e5),
+    ("max_mem_clock_mhz", float, 1e-9, 1e5),
+    ("driver_version", str, 0, 0),
+    ("cuda_runtime_version", str, 0, 0),
+    ("cupy_version", str, 0, 0),
+    ("uuid", str, 0, 0),
+    ("backend", str, 0, 0),
+)
 
 
 @dataclass(frozen=True)
@@ -410,10 +438,14 @@ class ResultSet:
                 f"{manifest}: expected format {FORMAT!r}, found {data.get('format')!r}"
             )
         _check_version(data.get("schema_version"), str(manifest))
+        synthetic = data.get("synthetic", False)
+        if not isinstance(synthetic, bool):  # "false" read as true
+            raise ResultSchemaError(f"{manifest}: synthetic = {synthetic!r}, expected true or false; the manifest "
+                                    "was edited or damaged: restore manifest.json")
         return cls(
             path=path,
             device=_manifest_device(data.get("device"), manifest),
-            synthetic=bool(data.get("synthetic", False)),
+            synthetic=synthetic,
             created=str(data.get("created", "")),
         )
 
