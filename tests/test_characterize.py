@@ -249,3 +249,20 @@ def test_shipped_sfu_sidecar_counts_one_mufu_per_sin():
     for kernel, pair in (("sfu.sin", 2), ("sfu.cos", 2), ("sfu.ex2", 1), ("sfu.rcp", 1)):
         work = per_kernel[kernel]
         assert work["target_instructions"] == pair * work["unit_instructions"]
+
+
+def test_characterize_never_writes_into_the_result_set(synthetic_recording, tmp_path, capsys):
+    # --out SET/manifest.json --overwrite replaced the set's own manifest (the set then read as
+    # "changed outside perfml"); a file anywhere inside the set is refused, and nothing changes
+    import shutil
+
+    from perfml.cli import main
+
+    rs = tmp_path / "set"
+    shutil.copytree(synthetic_recording, rs)
+    before = {p.name: p.read_bytes() for p in rs.iterdir() if p.is_file()}
+    for target in (rs / "manifest.json", rs / "sub" / "c.json"):
+        assert main(["characterize", str(rs), "--out", str(target), "--overwrite"]) == 2
+        assert "lies inside the result set" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in rs.iterdir() if p.is_file()} == before
+    assert not (rs / "sub").exists()
