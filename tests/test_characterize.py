@@ -266,3 +266,21 @@ def test_characterize_never_writes_into_the_result_set(synthetic_recording, tmp_
         assert "lies inside the result set" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in rs.iterdir() if p.is_file()} == before
     assert not (rs / "sub").exists()
+
+
+def test_rows_of_one_family_at_other_work_are_not_mixed_into_a_function(synthetic_recording):
+    # 1/time compares rows of the same work: a user's spec on the shipped divergence family with
+    # another REPS joined the shipped rows and moved F_divergence without a word
+    from perfml.characterize.build import characterize_frame
+    from perfml.errors import ResultSchemaError
+    from perfml.measure.store import ResultSet
+
+    frame = ResultSet.open(synthetic_recording).read()
+    characterize_frame(frame, board=None, board_name="synthetic")  # as recorded: one setting
+    rows = frame.index[frame["family"] == "divergence"]
+    params = json.loads(frame.loc[rows[0], "params_json"])
+    frame.loc[rows[0], "params_json"] = json.dumps({**params, "REPS": 2 * int(params.get("REPS", 1))})
+    frame.loc[rows[0], "spec"] = "my-divergence"
+    with pytest.raises(ResultSchemaError, match=r"family 'divergence' \(F_divergence\) were measured with REPS = .*"
+                                                r"specs my-divergence, synthetic-suite"):
+        characterize_frame(frame, board=None, board_name="synthetic")

@@ -86,6 +86,8 @@ def _samples(frame, source: FunctionSource):
         params = [p for p, k in zip(params, keep) if k]
     if len(rows) == 0:
         return None
+    if source.performance == "inv_time":
+        _check_same_work(rows, params, source)
     x = np.array([float(evaluate(source.intensity, p)) for p in params])
     if source.normalize:
         x = x / x.max()
@@ -94,6 +96,28 @@ def _samples(frame, source: FunctionSource):
     else:
         y = rows[source.performance].to_numpy(dtype=float)
     return x, y
+
+
+def _check_same_work(rows, params, source: FunctionSource) -> None:
+    """Refuse rows of a ``1 / time`` source whose parameters outside the intensity differ.
+
+    Performance ``1 / time`` compares rows that do the same work: a spec of the user's on a
+    shipped family with another REPS or WORK joined the shipped rows and moved the function
+    (F_divergence(0.5) 0.520 -> 0.694) without a word.
+    """
+    import re
+
+    from perfml.errors import ResultSchemaError
+
+    swept = set(re.findall(r"[A-Za-z_]\w*", f"{source.intensity} {source.where or ''}"))
+    for name in sorted({k for p in params for k in p} - swept):
+        values = sorted({repr(p.get(name)) for p in params})
+        if len(values) > 1:
+            specs = sorted(set(map(str, rows["spec"]))) if "spec" in rows else []
+            raise ResultSchemaError(
+                f"the rows of kernel family {source.family!r} (F_{source.function}) were measured with {name} = "
+                f"{', '.join(values)} (specs {', '.join(specs)}); the function compares 1/time at the same work: "
+                "characterize a result set of one setting (measure the other spec into another --out)")
 
 
 def characterize_frame(
