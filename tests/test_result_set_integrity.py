@@ -279,3 +279,17 @@ def test_a_measured_column_retyped_to_text_is_refused(tmp_path, column):
     pq.write_table(table.set_column(i, pa.field(column, pa.string()), text), part)
     with pytest.raises(ResultSchemaError, match=f"has {column} = 'fast'"):
         ResultSet.open(edited).read()
+
+
+def test_a_part_without_its_device_columns_is_refused(tmp_path):
+    # the device check skipped a part whose device columns were removed: any board's rows passed
+    import pyarrow.parquet as pq
+
+    from perfml.measure.store import ResultSet
+
+    edited = _copy(H100, tmp_path / "nodevice")
+    part = sorted(edited.glob("part-*.parquet"))[0]
+    table = pq.read_table(part)
+    pq.write_table(table.drop_columns(["device_name", "compute_capability", "sms", "total_memory_bytes"]), part)
+    with pytest.raises(ResultSchemaError, match=r"has no device_name column"):
+        ResultSet.open(edited).read()

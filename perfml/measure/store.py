@@ -631,8 +631,11 @@ class ResultSet:
         mine = {"device_name": self.device.name, "compute_capability": self.device.compute_capability,
                 "sms": self.device.sms, "total_memory_bytes": self.device.total_memory_bytes}
         for column, expected in mine.items():
-            if expected is None or column not in rows:
+            if expected is None:
                 continue
+            if column not in rows:  # a part without its device columns could be anyone's
+                raise ResultSchemaError(f"{part} has no {column} column: every row perfml writes names its device; "
+                                        f"the part was edited or comes from elsewhere; {fix}")
             other = rows[column][rows[column] != expected]
             if len(other):
                 raise MixedDeviceError(f"{part} holds rows with {column} = {other.iloc[0]!r}, but the set was "
