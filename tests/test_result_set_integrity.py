@@ -293,3 +293,15 @@ def test_a_part_without_its_device_columns_is_refused(tmp_path):
     pq.write_table(table.drop_columns(["device_name", "compute_capability", "sms", "total_memory_bytes"]), part)
     with pytest.raises(ResultSchemaError, match=r"has no device_name column"):
         ResultSet.open(edited).read()
+
+
+@pytest.mark.parametrize("column", ["time_median_s", "time_min_s", "time_mean_s"])
+def test_a_summary_time_its_repetitions_do_not_give_is_refused(tmp_path, column):
+    # the median x10 on a part was accepted; characterization reads it
+    from perfml.measure.store import ResultSet
+
+    edited = _copy(H100, tmp_path / "summary")
+    _edit(edited, "fp32_simple", column, 10.0)
+    with pytest.raises(ResultSchemaError, match=rf"\(fp32_simple\) has {column} = 10.0, but its repetitions "
+                                                r"\(times_s\) give"):
+        ResultSet.open(edited).read()

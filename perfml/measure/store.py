@@ -661,6 +661,30 @@ class ResultSet:
                 raise ResultSchemaError(f"{part}: point {row.get('point_id', '?')} ({row.get('family', '?')}) has "
                                         f"{column} = {shown!r}, expected {kind}: no measurement gives it, "
                                         f"so the part was edited or damaged; {fix}")
+        if "times_s" in rows:
+            self._check_summaries(rows, part, fix)
+
+    @staticmethod
+    def _check_summaries(rows, part: Path, fix: str) -> None:
+        """The summary times of a row are those of its repetitions (``times_s``), as :func:`make_row`
+        computes them: a median edited x10 passed, and characterization reads the median."""
+        import numpy as np
+
+        times = [np.asarray(t if t is not None else [], dtype=float) for t in rows["times_s"]]
+        for column, summary in (("time_min_s", np.min), ("time_median_s", np.median), ("time_mean_s", np.mean)):
+            if column not in rows:
+                continue
+            stored = rows[column].to_numpy(dtype=float)
+            expected = np.array([summary(t) if t.size else np.nan for t in times])
+            with np.errstate(invalid="ignore"):
+                off = np.isfinite(stored) & np.isfinite(expected) & ~np.isclose(stored, expected, rtol=1e-9, atol=0.0)
+            if off.any():
+                k = int(np.flatnonzero(off)[0])
+                row = rows.iloc[k]
+                raise ResultSchemaError(
+                    f"{part}: point {row.get('point_id', '?')} ({row.get('family', '?')}) has {column} = "
+                    f"{float(stored[k])!r}, but its repetitions (times_s) give {float(expected[k])!r}: the part "
+                    f"was edited or damaged; {fix}")
 
     # -- faults -----------------------------------------------------------------
     def record_fault(self, point: str, launch_key: str, error: str) -> Path:
