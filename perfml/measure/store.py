@@ -4,6 +4,8 @@ Layout of a result set directory::
 
     RESULTS/
       manifest.json             format, schema_version, device fingerprint, synthetic flag
+      plans.json                per spec: its planned point ids and its kernels' fingerprints
+      faults.jsonl              points whose kernel raised a CUDA error (when any did)
       part-00000-1a2b3c4d.parquet
       part-00001-5e6f7a8b.parquet
       ...
@@ -27,7 +29,12 @@ Layout of a result set directory::
 * **Self-describing rows.** Every row repeats the device metadata, versions and schema
   version, so a row copied out of its set still says where it came from.
 * **Resumable.** Rows are keyed by ``point_id`` (spec name + launch key); a resumed
-  sweep skips the points already present, so rows are neither lost nor duplicated.
+  sweep skips the points already present, so rows are neither lost nor duplicated. It
+  continues exactly the sweep it interrupted: ``plans.json`` records what each spec planned
+  and the sha256 of its kernels' sidecar and CUDA source, and a resume whose spec plans
+  other points, or whose kernel changed, is refused (:meth:`ResultSet.record_plans`);
+  ``perfml characterize`` refuses a set whose plans it does not hold every point of
+  (:meth:`ResultSet.missing_points`; sets written before ``plans.json`` are not checked).
 * **One writer.** A sweep holds an ``flock`` on the manifest while appending
   (:meth:`ResultSet.writing`); it dies with the process, so no stale lock survives a crash.
 
