@@ -340,6 +340,25 @@ def test_ctrl_c_prints_interrupted_and_exits_130(monkeypatch, capsys):
     assert err.strip() == "interrupted"
 
 
+def test_sigterm_prints_interrupted_and_exits_130_and_the_handler_is_restored(monkeypatch, capsys):
+    # kill/timeout/Slurm send SIGTERM: it ended the process at once (an MLflow run left RUNNING,
+    # a sweep's last points lost); during a command it now stops it as Ctrl-C does
+    import os
+    import signal
+
+    import perfml.boards
+
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the command")
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(perfml.boards, "get_board", terminated)
+    assert main(["boards", "show", "GTX-680"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
 @pytest.mark.parametrize("exc", [AssertionError("invariant broken"), TypeError("unsupported operand"), KeyError("lambda")])
 def test_programming_error_is_one_internal_line_and_traceback_only_with_debug(monkeypatch, capsys, exc):
     import perfml.boards

@@ -559,12 +559,12 @@ def test_a_new_set_another_sweep_is_writing_is_not_discarded(tmp_path, synthetic
 
 def test_sigterm_during_a_sweep_stops_it_as_ctrl_c_does(tmp_path, synthetic_catalog, monkeypatch):
     # timeout/kill/a batch scheduler send SIGTERM, which ended the process before the runner
-    # wrote what it had measured; inside the CLI's sweep it raises KeyboardInterrupt, which the
+    # wrote what it had measured; inside a perfml command it raises KeyboardInterrupt, which the
     # runner turns into a final flush (as for Ctrl-C)
     import os
     import signal
 
-    from perfml.cli.sweep import _terminate_as_interrupt
+    from perfml.cli import terminate_as_interrupt
     from perfml.measure import runner
 
     before = signal.getsignal(signal.SIGTERM)
@@ -581,7 +581,7 @@ def test_sigterm_during_a_sweep_stops_it_as_ctrl_c_does(tmp_path, synthetic_cata
         return real_run(launch)
 
     monkeypatch.setattr(backend, "run", run_then_terminate)
-    with pytest.raises(KeyboardInterrupt), _terminate_as_interrupt():
+    with pytest.raises(KeyboardInterrupt), terminate_as_interrupt():
         runner.run_plans(plans, backend, rs, flush_every=100)
     assert signal.getsignal(signal.SIGTERM) == before
     assert 2 <= len(rs.read()) <= 3  # measured before the signal: written, not lost

@@ -23,6 +23,8 @@ Never a traceback otherwise. ``perfml --quiet ...`` silences progress bars
 
 from __future__ import annotations
 
+import contextlib
+
 import importlib
 import importlib.util
 import os
@@ -185,9 +187,36 @@ def main(argv: list[str] | None = None) -> int:
 
     boards_before = user_board_files()
     try:
-        return _main(argv)
+        with terminate_as_interrupt():
+            return _main(argv)
     finally:  # `--boards` holds for this command only, also when main() is called in-process
         restore_board_files(boards_before)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """While a command runs, SIGTERM stops it as Ctrl-C does (``interrupted``, exit 130).
+
+    ``kill``, ``timeout``, Slurm and ``docker stop`` send SIGTERM, which ended the process at
+    once: a sweep lost the points measured since its last flush, and ``experiment run`` left
+    its MLflow run RUNNING for ever. Ctrl-C raises ``KeyboardInterrupt``, which every command
+    turns into a final flush (sweeps) or a FAILED run (experiments, tuning); SIGTERM now does
+    the same. Left as it is outside the main thread (an in-process caller's own threads).
+    """
+    import signal
+
+    def interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 
 import re
 from pathlib import Path
@@ -142,31 +141,6 @@ def _default_out(device_name: str) -> Path:
     return Path("results") / slug
 
 
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """While measuring, SIGTERM stops the sweep as Ctrl-C does: what was measured is written.
-
-    ``timeout``, ``kill`` and batch schedulers send SIGTERM, which ended the process at once:
-    the points measured since the last flush were lost (a set of only its manifest, which the
-    same command then refused to overwrite). Ctrl-C raised ``KeyboardInterrupt``, which the
-    runner turns into a final flush; SIGTERM now does the same.
-    """
-    import signal
-
-    def interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread (an in-process test runner): leave it as it is
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 @sweep_app.command("run")
 def run(
     specs: Annotated[list[Path] | None, typer.Argument(help=_SPECS_HELP)] = None,
@@ -240,15 +214,14 @@ def run(
                     tasks[spec] = bar.add_task(spec, total=total)
                 bar.update(tasks[spec], completed=done)
 
-            with _terminate_as_interrupt():
-                result_set, reports = run_sweeps(
-                    loaded, be, target, resume=resume, catalog=catalog, board=reg,
-                    flush_every=flush_every, progress=progress, max_points=max_points,
-                    on_stale=lambda removed: console.print(
-                        f"[yellow]removed {len(removed)} stale temporary file(s) left by an "
-                        f"interrupted sweep: {', '.join(p.name for p in removed)}[/]"
-                    ),
-                )
+            result_set, reports = run_sweeps(
+                loaded, be, target, resume=resume, catalog=catalog, board=reg,
+                flush_every=flush_every, progress=progress, max_points=max_points,
+                on_stale=lambda removed: console.print(
+                    f"[yellow]removed {len(removed)} stale temporary file(s) left by an "
+                    f"interrupted sweep: {', '.join(p.name for p in removed)}[/]"
+                ),
+            )
     thresholds = {s.name: s.cv_threshold for s in loaded}
     for r in reports:
         console.print(
