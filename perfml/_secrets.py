@@ -21,15 +21,26 @@ __all__ = ["mask_credentials"]
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,63}://[^/\s:@]{0,255}):(?P<password>[^\s/]*)@(?=[^\s@/]*(?:[/\s?#]|$))")
 
 
+# a password given as a query parameter, which libpq and SQLAlchemy also take:
+# ...://user@host/db?password=SECRET&sslmode=... (and passwd, pwd, secret, token)
+_QUERY_SECRET = re.compile(r"(?P<head>[?&](?:password|passwd|pwd|secret|token|api_key|access_token)=)"
+                           r"(?P<value>[^&\s#]*)", re.IGNORECASE)
+
+
 def mask_credentials(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@host`` replaced by ``***``.
+    """``text`` with the password of every ``scheme://user:password@host``, and of every
+    ``?password=`` (or ``passwd``, ``pwd``, ``secret``, ``token``) query parameter of a URL,
+    replaced by ``***``.
 
     Examples
     --------
     >>> mask_credentials("could not open postgresql://lab:s3cr@t@127.0.0.1:5432/optuna")
     'could not open postgresql://lab:***@127.0.0.1:5432/optuna'
+    >>> mask_credentials("postgresql+psycopg://lab@db:5432/optuna?sslmode=require&password=s3cret")
+    'postgresql+psycopg://lab@db:5432/optuna?sslmode=require&password=***'
     """
     text = str(text)
     if "://" not in text:  # nothing to mask; and no regex scan of a long message
         return text
-    return _USERINFO.sub(lambda m: f"{m.group('head')}:***@", text)
+    text = _USERINFO.sub(lambda m: f"{m.group('head')}:***@", text)
+    return _QUERY_SECRET.sub(lambda m: f"{m.group('head')}***", text)

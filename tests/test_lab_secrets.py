@@ -23,3 +23,23 @@ def test_the_password_of_a_url_is_masked(password, scheme, before, after):
                         "http://127.0.0.1:5000", "a plain message: 3 trials, best 12.5%"]))
 def test_text_without_a_password_is_unchanged(text):
     assert mask_credentials(text) == text
+
+
+_QUERY_VALUE = st.text(alphabet=string.ascii_letters + string.digits + "!$%'()*+,;:@-._~", min_size=1, max_size=40)
+
+
+@given(value=_QUERY_VALUE, key=st.sampled_from(["password", "PASSWORD", "passwd", "pwd", "token"]),
+       tail=st.sampled_from(["", "&sslmode=require", " does not answer"]))
+def test_a_password_given_as_a_query_parameter_is_masked(value, key, tail):
+    # libpq and SQLAlchemy take ?password=...; perfml printed it in full in "does not answer"
+    text = f"error: postgresql+psycopg://u@127.0.0.1:1/db?connect_timeout=5&{key}={value}{tail}"
+    assert mask_credentials(text) == f"error: postgresql+psycopg://u@127.0.0.1:1/db?connect_timeout=5&{key}=***{tail}"
+
+
+def test_the_cli_masks_a_query_password_of_an_unreachable_store(capsys, monkeypatch):
+    from perfml.cli import main
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "postgresql+psycopg://u@127.0.0.1:1/db?password=s3cretQ")
+    assert main(["report"]) == 2
+    err = capsys.readouterr().err
+    assert "s3cretQ" not in err and "password=***" in err
