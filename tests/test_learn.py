@@ -241,6 +241,13 @@ def test_nested_tuning_stores_a_resumable_study(data, tmp_path):
     TunedRegressor(base, n_trials=1, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
     (summary,) = optuna.get_all_study_summaries(storage)
     assert summary.n_trials == 3  # resumed, not restarted
+    # as many rows on the same boards, but other times (another app's, say): a study of its own;
+    # the name hashed only the boards and the row count, and one's best parameters came from the other
+    TunedRegressor(base, n_trials=1, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms * 3)
+    # another configuration of the estimator (its baseline) on the same rows: a study of its own too
+    TunedRegressor(base.set_params(baseline="bsp"), n_trials=1, n_splits=2, storage=storage,
+                   study_prefix="t").fit(data, data.measured_ms)
+    assert sorted(s.n_trials for s in optuna.get_all_study_summaries(storage)) == [1, 1, 3]
 
 
 # -- features as groups ----------------------------------------------------------------------

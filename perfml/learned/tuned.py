@@ -25,8 +25,13 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
     storage : str, optional
         Optuna RDB storage URL (default: in-memory).
     study_prefix : str
-        Study names are ``<prefix>-<hash of the training boards>``, so a re-run with the
-        same storage resumes the same studies.
+        Study names are ``<prefix>-<hash of the training rows and the estimator's
+        configuration>``, so a re-run with the same storage resumes the same studies, and
+        another experiment's rows or another configuration (baseline, features, fixed
+        parameters) never resumes them (the name hashed only the boards and the row count:
+        two apps of as many rows on the same boards shared a study, and one's best
+        parameters were chosen on the other's data). The study records both digests
+        (:func:`perfml.learned.tuning.bind_study`).
     random_state : int
     mlflow_tracking_uri : str, optional
         Record every trial in MLflow (``"default"`` for MLflow's default store).
@@ -64,12 +69,12 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         X = check_frame(X, ("board", "app_id", "input_size"), "TunedRegressor")
         check_target(y, len(X), "TunedRegressor")
 
-        boards = ",".join(sorted(map(str, X["board"].unique())))
-        digest = hashlib.sha1(f"{boards}|{len(X)}".encode()).hexdigest()[:10]
+        data, config = _data_digest(X, y), _config_digest(self.estimator)
         study = tune(
             self.estimator, X, y, n_trials=self.n_trials, n_splits=self.n_splits, storage=self.storage,
-            study_name=f"{self.study_prefix}-{digest}", random_state=self.random_state,
-            mlflow_tracking_uri=self.mlflow_tracking_uri,
+            study_name=f"{self.study_prefix}-{hashlib.sha1(f'{data}|{config}'.encode()).hexdigest()[:10]}",
+            random_state=self.random_state, mlflow_tracking_uri=self.mlflow_tracking_uri,
+            context={"data": data, "estimator": config},
         )
         self.best_params_ = dict(study.best_params)
         self.best_value_ = float(study.best_value)
@@ -81,3 +86,23 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         """Predicted runtime (ms) of the refitted best estimator."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
+
+
+def _data_digest(X, y) -> str:
+    """sha1 of the rows' identity (board, kernel, size, launch) and measured times, in order."""
+    import numpy as np
+    import pandas as pd
+
+    columns = [c for c in ("board", "app_id", "op", "input_size", "input_size_2", "block_x", "block_y", "grid_x",
+                           "grid_y", "B", "M", "N", "K", "H") if c in X.columns]
+    rows = pd.util.hash_pandas_object(X[columns].astype(str), index=False).to_numpy()
+    digest = hashlib.sha1(rows.tobytes())
+    digest.update(np.asarray(y, dtype=float).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _config_digest(estimator) -> str:
+    """sha1 of the estimator's parameters other than the tuned ``learner_params`` (the data home aside)."""
+    params = {k: v for k, v in estimator.get_params(deep=False).items()
+              if k not in ("learner_params", "data_home", "registry", "n_jobs")}
+    return hashlib.sha1(repr(sorted((k, repr(v)) for k, v in params.items())).encode()).hexdigest()[:16]
