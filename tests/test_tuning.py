@@ -222,3 +222,23 @@ def test_an_interrupted_trial_is_logged_without_a_traceback(tmp_path):
     assert done.stdout.strip() == "stopped"
     assert "Trial 0 failed" in done.stderr and "KeyboardInterrupt" in done.stderr
     assert "Traceback" not in done.stderr and "Trial 1" not in done.stderr
+
+
+@pytest.mark.parametrize("tables, whose", [(["experiments", "runs", "metrics"], "an MLflow tracking store"),
+                                           (["users"], "another program's database")])
+def test_a_storage_of_another_programs_sqlite_file_is_refused_untouched(tmp_path, tables, whose):
+    # Optuna added its dozen tables to an MLflow store given as --storage, then failed (internal error)
+    from perfml.errors import StudyError
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        for table in tables:
+            db.execute(f"CREATE TABLE {table} (a)")
+    before = path.read_bytes()
+    with pytest.raises(StudyError, match=rf"is {whose} \(tables .*\); Optuna would add its tables"):
+        make_storage(f"sqlite:///{path}")
+    assert path.read_bytes() == before
+    with pytest.raises(StudyError, match="names a folder"):
+        make_storage(f"sqlite:///{tmp_path}")
+    make_storage(f"sqlite:///{tmp_path / 'optuna.db'}")  # a new file: Optuna's own
+    make_storage(f"sqlite:///{tmp_path / 'optuna.db'}")  # and again, once it holds Optuna's tables

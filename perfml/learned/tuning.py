@@ -149,6 +149,7 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
         folder = Path(local_store_path(url)).parent
         if not folder.is_dir():
             raise StudyError(f"the folder {folder} of the study database {url} does not exist; create it or pass another --storage")
+        _check_sqlite_is_optunas(Path(local_store_path(url)), url)
     retry_cls = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
     params = inspect.signature(storages.RDBStorage).parameters
     callback_arg = "heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in params else "failed_trial_callback"
@@ -172,6 +173,36 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
                     "pymysql for mysql+pymysql) or use sqlite:///optuna.db") from None
 
     return _retrying("create the study database", url, build)
+
+
+#: tables of an Optuna RDB storage (any of them marks the file as Optuna's)
+_OPTUNA_TABLES = frozenset({"studies", "trials", "version_info", "study_directions"})
+
+
+def _check_sqlite_is_optunas(path: Path, url: str) -> None:
+    """Refuse a SQLite file that holds another program's tables (an MLflow store, say).
+
+    Optuna creates its tables in any database it is given: ``--storage sqlite:///mlflow.db``
+    (an easy slip) added a dozen tables to the MLflow store and then failed with an internal
+    error; another application's file got them silently. A new or empty file, or Optuna's
+    own, is used.
+    """
+    import sqlite3
+
+    if path.is_dir():
+        raise StudyError(f"--storage {url} names a folder, {path}; give a file (sqlite:///{path}/optuna.db)")
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise StudyError(f"--storage {url}: {path} is not a SQLite database ({exc}); give an Optuna study database "
+                         "or a new file") from None
+    if tables and not tables & _OPTUNA_TABLES:
+        whose = "an MLflow tracking store" if {"experiments", "runs"} <= tables else "another program's database"
+        raise StudyError(f"--storage {url}: {path} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add "
+                         "its tables to it: give a file of its own, e.g. sqlite:///optuna.db")
 
 
 def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: int | None = None, pruner=None):
