@@ -74,6 +74,17 @@ def test_run_small_experiment_logs_to_mlflow_and_report_reads_it(tmp_path, monke
             "feature_importances.png", "perfml_model"} <= artifacts
     assert "mape/board/GTX-680" in child.data.metrics
 
+    # a run of some of the models (--model): tagged, not registered, and the full run stays the one
+    # `perfml report` shows (a subset of one bad model became the latest registry version and hid the others)
+    assert main(["experiment", "run", str(spec), "--model", "hybrid_xgboost", "--json"]) == 0
+    capsys.readouterr()
+    assert len(client.search_model_versions("name = 'perfml-small'")) == 1
+    latest = client.search_runs([client.get_experiment_by_name("small").experiment_id],
+                                filter_string="tags.`perfml.kind` = 'experiment'", order_by=["attributes.start_time DESC"])[0]
+    assert latest.data.tags.get("perfml.models_subset") == "hybrid_xgboost"
+    assert main(["report", "--experiment", "small", "--json"]) == 0
+    assert set(pd.DataFrame(json.loads(capsys.readouterr().out)["small"]).model) == set(summary.model)
+
 
 def test_report_without_runs_is_a_typed_error(tmp_path, monkeypatch, capsys):
     from perfml.cli import main

@@ -541,6 +541,15 @@ def _log_summary(mlflow, spec: ExperimentSpec, result: ExperimentResult):
         if np.isfinite(rec["mape"]):
             mlflow.log_metric(_metric_key("mape", rec["model"]), float(rec["mape"]))
             mlflow.log_metric(_metric_key("within_band", rec["model"]), float(rec["within_band"]))
+    ran = set(result.summary.loc[result.summary["kind"] != "published", "model"])
+    if ran != {m.name for m in spec.models}:
+        # a --model subset: tagged, and never the registered model of the experiment (a subset of
+        # one bad model became the latest registry version) nor, where a full run exists, the
+        # run `perfml report` shows (perfml.experiments.tracking._latest_runs)
+        from perfml.experiments.tracking import SUBSET_TAG
+
+        mlflow.set_tag(SUBSET_TAG, ",".join(sorted(ran)))
+        return
     if spec.corpus == "dlops":  # its boosters are logged as booster.json artifacts, not as MLflow models
         return
     learned = result.summary[result.summary["kind"] == "learned"]

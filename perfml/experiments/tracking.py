@@ -65,8 +65,15 @@ def _empty_database(uri: str, path: str) -> bool:
     return uri.startswith("sqlite") and os.path.isfile(path) and not sqlite_tables(path)
 
 
+#: tag of a parent run that ran only some models of its experiment (``perfml experiment run --model``)
+SUBSET_TAG = "perfml.models_subset"
+
+
 def latest_summaries(experiment: str | None = None) -> dict[str, pd.DataFrame]:
     """The side-by-side table of the latest run of each perfml experiment (or of ``experiment``).
+
+    The latest run of all the experiment's models, where there is one: a later run of some of
+    them (``--model``) is shown only when no full run exists.
 
     For comparisons it is the run's ``summary.csv``; for the seed 003 Table II
     experiment, its ``table2_script.csv``.
@@ -132,8 +139,10 @@ def _latest_runs(experiment: str | None):
             [exp.experiment_id], filter_string="attributes.status = 'FINISHED'", order_by=["attributes.start_time DESC"]
         )
         runs = [r for r in runs if r.data.tags.get("perfml.kind") in ("experiment", "bsp_table2")]
-        if runs:
-            out[exp.name] = runs[0]
+        # the latest run of every model: a later `--model` subset run does not hide it
+        whole = [r for r in runs if SUBSET_TAG not in r.data.tags]
+        if whole or runs:
+            out[exp.name] = (whole or runs)[0]
     if not out:
         raise PerfmlError(f"no finished perfml experiment runs in MLflow ({mlflow.get_tracking_uri()}); run `perfml experiment run FILE` first")
     return client, out
