@@ -240,6 +240,17 @@ def test_a_measured_operator_table_with_a_bad_dimension_is_refused_by_file_row_a
 
 
 @needs_data_home()
+def test_train_into_a_folder_no_directory_can_be_created_in_is_refused_before_training(capsys, monkeypatch):
+    # a read-only --out folder failed only after the whole training (43 s for one corpus); /proc
+    # takes no new directory, whoever runs the test (a chmod'ed folder does not stop root)
+    import perfml.learned.training as training
+
+    monkeypatch.setattr(training, "corpus_rows", lambda *a, **k: pytest.fail("trained before checking --out"))
+    _refused(capsys, "-q", "train", "--out", "/proc/perfml-test-model", "--data-home", data_home_path(),
+             message="/proc/perfml-test-model cannot be written: no directory can be created in /proc")
+
+
+@needs_data_home()
 def test_tune_with_a_database_whose_driver_is_missing_says_so(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     err = _refused(capsys, "-q", "tune", "--n-trials", "1", "--no-mlflow", "--app", "vectorAdd", "--data-home",

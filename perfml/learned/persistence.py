@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -258,8 +259,10 @@ def replace_directory_check(path: Path, *, overwrite: bool) -> None:
             if os.path.lexists(parent):
                 if not parent.is_dir():
                     raise UnsafeOutputError(f"{parent} is not a directory, so {path} cannot be created; choose another --out")
+                _check_writable(parent, path)
                 break
         return
+    _check_writable(path.absolute().parent, path)
     mode = os.lstat(path).st_mode
     if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
         raise UnsafeOutputError(f"{path} is {'a symbolic link' if stat.S_ISLNK(mode) else 'not a directory'}; "
@@ -270,6 +273,24 @@ def replace_directory_check(path: Path, *, overwrite: bool) -> None:
     if why:
         raise UnsafeOutputError(f"refusing to replace {path}: it is not a perfml model directory ({why}); "
                                 "--overwrite replaces only a model directory perfml wrote: choose another --out")
+
+
+def _check_writable(folder: Path, path: Path) -> None:
+    """Raise now if no directory can be created in ``folder`` (read-only, no permission).
+
+    Tried, not asked (``os.access`` says yes to root, and not to a read-only mount): a
+    ``train --out`` in a read-only folder failed only after the whole training.
+    """
+    import tempfile
+
+    from perfml.errors import UnsafeOutputError
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".perfml-write-check-", dir=folder)
+    except OSError as exc:
+        raise UnsafeOutputError(f"{path} cannot be written: no directory can be created in {folder} "
+                                f"({exc.strerror}); choose another --out") from None
+    os.rmdir(probe)
 
 
 def why_not_model_directory(path) -> str | None:
