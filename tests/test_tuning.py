@@ -242,3 +242,16 @@ def test_a_storage_of_another_programs_sqlite_file_is_refused_untouched(tmp_path
         make_storage(f"sqlite:///{tmp_path}")
     make_storage(f"sqlite:///{tmp_path / 'optuna.db'}")  # a new file: Optuna's own
     make_storage(f"sqlite:///{tmp_path / 'optuna.db'}")  # and again, once it holds Optuna's tables
+
+
+@pytest.mark.parametrize("directions, what", [(["maximize"], "maximizes"), (["minimize", "minimize"], "has 2 objectives")])
+def test_a_study_of_another_direction_or_of_two_objectives_is_refused(tmp_path, directions, what):
+    # a two-objective study of the name gave RuntimeError "A single direction cannot be retrieved" (internal error)
+    import optuna
+
+    from perfml.errors import StudyError
+
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    optuna.create_study(study_name="other", storage=url, directions=directions)
+    with pytest.raises(StudyError, match=rf"study 'other' in .* {what}; perfml minimizes one objective"):
+        open_study(make_storage(url), "other")

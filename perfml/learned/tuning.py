@@ -234,10 +234,13 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
         sampler=optuna.samplers.TPESampler(seed=worker_seed(random_state, worker)),
         pruner=pruner or optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
     )
-    if study.direction != optuna.study.StudyDirection.MINIMIZE:
+    if study.directions != [optuna.study.StudyDirection.MINIMIZE]:
         from perfml._secrets import mask_credentials
 
-        raise StudyError(f"study {study_name!r} in {mask_credentials(str(url))} maximizes; perfml minimizes MAPE: choose another --study-name")
+        what = ("maximizes" if study.directions == [optuna.study.StudyDirection.MAXIMIZE]
+                else f"has {len(study.directions)} objectives")  # study.direction raised RuntimeError (internal error)
+        raise StudyError(f"study {study_name!r} in {mask_credentials(str(url))} {what}; perfml minimizes one objective, "
+                         "MAPE: choose another --study-name")
     return study
 
 
