@@ -233,3 +233,20 @@ def test_a_comparison_refuses_a_table2_table(tmp_path):
     path.write_text(dump(base()) + '[table2]\nreference_board = "GTX-680"\n')
     with pytest.raises(ExperimentSpecError, match=r"\[table2\] belongs to kind = \"bsp_table2\""):
         load_experiment(path)
+
+
+@pytest.mark.parametrize("name", ["t:tiers", "tab\there", "line\nbreak", "Default", " padded", "x" * 201, "../up"])
+def test_an_experiment_name_report_or_mlflow_cannot_keep_apart_is_refused(tmp_path, name):
+    # "t:tiers" lost its table to the tiers of "t" in `report --json`; a tab garbled the titles;
+    # "Default" is MLflow's own experiment, which report leaves out; > 500 characters failed in MLflow
+    doc = base()
+    doc["name"] = name
+    with pytest.raises(ExperimentSpecError, match=r"\[top level\] name must be a name of letters, digits, spaces"):
+        _load(tmp_path, doc)
+
+
+@pytest.mark.parametrize("name", ["unseen_boards", "my experiment 2", "dlops-newest.v2"])
+def test_plain_experiment_names_are_accepted(tmp_path, name):
+    doc = base()
+    doc["name"] = name
+    assert _load(tmp_path, doc)[0].name == name

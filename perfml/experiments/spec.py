@@ -116,6 +116,18 @@ MODEL_NAME = Rule(
     lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}", v) is not None and ".." not in v,
 )
 
+#: an experiment's name names its MLflow experiment (at most 500 characters there), its registered
+#: model and the keys of `perfml report --json`, where ':' separates the name from a table
+#: ("<name>:tiers"): an experiment named "t:tiers" lost its table to the tiers of "t"; a tab
+#: or line break garbled the report's titles; "Default" is MLflow's own experiment, which
+#: `perfml report` leaves out
+EXPERIMENT_NAME = Rule(
+    "a name of letters, digits, spaces, '_', '-' and '.' (at most 200, starting with a letter or digit; "
+    "not 'Default', MLflow's own experiment)",
+    lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\- ]{0,199}", v) is not None
+    and v.strip() == v and v != "Default",
+)
+
 
 def list_of(rule: Rule, *, max_len: int = 1000, unique: bool = True) -> Rule:
     def check(v):
@@ -132,7 +144,7 @@ EXPERIMENT_VERSIONS = (1,)
 TOP = {
     "format": one_of(EXPERIMENT_FORMAT),
     "version": integer(1, 1),
-    "name": TEXT,
+    "name": EXPERIMENT_NAME,
     "description": TEXT,
     "kind": one_of(*EXPERIMENT_KINDS),
     "protocol": TEXT,  # checked against PROTOCOLS below (imported lazily)
