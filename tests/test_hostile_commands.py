@@ -391,3 +391,23 @@ def test_an_empty_storage_url_is_refused_not_replaced_by_the_default(tmp_path, c
     monkeypatch.chdir(tmp_path)
     _refused(capsys, "tune", "--source", "BSPGPU", "--n-trials", "1", "--storage", "", message="--storage is empty")
     assert not (tmp_path / "optuna.db").exists()
+
+
+@needs_data_home()
+@pytest.mark.parametrize("storage", ["sqlite://", "sqlite:////no/such/folder/o.db"])
+def test_an_experiments_bad_tuning_storage_is_refused_before_its_mlflow_run(tmp_path, capsys, monkeypatch, storage):
+    # the storage was opened by the first tuned model: one FAILED parent run was left in MLflow
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    spec = tmp_path / "tuned.toml"
+    spec.write_text('name = "tuned"\ndescription = "d"\nprotocol = "leave-one-board-out"\n'
+                    '[data]\nsource = "gpuperfpredict-nca"\nboards = ["GTX-680", "Tesla-K40"]\napps = ["vectorAdd"]\n'
+                    '[[models]]\nname = "svr_tuned"\nkind = "learned"\nlearner = "svr"\ntarget = "log"\n'
+                    'tune = { n_trials = 1 }\n')
+    status, _, err = _run(capsys, "experiment", "run", str(spec), "--storage", storage, "--data-home", data_home_path())
+    assert status == 2 and "--storage" in err and "Traceback" not in err
+    db = tmp_path / "mlflow.db"
+    if db.exists():
+        with sqlite3.connect(db) as con:
+            tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
+            assert "runs" not in tables or con.execute("select count(*) from runs").fetchone()[0] == 0

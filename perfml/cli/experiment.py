@@ -53,6 +53,11 @@ def run(
 
         check_address(dask)
     spec = load_experiment(file)
+    if storage is not None and any(m.tune for m in spec.models if model is None or m.name in model):
+        # checked before the MLflow run is started: a bad URL left one FAILED run behind
+        from perfml.learned.tuning import make_storage
+
+        make_storage(storage)
     data_home = entry_data_home(data_home)  # resolved once, here at the entry point
     recovery_wait_s = _recovery_wait_s()
     if not no_track:  # bounded waits, and a server that does not answer is refused before any work
