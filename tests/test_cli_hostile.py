@@ -312,6 +312,9 @@ def _foreign_exceptions():
         ("optuna_storage", optuna.exceptions.StorageInternalError("An exception is raised during the commit."), ["Optuna", "--storage"]),
         ("mlflow", mlflow.exceptions.MlflowException("API request to http://127.0.0.1:1 failed"), ["MLflow", "MLFLOW_TRACKING_URI"]),
         ("sqlalchemy", sqlalchemy.exc.OperationalError("INSERT", {}, Exception("database is locked")), ["database is locked"]),
+        # two commands creating one new SQLite MLflow store at once: alembic's migration lost the race
+        ("alembic", __import__("alembic.util.exc", fromlist=["CommandError"]).CommandError(
+            "Online migration expected to match one row when updating"), ["MLflow store", "run the command again"]),
         ("memory", MemoryError(), ["out of memory"]),
         ("overflow", OverflowError("Python int too large to convert to C long"), ["too large"]),
     ]

@@ -184,6 +184,10 @@ def translate(exc: BaseException) -> PerfmlError | None:
         ("optuna.exceptions", ("OptunaError",), "Optuna", "check --storage, --study-name and the tuning options"),
         ("mlflow.exceptions", ("MlflowException",), "MLflow", "check MLFLOW_TRACKING_URI and that the store answers (commands that log to MLflow also take --no-track)"),
         ("sqlalchemy.exc", ("SQLAlchemyError",), "the database", "check the storage URL, that its directory is writable, and that no other program holds a lock"),
+        # MLflow migrating a new store while another process creates the same one
+        ("alembic.util.exc", ("CommandError",), "creating the MLflow store's tables",
+         "another process was creating the same new store: run the command again (create a new store with one "
+         "command first when several start together)"),
     ):
         cls = _module_class(module, *cls_path)
         if cls is not None and isinstance(exc, cls):
