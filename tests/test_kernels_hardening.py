@@ -364,7 +364,7 @@ def test_disk_full_while_writing_a_part_is_typed_and_leaves_nothing(tmp_path, sm
 
     def full_disk(fd, data):
         state["writes"] += 1
-        if state["writes"] > 1:  # the manifest fits, the first part does not
+        if state["writes"] > 2:  # the manifest and the plan record fit, the first part does not
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
@@ -372,6 +372,27 @@ def test_disk_full_while_writing_a_part_is_typed_and_leaves_nothing(tmp_path, sm
     with pytest.raises(ResultWriteError, match=r"part-.*No space left.*disk is full"):
         run_sweeps([spec], backend, out, catalog=catalog, flush_every=1)
     assert list(out.glob("*.parquet")) == [] and list(out.glob(".*.tmp")) == []
+
+
+def test_disk_full_while_recording_the_plans_is_typed_and_leaves_no_set(tmp_path, small_run, monkeypatch):
+    from perfml.measure import store
+    from perfml.measure.runner import run_sweeps
+
+    spec, backend, catalog = small_run
+    out = tmp_path / "rs"
+    real_write = os.write
+    state = {"writes": 0}
+
+    def full_disk(fd, data):
+        state["writes"] += 1
+        if state["writes"] > 1:  # the manifest fits, the plan record does not
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store.os, "write", full_disk)
+    with pytest.raises(ResultWriteError, match=r"cannot record the sweep plans .*plans.json.*disk is full"):
+        run_sweeps([spec], backend, out, catalog=catalog, flush_every=1)
+    assert not out.exists()  # nothing measured: the new set is discarded, so the command can run again
 
 
 @pytest.mark.parametrize("err, fix", [(errno.EROFS, "read-only"), (errno.EACCES, "permission"),
