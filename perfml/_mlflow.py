@@ -95,9 +95,6 @@ def check_sqlite_store(path: str | None, uri: str) -> None:
     if path is not None and os.path.isdir(path):  # MLflow retried it for 105 s: "unable to open database file"
         raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is a folder; give a database file in it, "
                                  f"e.g. sqlite:///{os.path.join(path, 'mlflow.db')}")
-    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise TrackingStoreError(f"MLflow tracking store {uri}: the folder of {path} does not exist; create it or "
-                                 "give another store")
     if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
         return
     tables = sqlite_tables(path)
