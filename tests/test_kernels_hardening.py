@@ -352,6 +352,20 @@ def test_resume_removes_and_reports_stale_temp_parts(tmp_path, small_run):
     assert reports[0].already_done == n and len(ResultSet.open(out).read()) == n
 
 
+def _disk_full_after(monkeypatch, store, writes: int) -> None:
+    """The result store's ``os.write`` fails with ENOSPC after ``writes`` writes."""
+    real_write = os.write
+    state = {"writes": 0}
+
+    def full_disk(fd, data):
+        state["writes"] += 1
+        if state["writes"] > writes:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store.os, "write", full_disk)
+
+
 def test_disk_full_while_writing_a_part_is_typed_and_leaves_nothing(tmp_path, small_run,
                                                                       monkeypatch):
     from perfml.measure import store
@@ -359,16 +373,7 @@ def test_disk_full_while_writing_a_part_is_typed_and_leaves_nothing(tmp_path, sm
 
     spec, backend, catalog = small_run
     out = tmp_path / "rs"
-    real_write = os.write
-    state = {"writes": 0}
-
-    def full_disk(fd, data):
-        state["writes"] += 1
-        if state["writes"] > 2:  # the manifest and the plan record fit, the first part does not
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(fd, data)
-
-    monkeypatch.setattr(store.os, "write", full_disk)
+    _disk_full_after(monkeypatch, store, 2)  # the manifest and the plan record fit, the first part does not
     with pytest.raises(ResultWriteError, match=r"part-.*No space left.*disk is full"):
         run_sweeps([spec], backend, out, catalog=catalog, flush_every=1)
     assert list(out.glob("*.parquet")) == [] and list(out.glob(".*.tmp")) == []
@@ -380,16 +385,7 @@ def test_disk_full_while_recording_the_plans_is_typed_and_leaves_no_set(tmp_path
 
     spec, backend, catalog = small_run
     out = tmp_path / "rs"
-    real_write = os.write
-    state = {"writes": 0}
-
-    def full_disk(fd, data):
-        state["writes"] += 1
-        if state["writes"] > 1:  # the manifest fits, the plan record does not
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(fd, data)
-
-    monkeypatch.setattr(store.os, "write", full_disk)
+    _disk_full_after(monkeypatch, store, 1)  # the manifest fits, the plan record does not
     with pytest.raises(ResultWriteError, match=r"cannot record the sweep plans .*plans.json.*disk is full"):
         run_sweeps([spec], backend, out, catalog=catalog, flush_every=1)
     assert not out.exists()  # nothing measured: the new set is discarded, so the command can run again
