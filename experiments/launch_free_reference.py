@@ -16,8 +16,11 @@ Per kernel, one run per (input size, input size 2) (its most frequent launch), t
 reference board ``--reference-board`` (default GTX-980), scored on every other board that
 ran the same run. Beside the model's ratio, three ratios of the boards' specifications
 (no model): peak DRAM bandwidth, FP32 peak, and their geometric mean. Prints MAPE and the
-share within [0.8, 1.2] per kernel and overall; asserts nothing. ``--source`` picks the
-kernels (default the Rodinia kernels; ``gpuperfpredict-nca`` the nine applications').
+share within [0.8, 1.2] per kernel and overall, and, for the measured launch, the share of
+the query rows inside their nominal 90 % interval and its mean relative width (the interval
+of a kernel of unknown work spans the compute and bandwidth ratios,
+:func:`perfml.learned.queries._unknown_work_alternatives`); asserts nothing. ``--source``
+picks the kernels (default the Rodinia kernels; ``gpuperfpredict-nca`` the nine applications').
 
 Usage: PYTHONPATH=. python experiments/launch_free_reference.py [--model DIR] [--data-home DIR]
        [--reference-board B] [--max-runs N]
@@ -107,6 +110,11 @@ def main() -> None:
         out = predict_any(bundle, queries[cols].reset_index(drop=True), "queries", reference=(ref, None))
         assert (out["basis"] == "reference").all()
         results[mode] = out["predicted_ms"].to_numpy(dtype=float)
+        if mode == "measured launch":  # the 90 % interval of a kernel known only from its reference
+            lower, upper = out["lower_ms"].to_numpy(dtype=float), out["upper_ms"].to_numpy(dtype=float)
+            inside = (measured >= lower) & (measured <= upper)
+            print(f"measured launch: the nominal 90 % interval holds {100 * inside.mean():.1f} % of the query rows; "
+                  f"mean relative width (upper - lower) / predicted {np.mean((upper - lower) / results[mode]):.3f}\n")
     results.update(spec_ratio_predictions(queries, ref_rows, args.reference_board))
     print(f"{'kernel':<32} {'rows':>5} " + " ".join(f"{m + ' MAPE %':>22} {'in band %':>9}" for m in results))
     kernels = queries["app_id"].to_numpy()

@@ -219,6 +219,28 @@ def test_references_that_disagree_widen_the_interval_to_hold_each_of_them(model)
     pd.testing.assert_frame_equal(same, alone[0])
 
 
+def test_the_interval_of_a_kernel_of_unknown_work_spans_its_compute_and_bandwidth_ratios(model):
+    # a kernel known only from --reference may be compute- or memory-bound: its interval (calibrated
+    # on kernels whose boundness the training boards showed) held 48-56 % of the disguised kernels'
+    # measurements at a nominal 90 %; it now spans the reference carried by either ratio
+    from perfml.boards import get_board, peak_bandwidth, peak_flops
+
+    ref = _my_reference("GTX-680", 0.25)
+    # the L4: 9.8x the GTX-680's FP32 rate, 1.6x its bandwidth
+    queries = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": "4096"} for b in ("GTX-680", "L4")])
+    out = predict_queries(model, queries, "q.csv", reference=ref)
+    src, dst = get_board("GTX-680"), get_board("L4")
+    by_bandwidth = 0.25 * peak_bandwidth(src) / peak_bandwidth(dst)
+    by_compute = 0.25 * peak_flops(src) / peak_flops(dst)
+    low, high = out["lower_ms"].iloc[1], out["upper_ms"].iloc[1]
+    assert low <= min(by_bandwidth, by_compute) and high >= max(by_bandwidth, by_compute)
+    assert low < out["predicted_ms"].iloc[1] < high
+    # on its own board the reference is the measurement, and its interval the calibrated one
+    own = predict_queries(model, queries.iloc[[0]], "q.csv", reference=ref)
+    assert out["lower_ms"].iloc[0] == own["lower_ms"].iloc[0] and out["upper_ms"].iloc[0] == own["upper_ms"].iloc[0]
+    assert out["lower_ms"].iloc[0] < 0.25 < out["upper_ms"].iloc[0]
+
+
 def test_a_reference_of_several_launches_answers_each_query_from_its_own_launch(model):
     """A user measured one kernel and size at two block sizes on the board they have: each query
     is answered from the measurement of its own launch (not refused, not averaged over launches);

@@ -657,10 +657,42 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
         at_ref = np.asarray(model.predict(moved), dtype=float)
     owners = np.asarray(owners)
     logs = np.log(np.asarray(times)) + np.log(pred[owners]) - np.log(at_ref)
-    return carried_references(owners, logs, len(q))
+    return carried_references(owners, logs, len(q), alternatives=_unknown_work_alternatives(model, q, moved, owners, times))
 
 
-def carried_references(owners, logs, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def _unknown_work_alternatives(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times) -> tuple:
+    """For the reference pairs of a kernel whose work is unknown, the reference time carried by
+    the ratio of the boards' DRAM bandwidths and by the ratio of their FP32 rates.
+
+    A kernel known only from ``--reference`` (neither trained on nor described) may be
+    compute- or memory-bound; the model carries it by one ratio, and its calibrated interval
+    (made on kernels whose boundness the training boards showed) does not hold the other: a
+    memory-bound kernel measured on the GTX-980 came out 0.75 ms [0.53, 1.06] on an L4, whose
+    bandwidth alone takes 2.5 ms for its bytes. Returns ``(owners, logs)`` of both
+    alternatives, which :func:`carried_references` adds to the row's spread only (the
+    prediction stays the model's).
+    """
+    from perfml.apps import list_apps
+    from perfml.learned.features._common import board_peaks
+
+    meta = getattr(model, "metadata_", {}) or {}
+    trained = set(map(str, (meta.get("training") or {}).get("apps") or getattr(model.features_, "apps_", None) or ()))
+    unknown = ~q["app_id"].iloc[owners].isin(trained | set(list_apps())).to_numpy()
+    if not unknown.any():
+        return np.zeros(0, dtype=int), np.zeros(0)
+    registry = getattr(model, "registry", None)
+    at_query = board_peaks(q["board"].iloc[owners].reset_index(drop=True), registry).to_numpy(dtype=float)
+    at_ref = board_peaks(moved["board"].reset_index(drop=True), registry).to_numpy(dtype=float)
+    base = np.log(np.asarray(times, dtype=float))
+    with np.errstate(all="ignore"):
+        ratios = np.log(at_ref) - np.log(at_query)  # columns: compute, bandwidth
+    alt_owners = np.concatenate([owners[unknown], owners[unknown]])
+    alt_logs = np.concatenate([base[unknown] + ratios[unknown, 0], base[unknown] + ratios[unknown, 1]])
+    keep = np.isfinite(alt_logs)
+    return alt_owners[keep], alt_logs[keep]
+
+
+def carried_references(owners, logs, n: int, *, alternatives=None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Per query row, the geometric mean of its carried reference times, and their spread.
 
     ``owners[k]`` is the query row of carried log time ``logs[k]``. Returns ``(pred, (lo,
@@ -670,18 +702,24 @@ def carried_references(owners, logs, n: int) -> tuple[np.ndarray, tuple[np.ndarr
     the interval of every reference time carried to the row: two repeats of a run 10x apart,
     or two boards whose times the model carries to 4x apart, are a disagreement the calibrated
     width (made for one reference) does not know about; it covered neither of them.
+    ``alternatives``: more ``(owners, logs)`` that widen the spread without moving the mean
+    (:func:`_unknown_work_alternatives`).
     """
     owners = np.asarray(owners, dtype=int)
     logs = np.asarray(logs, dtype=float)
     pred, lo, hi = np.full(n, np.nan), np.ones(n), np.ones(n)
     if len(owners):
+        mean = pd.DataFrame({"row": owners, "log": logs}).groupby("row")["log"].mean()
+        if alternatives is not None and len(alternatives[0]):
+            owners = np.concatenate([owners, np.asarray(alternatives[0], dtype=int)])
+            logs = np.concatenate([logs, np.asarray(alternatives[1], dtype=float)])
         frame = pd.DataFrame({"row": owners, "log": logs}).groupby("row")["log"]
-        mean, low, high = frame.mean(), frame.min(), frame.max()
+        low, high = frame.min().reindex(mean.index), frame.max().reindex(mean.index)
         rows = mean.index.to_numpy(dtype=int)
         pred[rows] = np.exp(mean.to_numpy())
-        with np.errstate(invalid="ignore"):
-            lo[rows] = np.where(np.isfinite(low - mean), np.exp((low - mean).to_numpy()), 1.0)
-            hi[rows] = np.where(np.isfinite(high - mean), np.exp((high - mean).to_numpy()), 1.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            lo[rows] = np.where(np.isfinite(low - mean), np.exp(np.minimum((low - mean).to_numpy(), 0.0)), 1.0)
+            hi[rows] = np.where(np.isfinite(high - mean), np.exp(np.maximum((high - mean).to_numpy(), 0.0)), 1.0)
     return pred, (lo, hi)
 
 
