@@ -105,11 +105,10 @@ def _check_same_work(rows, params, source: FunctionSource) -> None:
     shipped family with another REPS or WORK joined the shipped rows and moved the function
     (F_divergence(0.5) 0.520 -> 0.694) without a word.
     """
-    import re
-
+    from perfml._expr import names_in_sidecar
     from perfml.errors import ResultSchemaError
 
-    swept = set(re.findall(r"[A-Za-z_]\w*", f"{source.intensity} {source.where or ''}"))
+    swept = names_in_sidecar(source.intensity) | (names_in_sidecar(source.where) if source.where else set())
     for name in sorted({k for p in params for k in p} - swept):
         values = sorted({repr(p.get(name)) for p in params})
         if len(values) > 1:

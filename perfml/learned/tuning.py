@@ -187,18 +187,16 @@ def _check_sqlite_is_optunas(path: Path, url: str) -> None:
     error; another application's file got them silently. A new or empty file, or Optuna's
     own, is used.
     """
-    import sqlite3
+    from perfml._mlflow import sqlite_tables
 
     if path.is_dir():
         raise StudyError(f"--storage {url} names a folder, {path}; give a file (sqlite:///{path}/optuna.db)")
     if not path.is_file() or path.stat().st_size == 0:
         return
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as exc:
-        raise StudyError(f"--storage {url}: {path} is not a SQLite database ({exc}); give an Optuna study database "
-                         "or a new file") from None
+    tables = sqlite_tables(str(path))
+    if tables is None:
+        raise StudyError(f"--storage {url}: {path} is not a SQLite database; give an Optuna study database "
+                         "or a new file")
     if tables and not tables & _OPTUNA_TABLES:
         whose = "an MLflow tracking store" if {"experiments", "runs"} <= tables else "another program's database"
         raise StudyError(f"--storage {url}: {path} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add "
