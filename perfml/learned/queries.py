@@ -629,7 +629,7 @@ def own_board_first(reference_boards, owners, query_boards) -> np.ndarray:
     return own | ~has_own[owners]
 
 
-def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame):
+def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame, known=()):
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
     ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference
@@ -639,7 +639,8 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     residual (:class:`~perfml.learned.regressors.RuntimeRegressor`), so the ratio is the
     closed-form (or cores x clock, bandwidth) ratio the transfer baseline uses. Where the
     reference measured the run on the row's own board, only those rows count
-    (:func:`own_board_first`).
+    (:func:`own_board_first`). ``known``: the kernels whose work the model knows (trained on or
+    described); the others' intervals also span the boards' ratios (:func:`_unknown_work_alternatives`).
     """
     pairs, owners, times = [], [], []
     for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
@@ -657,10 +658,13 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
         at_ref = np.asarray(model.predict(moved), dtype=float)
     owners = np.asarray(owners)
     logs = np.log(np.asarray(times)) + np.log(pred[owners]) - np.log(at_ref)
-    return carried_references(owners, logs, len(q), alternatives=_unknown_work_alternatives(model, q, moved, owners, times))
+    unknown = ~q["app_id"].iloc[owners].isin(set(known)).to_numpy()
+    return carried_references(owners, logs, len(q), alternatives=_unknown_work_alternatives(model, q, moved, owners,
+                                                                                            times, unknown))
 
 
-def _unknown_work_alternatives(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times) -> tuple:
+def _unknown_work_alternatives(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times,
+                               unknown: np.ndarray) -> tuple:
     """For the reference pairs of a kernel whose work is unknown, the reference time carried by
     the ratio of the boards' DRAM bandwidths and by the ratio of their FP32 rates.
 
@@ -668,16 +672,13 @@ def _unknown_work_alternatives(model, q: pd.DataFrame, moved: pd.DataFrame, owne
     compute- or memory-bound; the model carries it by one ratio, and its calibrated interval
     (made on kernels whose boundness the training boards showed) does not hold the other: a
     memory-bound kernel measured on the GTX-980 came out 0.75 ms [0.53, 1.06] on an L4, whose
-    bandwidth alone takes 2.5 ms for its bytes. Returns ``(owners, logs)`` of both
+    bandwidth alone takes 2.5 ms for its bytes. ``unknown`` marks the pairs of such kernels.
+    Returns ``(owners, logs)`` of both
     alternatives, which :func:`carried_references` adds to the row's spread only (the
     prediction stays the model's).
     """
-    from perfml.apps import list_apps
     from perfml.learned.features._common import board_peaks
 
-    meta = getattr(model, "metadata_", {}) or {}
-    trained = set(map(str, (meta.get("training") or {}).get("apps") or getattr(model.features_, "apps_", None) or ()))
-    unknown = ~q["app_id"].iloc[owners].isin(trained | set(list_apps())).to_numpy()
     if not unknown.any():
         return np.zeros(0, dtype=int), np.zeros(0)
     registry = getattr(model, "registry", None)
@@ -761,7 +762,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         pred = np.asarray(model.predict(q), dtype=float)
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
     if reference is not None:
-        scaled, spread = _reference_predictions(model, q, pred, reference)
+        scaled, spread = _reference_predictions(model, q, pred, reference, known=trained | described)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
