@@ -68,7 +68,6 @@ def read_cuda_source(source_path: Path, sidecar: Path) -> str:
                                  f"({exc.strerror or exc}); check the file") from None
 
 
-
 @dataclass(frozen=True)
 class Param:
     """A compile-time constant of a family (``-DNAME=value``)."""
