@@ -168,6 +168,38 @@ def test_more_achieved_bandwidth_never_slows_a_call_and_a_higher_floor_never_spe
     assert np.all(np.diff(floors, axis=0) >= -1e-12 * floors[:-1])  # a higher floor: never faster
 
 
+def test_a_target_characterization_without_a_floor_is_charged_the_training_boards_floor(split, tmp_path):
+    """A characterization with neither a streaming curve nor a launch overhead (a microbenchmark
+    sweep's) must not put small calls at their nanosecond roofline: the training boards' median
+    launch overhead stands in for the board's own; a saved model, which keeps the training
+    boards' characterizations, predicts the same."""
+    from perfml.characterize import board_characterization
+    from perfml.learned.operator_persistence import load_operator_model, write_operator_model_files
+
+    train, test = split
+    given = {b: board_characterization(b) for b in sorted(train["board"].unique())}
+    no_floor = Characterization(board=TARGET, source=SYNTHETIC, synthetic=True, values=(
+        *spec_values(get_board(TARGET)),
+        CharacterizedValue("dram_bandwidth", 0.8 * get_board(TARGET).memory_bandwidth_gbs * 1e9, "B/s", "measured",
+                           SYNTHETIC),
+    ))
+    est = OperatorRegressor(n_jobs=1, learner_params=FAST, characterization=True,
+                            characterizations={**given, TARGET: no_floor}).fit(train, train["time_ms"])
+    small = test[test["time_ms"] < 0.05]
+    assert len(small) > 20
+    ratio = est.predict(small) / small["time_ms"].to_numpy()
+    # measured (NeuSight's T4): the small calls sit at the host's floor, 0.025-0.05 ms
+    assert 0.5 < np.median(ratio) < 2.0, np.median(ratio)
+    assert np.quantile(ratio, 0.05) > 0.25
+    overheads = [given[b].value("launch_overhead", "ms") for b in given]
+    assert est._training_launch_overhead_ms() == pytest.approx(np.median(overheads))  # the training boards' median
+    (tmp_path / "m").mkdir()
+    write_operator_model_files(est, tmp_path / "m")
+    loaded = load_operator_model(tmp_path / "m", data_home=HOME)
+    loaded.set_params(characterizations={**given, TARGET: no_floor})
+    np.testing.assert_allclose(loaded.predict(small), est.predict(small), rtol=1e-6)
+
+
 # -- bad input: typed errors ---------------------------------------------------------------------
 def test_unknown_op_is_a_typed_error(fitted, split):
     _, test = split

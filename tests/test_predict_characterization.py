@@ -142,3 +142,24 @@ def test_a_calibration_of_add_calls_moves_an_operator_models_memory_bound_predic
     assert "changes no prediction" not in capsys.readouterr().err
     assert np.all(predictions["slower_adds"] >= predictions["adds"])  # slower streaming: never faster
     assert np.mean(predictions["slower_adds"] / predictions["adds"]) > 1.2  # the calibration is used
+
+
+def test_a_sweep_characterization_without_a_floor_keeps_operator_calls_above_the_training_floor(tmp_path, capsys):
+    """The committed model, the H100's microbenchmark characterization (no streaming curve, no
+    launch overhead: sweeps/results/H100-SXM): a 64 x 64 ``mul`` took 0.014 ms measured there
+    (dlops_torch.csv), and was put at the 0.0005 ms floor of every prediction. It is now charged
+    the training boards' median launch overhead, and the output says so."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    queries = tmp_path / "q.csv"
+    pd.DataFrame({"board": ["H100-SXM"] * 2, "op": ["mul", "relu"], "B": [64, 128], "H": [64, 256]}).to_csv(queries, index=False)
+    out = tmp_path / "p.csv"
+    status = main(["predict", "--model", str(root / "models" / "default"), "--queries", str(queries), "--output",
+                   str(out), "--characterization", str(root / "sweeps" / "results" / "H100-SXM" / "characterization.json"),
+                   "--data-home", str(HOME.path)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "gives no launch overhead either, so operator calls are charged the training boards' median" in err
+    pred = pd.read_csv(out)["predicted_ms"].to_numpy()
+    assert np.all(pred > 0.01), pred

@@ -180,6 +180,15 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
         )
         return warnings
     warnings += _curve_warnings(characterization, where)
+    charged = getattr(model, "_training_launch_overhead_ms", None)  # an operator model's stand-in floor
+    charged = charged() if callable(charged) else None
+    if charged is not None and characterization.stream_curve is None and \
+            characterization.value("launch_overhead", "ms") is None:
+        warnings.append(
+            f"{where} gives no launch overhead either, so operator calls are charged the training boards' median, "
+            f"{charged:.4g} ms (the smallest calls of their hosts' framework), not this host's: a --calibration of "
+            "add calls timed on this host gives its own"
+        )
     if isinstance(trained, Mapping) and trained:
         known = set.union(*(_achieved_quantities(ch) for ch in trained.values()))
         extra = sorted(_achieved_quantities(characterization) - known)

@@ -165,7 +165,10 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         the training rows (:mod:`~perfml.learned.operator_model._floor`), and the feature
         ``fit_log_bound_over_floor``; False: the bound alone. Not used with
         ``characterization``: the achieved-peak base time's streaming curve carries the
-        board's own floor, measured on its ``add`` calls.
+        board's own floor, measured on its ``add`` calls (a board whose characterization
+        has neither a curve nor a ``launch_overhead`` is charged the training boards'
+        median launch overhead:
+        :func:`~perfml.learned.operator_model._features.characterization_block`).
     board_identity : bool or "auto", default=False
         Add the raw board figures (``board_*``, and with ``characterization`` the
         board-level ``char_*`` figures); see the module docstring for why not.
@@ -301,12 +304,31 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
             parts.append(pd.DataFrame({"fit_log_bound_over_floor": over}, index=X.index))
             base = base + floor_ms  # latency plus work at the roof (Hockney; _floor)
         if self.characterization:
-            char = characterization_block(X, frame, bound, self.characterizations)
+            # the training boards' launch overhead stands in for a board whose characterization has none
+            char = characterization_block(X, frame, bound, self.characterizations, self._training_launch_overhead_ms())
             # the roofline with the achieved peaks (never below the spec one); its streaming
             # curve carries the board's own floor (launch_floor is not used here)
             base = np.fmax(np.exp(char["char_log_bound_ms"].to_numpy()), bound)
             parts.append(char)
         return parts, bound, base
+
+    def _training_launch_overhead_ms(self):
+        """Median ``launch_overhead`` (ms) of the training boards' characterizations; None if none gives one.
+
+        The quantity a target's characterization lacks when it comes from microbenchmark
+        sweeps (a calibrated one has it from its ``add`` calls, as the training boards' do):
+        a board never seen is charged the training boards' median, as the spec-only tier's
+        floors are (:mod:`~perfml.learned.operator_model._floor`).
+        """
+        from perfml.learned.features.characterization import resolve_characterization
+
+        values = []
+        for board in getattr(self, "train_boards_", ()):
+            found = resolve_characterization(board, self.characterizations)
+            value = None if found is None else found.value("launch_overhead", "ms")
+            if value is not None and np.isfinite(value) and value > 0:
+                values.append(float(value))
+        return float(np.median(values)) if values else None
 
     def _features(self, X: pd.DataFrame, own=None) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         """(features, spec roofline bound in ms, base time in ms) of every row.
