@@ -40,6 +40,7 @@ __all__ = [
     "LEGACY_VERSION_KEYS",
     "VERSION_KEY",
     "check_versioned",
+    "not_a_file",
     "read_versioned",
     "write_json",
 ]
@@ -60,14 +61,40 @@ def _syntax(path: Any, syntax: str | None) -> str:
                           "name it *.toml or *.json")
 
 
+def not_a_file(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be read as a file ("does not exist", "is a FIFO, not a regular file", ...); None if it can.
+
+    Opening a FIFO for reading blocks until something writes to it, so every file a user
+    names is checked with this before it is opened (a named pipe given by mistake would
+    hang the command instead of failing).
+    """
+    import stat
+
+    from perfml._safe_output import _kind
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = _kind(mode)
+    return "is a directory" if kind == "a directory" else f"is {kind}, not a regular file"
+
+
 def _read_text(path: Any, fmt: str, error: type[PerfmlError]) -> str:
     """The UTF-8 text of ``path`` (a path or an importlib.resources Traversable)."""
     want = f"a {fmt!r} file"
     try:
         if isinstance(path, (str, os.PathLike)):
             p = Path(path)
-            if p.is_dir():
+            why = not_a_file(p)
+            if why == "is a directory":
                 raise error(f"{p}: is a directory, expected {want}; pass the file itself")
+            if why is not None and why != "does not exist":
+                raise error(f"{p}: {why}, expected {want}")
             return p.read_text(encoding="utf-8")
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -504,3 +504,62 @@ def test_a_measured_time_faster_than_the_board_can_run_the_work_is_refused(hosti
     measured.write_text(f"{header},time_ms\n" + "\n".join([row.rsplit(',', 1)[0] + ",50.0"] + rows[1:]) + "\n")
     code, err = _check(argv, hostile, capsys)
     assert code == 0 and (files / "out.csv").is_file(), err
+
+
+# -- named pipes: opening one for reading blocks until something writes to it, so a FIFO named
+# by mistake must be refused before it is opened, not hang the command -----------------------
+def _fifo_cases(tmp_path: Path) -> list[tuple[list[str], str]]:
+    """(arguments, the file the error must name) for every file a command reads by name."""
+    root = Path(__file__).resolve().parents[1]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    queries = tmp_path / "q.csv"
+    queries.write_text("board,op,B,H\nTesla-T4,mul,64,64\n", encoding="utf-8")
+    sweep = tmp_path / "set"
+    import shutil
+
+    shutil.copytree(root / "sweeps" / "results" / "H100-SXM", sweep,
+                    ignore=shutil.ignore_patterns("logs", "README.md", "dlops_torch.csv"))
+    part = sorted(sweep.glob("part-*.parquet"))[0]
+    part.unlink()
+    os.mkfifo(part)
+    plans_set = tmp_path / "set2"
+    shutil.copytree(root / "sweeps" / "results" / "H100-SXM", plans_set,
+                    ignore=shutil.ignore_patterns("logs", "README.md", "dlops_torch.csv"))
+    os.mkfifo(plans_set / "plans.json")
+    model = str(root / "models" / "default")
+    out = str(tmp_path / "out.csv")
+    predict = ["predict", "--model", model, "--queries", str(queries), "--output", out]
+    return [
+        (["predict", "--model", model, "--queries", str(fifo), "--output", out], str(fifo)),
+        ([*predict, "--reference", str(fifo)], str(fifo)),
+        ([*predict, "--characterization", str(fifo)], str(fifo)),
+        ([*predict, "--calibration", str(fifo)], str(fifo)),
+        ([*predict, "--calibration", str(sweep)], str(part)),
+        (["characterize", str(sweep), "--out", str(tmp_path / "c.json")], str(part)),
+        (["characterize", str(plans_set), "--out", str(tmp_path / "c.json")], str(plans_set / "plans.json")),
+        (["characterize", "--from-runtimes", str(fifo), "--board", "Tesla-T4"], str(fifo)),
+        (["experiment", "run", str(fifo)], str(fifo)),
+        (["cumapz", str(fifo)], str(fifo)),
+        (["sweep", "run", str(fifo), "--out", str(tmp_path / "sw")], str(fifo)),
+        (["boards", "from-properties", str(fifo), "--name", "X", "--out", str(tmp_path / "b.toml")], str(fifo)),
+    ]
+
+
+def test_a_named_pipe_given_as_a_file_is_refused_not_waited_on(tmp_path):
+    import subprocess
+    import sys
+
+    for args, named in _fifo_cases(tmp_path):
+        if args[0] in ("predict", "experiment") and data_home_path() is None:
+            continue  # they resolve the data home first
+        try:  # a subprocess: a command that opened the pipe would block forever in-process
+            done = subprocess.run([sys.executable, "-m", "perfml", *args, *(["--data-home", str(SHARED)]
+                                   if args[0] in ("predict", "experiment") else [])],
+                                  capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"perfml {' '.join(args)} waited on a named pipe")
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert named in done.stderr and "FIFO, not a regular file" in done.stderr, (args, done.stderr)
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "c.json").exists()

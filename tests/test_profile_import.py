@@ -250,7 +250,7 @@ def test_garbage_csv_quoting_is_refused(tmp_path):
 def test_a_missing_file_is_refused(tmp_path):
     with pytest.raises(ProfileImportError, match="does not exist"):
         read_profile(tmp_path / "nope.csv")
-    with pytest.raises(ProfileImportError, match="is not a regular file"):
+    with pytest.raises(ProfileImportError, match="is a directory"):
         read_profile(tmp_path)
 
 

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from perfml._files import not_a_file
 from perfml.characterize.characterization import Characterization
 # working sets below L2_FACTOR x the L2 size do not calibrate the DRAM bandwidth (the same limit
 # decides which knots of a streaming curve are DRAM-bound)
@@ -151,8 +152,9 @@ def read_runtime_rows(path: str | os.PathLike[str]):
                                        "`calibration` spec on the target (perfml sweep run calibration --out "
                                        f"{path})")
         return rows[[c for c in rows.columns if c in _READ_COLUMNS]]
-    if not path.is_file():
-        raise CalibrationDataError(f"calibration file {path} does not exist; pass a CSV of runtime rows "
+    why = not_a_file(path)
+    if why is not None:
+        raise CalibrationDataError(f"calibration file {path} {why}; pass a CSV of runtime rows "
                                    "or a sweep result-set folder")
     from perfml._csv_header import refuse_duplicate_columns
 

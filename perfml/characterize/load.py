@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perfml._files import parse_table
+from perfml._files import not_a_file, parse_table
 from perfml.boards import same_board  # noqa: F401  (re-exported: perfml.characterize.same_board)
 from perfml.characterize.build import characterize_results
 from perfml.characterize.characterization import Characterization
@@ -22,6 +22,9 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
     path = Path(path)
     if path.is_dir():
         return characterize_results(path)
+    why = not_a_file(path)
+    if why is not None and why != "does not exist":
+        raise ResultSchemaError(f"{path} {why}; give a characterization JSON file or a sweep result-set folder")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -42,6 +42,11 @@ def train(
 
     card_text = None
     if card is not None:  # read now: it may lie inside the directory being replaced
+        from perfml._files import not_a_file
+
+        why = not_a_file(card)
+        if why is not None:
+            raise DatasetSchemaError(f"--card {card}: {why}; give a Markdown file")
         try:
             card_text = Path(card).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

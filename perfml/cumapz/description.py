@@ -429,10 +429,13 @@ def load_description(path: str | Path) -> KernelDescription:
     KernelDescriptionError
         If the file is missing, is not valid TOML, or the description is malformed.
     """
+    from perfml._files import not_a_file
+
     p = Path(path)
-    if not p.exists():
+    why = not_a_file(p)
+    if why is not None and why != "is a directory":  # a directory: read_versioned says so
         raise KernelDescriptionError(
-            f"description file {str(p)!r} does not exist; pass a path to a .toml file or one "
+            f"description file {str(p)!r} {why}; pass a path to a .toml file or one "
             "of the shipped names (see `perfml cumapz list`)"
         )
     raw = read_versioned(p, FORMAT, VERSIONS, error=KernelDescriptionError, syntax="toml")

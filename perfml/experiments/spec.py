@@ -472,9 +472,12 @@ def load_experiment(path) -> ExperimentSpec:
     """
     from perfml.learned.protocols import PROTOCOLS
 
+    from perfml._files import not_a_file
+
     path = Path(path)
-    if not path.is_file():
-        raise ExperimentSpecError(f"experiment file {str(path)!r} does not exist; see experiments/*.toml for examples")
+    why = not_a_file(path)
+    if why is not None:
+        raise ExperimentSpecError(f"experiment file {str(path)!r} {why}; see experiments/*.toml for examples")
     # experiment files written before they carried a version are read as version 1
     raw = read_versioned(path, EXPERIMENT_FORMAT, EXPERIMENT_VERSIONS, error=ExperimentSpecError,
                          syntax="toml", require_format=False, default_version=1)

@@ -324,7 +324,7 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     from perfml.learned.operator_queries import check_operator_reference
     from perfml.learned.queries import RowNames, check_reference, read_query_csv
 
-    frame = read_query_csv(path)
+    frame = read_query_csv(path, "reference file")
     where = f"--reference {path}"
     if len(frame) == 0:
         raise ReferenceValidationError(f"{where}: no rows; add at least one measurement under the header")

@@ -476,9 +476,11 @@ def read_profile(path) -> pd.DataFrame:
         Not a profiler CSV, a wrong column set, truncated or duplicate rows, an unknown
         unit on a used counter, or no counter perfml uses at all.
     """
+    from perfml._files import not_a_file
+
     path = Path(path)
-    if not path.is_file():
-        what = "is not a regular file" if path.exists() else "does not exist"
+    what = not_a_file(path)
+    if what is not None:
         raise ProfileImportError(f"--profile {str(path)!r} {what}; give the CSV of `ncu --csv` or `nvprof --csv`")
     lines = _lines(path)
     start = next((i for i, (_, f) in enumerate(lines) if _header_kind(f) is not None), None)

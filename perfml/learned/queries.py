@@ -149,12 +149,17 @@ def checked_sizes(frame: pd.DataFrame, where, *, launch_fix: str) -> dict[str, n
     return sizes
 
 
-def read_query_csv(path) -> pd.DataFrame:
-    """The query CSV as text columns, exactly as given (empty cells are empty strings)."""
+def read_query_csv(path, what: str = "query file") -> pd.DataFrame:
+    """The query CSV as text columns, exactly as given (empty cells are empty strings).
+
+    ``what`` names the file in a message (``"reference file"`` for ``--reference``).
+    """
+    from perfml._files import not_a_file
+
     path = Path(path)
-    if not path.is_file():
-        what = "is not a regular file" if path.exists() else "does not exist"
-        raise DatasetSchemaError(f"query file {str(path)!r} {what}; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
+    why = not_a_file(path)
+    if why is not None:
+        raise DatasetSchemaError(f"{what} {str(path)!r} {why}; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
     from perfml._csv_header import read_text_csv, refuse_duplicate_columns
 
     try:
@@ -394,7 +399,7 @@ def read_reference(path) -> pd.DataFrame:
     ReferenceValidationError
         Naming the file, row, column, value and fix.
     """
-    return check_reference(read_query_csv(path), f"--reference {path}")
+    return check_reference(read_query_csv(path, "reference file"), f"--reference {path}")
 
 
 def check_reference(frame: pd.DataFrame, where) -> pd.DataFrame:

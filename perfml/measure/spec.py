@@ -328,7 +328,12 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
 
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate one spec file."""
+    from perfml._files import not_a_file
+
     path = Path(path)
+    why = not_a_file(path)
+    if why is not None and why != "does not exist":
+        raise SweepSpecError(f"{path}: {why}; name a sweep spec file (TOML) or a directory of them")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

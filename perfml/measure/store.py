@@ -511,7 +511,17 @@ class ResultSet:
 
     # -- parts ------------------------------------------------------------------
     def parts(self) -> list[Path]:
-        return sorted(self.path.glob("part-*.parquet"))
+        """The part files, in order; a part that is not a regular file (a FIFO would block
+        every reader, a folder has no rows) is refused, naming it."""
+        from perfml._files import not_a_file
+
+        parts = sorted(self.path.glob("part-*.parquet"))
+        for part in parts:
+            why = not_a_file(part)
+            if why is not None:
+                raise ResultSchemaError(f"{part} {why}; perfml writes parts as regular files, so it was put there "
+                                        "outside perfml: move it out of the result set")
+        return parts
 
     def append(self, rows: Iterable[Mapping[str, Any]]) -> Path | None:
         """Write ``rows`` as a new part file; returns its path (``None`` for no rows)."""
@@ -715,11 +725,22 @@ class ResultSet:
             raise _write_error(path, exc, "record the faulted point") from None
         return path
 
+    @staticmethod
+    def _refuse_special(path: Path) -> None:
+        """A record file of the set that is not a regular file (a FIFO blocks its reader) is refused."""
+        from perfml._files import not_a_file
+
+        why = not_a_file(path)
+        if why is not None:
+            raise ResultSchemaError(f"{path} {why}; perfml writes it as a regular file, so it was put there "
+                                    "outside perfml: move it out of the result set")
+
     def faulted_points(self) -> dict[str, dict]:
         """``point_id`` -> its :data:`FAULTS_NAME` record (the last, if listed twice)."""
         path = self.path / FAULTS_NAME
         if not path.exists():
             return {}
+        self._refuse_special(path)
         out = {}
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
@@ -745,6 +766,7 @@ class ResultSet:
         path = self.path / PLANS_NAME
         if not path.exists():
             return {}
+        self._refuse_special(path)
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             specs = raw["specs"] if raw.get("format") == _PLANS_FORMAT else None
