@@ -587,6 +587,36 @@ def test_sigterm_during_a_sweep_stops_it_as_ctrl_c_does(tmp_path, synthetic_cata
     assert 2 <= len(rs.read()) <= 3  # measured before the signal: written, not lost
 
 
+def test_an_interrupt_swallowed_by_a_finalizer_is_delivered_again(monkeypatch):
+    # a SIGTERM that landed in xgboost's DMatrix.__del__ during `perfml train` was printed as
+    # "Exception ignored in ..." and training went on; inside a command it comes again
+    import gc
+    import signal
+    import sys
+    import time
+
+    from perfml.cli import terminate_as_interrupt
+
+    class Finalized:
+        def __del__(self):
+            raise KeyboardInterrupt  # what the signal handler raises when it lands here
+
+    before = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGALRM), sys.unraisablehook)
+    with pytest.raises(KeyboardInterrupt), terminate_as_interrupt():
+        Finalized()
+        gc.collect()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # the interrupt must end this loop
+            time.sleep(0.001)
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGALRM), sys.unraisablehook) == before
+    # outside a command Python's own handling is left alone
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_type))
+    Finalized()
+    gc.collect()
+    assert seen == [KeyboardInterrupt]
+
+
 def test_a_set_its_time_budget_stopped_is_not_characterized_until_resumed(tmp_path, synthetic_catalog):
     # each function is normalized by the largest intensity measured: the stopped set's curves
     # differed from the full one's without a word (F_DRAMThr(0.125) 0.147 instead of 0.683)

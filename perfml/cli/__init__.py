@@ -202,8 +202,15 @@ def terminate_as_interrupt():
     its MLflow run RUNNING for ever. Ctrl-C raises ``KeyboardInterrupt``, which every command
     turns into a final flush (sweeps) or a FAILED run (experiments, tuning); SIGTERM now does
     the same. Left as it is outside the main thread (an in-process caller's own threads).
+
+    A ``KeyboardInterrupt`` (Ctrl-C or SIGTERM) raised while a finalizer runs is swallowed
+    by Python ("Exception ignored in ... __del__"): a SIGTERM that landed in xgboost's
+    ``DMatrix.__del__`` during ``perfml train`` was lost and training went on. While a
+    command runs, such a swallowed interrupt is delivered again 10 ms later, in whatever
+    code runs then (``sys.unraisablehook``, a one-shot SIGALRM timer).
     """
     import signal
+    import sys
 
     def interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
         raise KeyboardInterrupt
@@ -213,9 +220,22 @@ def terminate_as_interrupt():
     except ValueError:  # not the main thread
         yield
         return
+    previous_alarm = signal.signal(signal.SIGALRM, interrupt)
+    previous_hook = sys.unraisablehook
+
+    def unraisable(info):
+        if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+            signal.setitimer(signal.ITIMER_REAL, 0.01)  # deliver it again, outside the finalizer
+            return
+        previous_hook(info)
+
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.unraisablehook = previous_hook
+        signal.signal(signal.SIGALRM, previous_alarm)
         signal.signal(signal.SIGTERM, previous)
 
 
