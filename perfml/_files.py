@@ -70,8 +70,6 @@ def not_a_file(path: str | os.PathLike) -> str | None:
     """
     import stat
 
-    from perfml._safe_output import _kind
-
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -80,8 +78,13 @@ def not_a_file(path: str | os.PathLike) -> str | None:
         return f"cannot be read ({exc.strerror or exc})"
     if stat.S_ISREG(mode):
         return None
-    kind = _kind(mode)
-    return "is a directory" if kind == "a directory" else f"is {kind}, not a regular file"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    # (perfml._safe_output names the kinds of an output path the same way; a sibling module)
+    kind = next((name for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                                         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+                 if test(mode)), "a special file")
+    return f"is {kind}, not a regular file"
 
 
 def _read_text(path: Any, fmt: str, error: type[PerfmlError]) -> str:
