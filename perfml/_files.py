@@ -138,6 +138,30 @@ def _nesting(value: Any) -> int:
     return deepest
 
 
+class _JSONValueError(ValueError):
+    """A JSON document that parses but cannot be meant (the caller names the file)."""
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice: ``json`` keeps the last silently (TOML refuses it too)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _JSONValueError(f"key {key!r} is given twice in one object; keep one (JSON readers "
+                                  "differ on which one wins)")
+        out[key] = value
+    return out
+
+
+def _bounded_int(text: str) -> int | float:
+    """A JSON integer; one too large for a float (no count or size perfml reads comes near) is refused."""
+    value = int(text)
+    if abs(value) > 1e300:
+        raise _JSONValueError(f"the integer {text[:12]}... ({len(text.lstrip('-'))} digits) is too large for "
+                              "any value perfml reads; fix the number")
+    return value
+
+
 def parse_table(text: str, path: Any, syntax: str, what: str, error: type[PerfmlError],
                 *, non_finite: bool = False) -> dict:
     """Parse ``text`` as TOML or JSON (``syntax``) and return its top-level table.
@@ -155,7 +179,10 @@ def parse_table(text: str, path: Any, syntax: str, what: str, error: type[Perfml
         if syntax == "toml":
             data: Any = tomllib.loads(text)
         else:
-            data = json.loads(text, parse_constant=None if non_finite else _refuse_constant)
+            data = json.loads(text, parse_constant=None if non_finite else _refuse_constant,
+                              object_pairs_hook=_object_without_duplicates, parse_int=_bounded_int)
+    except _JSONValueError as exc:
+        raise error(f"{path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML ({exc}); fix the syntax") from None
     except json.JSONDecodeError as exc:

@@ -161,3 +161,54 @@ def test_no_committed_rate_is_near_the_far_below_spec_warning():
     assert ratios[lowest] > 5 * WARN_UNDER_SPEC
     dram = [r for k, r in ratios.items() if k[1] == "dram_bandwidth"]
     assert 0.59 <= min(dram) and max(dram) <= 0.91
+
+
+# -- values the file's own spec tier would let through (fuzzing, session 18) --------------------------
+def _t4_calibrated():
+    from perfml.characterize import board_characterization
+
+    return board_characterization("Tesla-T4").to_dict()
+
+
+def test_the_limits_hold_against_the_registry_when_the_file_drops_its_spec_values(tmp_path):
+    doc = _t4_calibrated()
+    doc["values"] = [v for v in doc["values"] if v["tier"] != "spec"]
+    for v in doc["values"]:
+        if v["quantity"] == "dram_bandwidth" and v["unit"] == "B/s":
+            v["value"] *= 50
+    with pytest.raises(PerfmlError, match=r"dram_bandwidth \(calibrated\).*x the specification.*registry Tesla-T4"):
+        load_characterization(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("scale, message", [(1e3, "below 0.001x no working board streams"),
+                                            (1e300, "expected a measured time")])
+def test_a_streaming_curve_in_another_unit_is_refused(tmp_path, scale, message):
+    doc = _t4_calibrated()
+    doc["stream_curve"]["seconds"] = [s * scale for s in doc["stream_curve"]["seconds"]]
+    with pytest.raises(PerfmlError, match=message):
+        load_characterization(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("value, unit", [(5.0, "ms"), (1e-12, "ms"), (0.5, "s")])
+def test_a_launch_overhead_no_launch_takes_is_refused(tmp_path, value, unit):
+    doc = _t4_calibrated()
+    for v in doc["values"]:
+        if v["quantity"] == "launch_overhead":
+            v["value"], v["unit"] = value, unit
+    with pytest.raises(PerfmlError, match="launch_overhead"):
+        load_characterization(_write(tmp_path, doc))
+
+
+def test_synthetic_must_be_true_or_false(tmp_path):
+    doc = _t4_calibrated()
+    doc["synthetic"] = "false"  # bool("false") is True
+    with pytest.raises(PerfmlError, match="'synthetic' must be true or false"):
+        load_characterization(_write(tmp_path, doc))
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    path = tmp_path / "c.json"
+    text = json.dumps(_t4_calibrated())
+    path.write_text(text.replace('"board": "Tesla-T4"', '"board": "GTX-970", "board": "Tesla-T4"', 1))
+    with pytest.raises(PerfmlError, match="key 'board' is given twice"):
+        load_characterization(path)

@@ -219,7 +219,7 @@ def test_a_thousandth_of_the_specification_is_refused_as_a_unit_slip():
     from perfml.errors import PhysicalLimitError
 
     spec = peak_bandwidth(get_board("GTX-980"))
-    with pytest.raises(PhysicalLimitError, match=r"dram_bandwidth \(calibrated\).*below 0.001x.*time unit"):
+    with pytest.raises(PhysicalLimitError, match=r"(below 0.001x|slower than any board streams).*time unit"):
         calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec / 1000, flops=5e11), "GTX-980")
 
 
@@ -325,7 +325,7 @@ def test_repeats_far_apart_are_told():
     rows = _apps_rows()
     assert repeat_spread_warning(pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 1.5)]),
                                  "GTX-980", "cal.csv") is None  # repeats within 2x: run-to-run spread
-    pasted = pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 100)])  # the file's rows again, x100
+    pasted = pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 2.5)])  # the file's rows again, x100
     line = repeat_spread_warning(pasted, "GTX-980", "cal.csv")
     assert line.startswith(f"cal.csv: {len(rows)} run(s) of GTX-980 measured more than once are more than 2x apart")
     # another board's repeats are not this board's
@@ -336,6 +336,43 @@ def test_perfml_characterize_from_runtimes_prints_the_repeat_warning(tmp_path, c
     from perfml.cli import main
 
     rows = _apps_rows()
-    pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 100)]).to_csv(tmp_path / "cal.csv", index=False)
+    pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 2.5)]).to_csv(tmp_path / "cal.csv", index=False)
     assert main(["characterize", "--from-runtimes", str(tmp_path / "cal.csv"), "--board", "GTX-980"]) == 0
     assert "warning: " in capsys.readouterr().err
+
+
+# -- rows that are not what a calibration needs (fuzzing, session 18) ---------------------------------
+def test_only_large_calls_give_neither_a_launch_overhead_nor_a_curve():
+    """The three largest add calls of a T4 gave a 'launch overhead' of 1.38 ms and a curve held flat
+    below them: every small call was predicted at a large call's time."""
+    rows = _dlops_rows()
+    rows = rows[rows["op"] == "add"].assign(_b=lambda f: f.B * f.H).nlargest(3, "_b").drop(columns="_b")
+    ch = calibrate_from_rows(rows, "Tesla-T4")
+    assert ch.value("launch_overhead", "ms") is None and ch.stream_curve is None
+    assert any("not launch-bound" in w and "launch_overhead not calibrated" in w for w in ch.warnings)
+    assert any("stream_curve not built" in w and "not launch-bound" in w for w in ch.warnings)
+    # the whole sweep keeps both
+    full = calibrate_from_rows(_dlops_rows(), "Tesla-T4")
+    assert full.value("launch_overhead", "ms") is not None and full.stream_curve is not None
+
+
+@pytest.mark.parametrize("where", ["smallest", "largest"])
+def test_a_few_rows_in_another_time_unit_are_refused(where):
+    """Five vectorAdd rows in microseconds among rows in ms: the medians hid them, and the curve and
+    the launch overhead took them (vectorAdd of 1M floats predicted at 3.7 ms, not 0.073)."""
+    from perfml.errors import PhysicalLimitError
+
+    rows = _apps_rows()
+    pick = rows[rows["app_id"] == "vectorAdd"].sort_values("input_size").index
+    pick = pick[:5] if where == "smallest" else pick[-5:]
+    rows.loc[pick, "time_ms_median"] *= 1000
+    with pytest.raises(PhysicalLimitError, match=r"row \d+ \(line \d+\), column time_ms_median: .*time unit"):
+        calibrate_from_rows(rows, "GTX-980")
+
+
+def test_a_calibration_ten_times_too_slow_is_told():
+    spec = peak_bandwidth(get_board("GTX-980"))
+    ch = calibrate_from_rows(_apps_rows(bandwidth=0.06 * spec), "GTX-980")
+    assert any("reached 0.06x the specified bandwidth" in w and "time unit" in w for w in ch.warnings)
+    assert not any("specified bandwidth" in w for w in calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec),
+                                                                              "GTX-980").warnings)

@@ -317,3 +317,14 @@ def test_a_deep_top_level_array_is_called_too_deep_not_a_list(tmp_path, recursio
             read_versioned(deep, "perfml-thing", (2,))
     finally:
         sys.setrecursionlimit(old)
+
+
+def test_json_keys_given_twice_and_numbers_no_float_holds_are_refused(tmp_path):
+    # json keeps the last of two keys silently (and readers differ); a 400-digit integer overflowed
+    # later, far from the file, in a message that named none
+    twice = _write(tmp_path, "twice.json", '{"format": "perfml-x", "version": 1, "a": 1, "a": 2}')
+    with pytest.raises(FileFormatError, match=r"twice.json: key 'a' is given twice"):
+        read_versioned(twice, "perfml-x", (1,))
+    huge = _write(tmp_path, "huge.json", '{"format": "perfml-x", "version": 1, "n": ' + "9" * 400 + "}")
+    with pytest.raises(FileFormatError, match=r"huge.json: the integer 9+\.\.\. \(400 digits\) is too large"):
+        read_versioned(huge, "perfml-x", (1,))

@@ -110,7 +110,7 @@ def test_a_model_without_characterization_features_says_the_file_changes_nothing
     plain = save_model(reg, tmp_path / "plain", training_rows=rows)
     status, out = _predict(plain, files, tmp_path, "--characterization", str(files / "target.json"))
     assert status == 0 and out.exists()
-    assert "changes no prediction" in capsys.readouterr().err
+    assert "changes none of its predictions" in capsys.readouterr().err
 
 
 # -- operator rows: the calibration reaches the operator sub-model too ------------------------------
@@ -139,7 +139,7 @@ def test_a_calibration_of_add_calls_moves_an_operator_models_memory_bound_predic
                        "--calibration", str(tmp_path / f"{name}.csv")])
         assert status == 0
         predictions[name] = pd.read_csv(out)["predicted_ms"].to_numpy()
-    assert "changes no prediction" not in capsys.readouterr().err
+    assert "changes none of its predictions" not in capsys.readouterr().err
     assert np.all(predictions["slower_adds"] >= predictions["adds"])  # slower streaming: never faster
     assert np.mean(predictions["slower_adds"] / predictions["adds"]) > 1.2  # the calibration is used
 
@@ -163,3 +163,28 @@ def test_a_sweep_characterization_without_a_floor_keeps_operator_calls_above_the
     assert "gives no launch overhead either, so operator calls are charged the training boards' median" in err
     pred = pd.read_csv(out)["predicted_ms"].to_numpy()
     assert np.all(pred > 0.01), pred
+
+
+def test_a_synthetic_file_or_a_curve_of_another_kernel_is_told(tmp_path, capsys):
+    """The committed model's operator sub-model learned its curves from add calls: a curve of another
+    kernel, or a file marked synthetic, predicts without a word otherwise."""
+    import json
+    from pathlib import Path
+
+    from perfml.characterize import board_characterization
+
+    root = Path(__file__).resolve().parents[1]
+    queries = tmp_path / "q.csv"
+    pd.DataFrame({"board": ["Tesla-T4", "Tesla-T4"], "op": ["mul", "bmm"], "B": [64, 8], "H": [4096, None],
+                  "M": [None, 64], "N": [None, 64], "K": [None, 64]}).to_csv(queries, index=False)
+    doc = board_characterization("Tesla-T4").to_dict()
+    doc["synthetic"] = True
+    doc["stream_curve"]["kernel"] = "vectorAdd"
+    path = tmp_path / "t4.json"
+    path.write_text(json.dumps(doc))
+    status = main(["predict", "--model", str(root / "models" / "default"), "--queries", str(queries), "--output",
+                   str(tmp_path / "p.csv"), "--characterization", str(path), "--data-home", str(HOME.path)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "is marked synthetic" in err
+    assert "its streaming curve was measured with vectorAdd, the training boards' with add" in err

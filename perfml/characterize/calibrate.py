@@ -51,6 +51,7 @@ from perfml.characterize.characterization import Characterization
 # working sets below L2_FACTOR x the L2 size do not calibrate the DRAM bandwidth (the same limit
 # decides which knots of a streaming curve are DRAM-bound)
 from perfml.characterize.limits import L2_FACTOR
+from perfml.characterize.limits import MAX_OVERHEAD_S
 from perfml.characterize.stream_curve import MIN_KNOTS, StreamCurve
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
@@ -77,6 +78,21 @@ FLOOR_FRACTION = 0.05
 MAX_FLOOR_INTENSITY = 1.0
 #: quantile of the smallest calls' times taken as the launch floor
 FLOOR_QUANTILE = 0.1
+#: a call is launch-bound when its roofline at the registry's peaks (the L2's worth of bytes
+#: from a warm cache) is at most this share of its time: the smallest calls of every board of
+#: the data home are at 0.43 or less (the GTX-680's vectorAdd of 131072 floats), a
+#: bandwidth-bound call at 0.6-0.9. The launch overhead and the bottom of a streaming curve
+#: are read only from such calls: the three largest add calls of a T4 gave a "launch
+#: overhead" of 1.38 ms, and every small call was predicted at it.
+LAUNCH_BOUND_SHARE = 0.5
+#: a streaming-kernel call that takes this many times longer than one moving at least twice
+#: its bytes is refused: a larger call of the same kernel is never several times faster (the
+#: L2 makes small calls faster, not slower; in the data home and this project's H100 and
+#: H200 measurements the worst such pair is 1.48x, the T4's add calls of different shapes),
+#: so one of the two times is in another unit
+MAX_STREAM_INVERSION = 4.0
+#: a calibrated DRAM bandwidth below this share of the specification is told (times x10?)
+WARN_STREAM_SHARE = 0.2
 
 #: time columns, in order of preference (a median is robust to a slow repetition)
 TIME_COLUMNS = ("time_ms", "time_ms_median", "time_ms_mean")
@@ -363,6 +379,67 @@ def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> No
                              f"{unphysical_time_message(time_ms[i], bound_ms[i], registry_board.name)}")
 
 
+def _refuse_too_slow_streaming_rows(stream, registry_board, time_column: str, file) -> None:
+    """Refuse a streaming-kernel row far slower than any board streams (a time in us or s among ms).
+
+    The medians of :func:`calibrate_from_rows` hide one such row, and the streaming curve and
+    the launch overhead take it as it is (five vectorAdd rows in microseconds predicted
+    vectorAdd of 1M floats at 3.7 ms instead of 0.073). Refused: a row slower than a launch
+    of :data:`~perfml.characterize.limits.MAX_OVERHEAD_S` plus its bytes at
+    :data:`~perfml.characterize.limits.MIN_UNDER_SPEC` x the specified bandwidth (the
+    limits of a calibrated value), and a row :data:`MAX_STREAM_INVERSION` x slower than a
+    call of the same kernel moving at least twice its bytes.
+    """
+    from perfml.boards import peak_bandwidth
+    from perfml.characterize.limits import MIN_UNDER_SPEC
+    from perfml.errors import MissingBoardParameterError, PhysicalLimitError
+
+    nbytes = stream["_bytes"].to_numpy(dtype=float)
+    time_ms = stream["_time_s"].to_numpy(dtype=float) * 1e3
+    ok = np.isfinite(nbytes) & np.isfinite(time_ms)
+    try:
+        bandwidth = peak_bandwidth(registry_board)
+    except MissingBoardParameterError:
+        bandwidth = None
+    if bandwidth:
+        ceiling_ms = MAX_OVERHEAD_S * 1e3 + nbytes / (MIN_UNDER_SPEC * bandwidth) * 1e3
+        hits = np.flatnonzero(ok & (time_ms > ceiling_ms))
+        if len(hits):
+            i = int(hits[0])
+            raise PhysicalLimitError(
+                f"{_row_where(file, stream.index[i])}, column {time_column}: {time_ms[i]:.4g} ms for {nbytes[i]:.4g} "
+                f"bytes is slower than any board streams (a launch of at most {MAX_OVERHEAD_S * 1e3:g} ms plus the "
+                f"bytes at {MIN_UNDER_SPEC:g}x the {registry_board.name}'s {bandwidth / 1e9:.4g} GB/s: "
+                f"{ceiling_ms[i]:.4g} ms); check the time unit of this row (milliseconds, not microseconds or seconds)")
+    # the fastest call moving at least twice the bytes, per row (a suffix minimum over the sorted sizes)
+    order = np.argsort(np.where(ok, nbytes, np.inf), kind="stable")
+    sorted_bytes, sorted_time = nbytes[order], np.where(ok, time_ms, np.inf)[order]
+    suffix_min = np.minimum.accumulate(sorted_time[::-1])[::-1]
+    start = np.searchsorted(sorted_bytes, 2.0 * sorted_bytes, side="left")
+    faster = np.where(start < len(order), suffix_min[np.minimum(start, len(order) - 1)], np.inf)
+    hits = np.flatnonzero(ok[order] & (sorted_time > MAX_STREAM_INVERSION * faster))
+    if len(hits):
+        j = int(hits[0])
+        i = int(order[j])
+        k = int(order[start[j] + int(np.argmin(sorted_time[start[j]:]))])
+        raise PhysicalLimitError(
+            f"{_row_where(file, stream.index[i])}, column {time_column}: {time_ms[i]:.4g} ms for {nbytes[i]:.4g} bytes, "
+            f"{time_ms[i] / time_ms[k]:.3g}x the time of {_row_where(file, stream.index[k])} ({time_ms[k]:.4g} ms for "
+            f"{nbytes[k]:.4g} bytes, the same kernel moving more); a larger call is never several times faster: "
+            "check the time unit of the two rows (milliseconds)")
+
+
+def _share_of_spec_bandwidth(rate: float, registry_board) -> float:
+    """``rate`` (B/s) over the board's specified DRAM bandwidth; inf where it is unknown (nothing to tell)."""
+    from perfml.boards import peak_bandwidth
+    from perfml.errors import MissingBoardParameterError
+
+    try:
+        return rate / peak_bandwidth(registry_board) if registry_board is not None else np.inf
+    except MissingBoardParameterError:
+        return np.inf
+
+
 def _registry_board(board: str):
     from perfml.boards import get_board
 
@@ -472,6 +549,8 @@ def calibrate_from_rows(
     if registry_board is not None:
         _refuse_rows_beyond_memory(rows, corpus, registry_board, file)
         _refuse_unphysical_rows(known, registry_board, time_column, file)
+        _refuse_too_slow_streaming_rows(known[known[kernel_column].astype(str).isin(streaming)], registry_board,
+                                        time_column, file)
     spec = spec_values(registry_board) if registry_board is not None else ()
     path = Path(file) if file is not None else None
     base = {"file": path.name if path else "(in-memory rows)", "filters": dict(filters), "time_column": time_column}
@@ -493,6 +572,12 @@ def calibrate_from_rows(
         if len(top) < min_rows:  # few distinct sizes: take the largest min_rows rows
             top = stream.nlargest(min_rows, "_bytes")
         rate = top["_bytes"] / top["_time_s"]
+        share = _share_of_spec_bandwidth(float(np.median(rate)), registry_board)
+        if share < WARN_STREAM_SHARE:
+            warnings.append(
+                f"dram_bandwidth: {'/'.join(streaming)} reached {share:.2g}x the specified bandwidth, where it "
+                f"reaches 0.6-0.9x on every board of the data home: check the time unit of the rows "
+                "(milliseconds) and that the board is the one named")
         filters_used = {**filters, kernel_column: list(streaming), "bytes_min": float(top["_bytes"].min())}
         if l2:
             filters_used["footprint"] = f">= {L2_FACTOR} x l2_bytes ({L2_FACTOR * l2} bytes)"
@@ -522,7 +607,7 @@ def calibrate_from_rows(
         )
 
     # -- streaming time at every size (L2, latency-bound and launch-bound sizes included) ----------
-    curve = _stream_curve(known, kernel_column, streaming, corpus, base, min_rows, warnings)
+    curve = _stream_curve(known, kernel_column, streaming, corpus, base, min_rows, warnings, registry_board)
 
     # -- FP32 throughput from the best compute kernel's top FLOP rows -------------------------------
     if corpus == "runtimes":
@@ -574,8 +659,18 @@ def calibrate_from_rows(
     sized = known[np.isfinite(known["_bytes"]) & (intensity <= MAX_FLOOR_INTENSITY)]
     k = max(min_rows, int(np.ceil(FLOOR_FRACTION * len(sized))))
     smallest = sized.nsmallest(k, "_bytes")
-    if len(smallest) >= min_rows:
-        floor_ms = float(np.quantile(smallest["_time_s"], FLOOR_QUANTILE)) * 1e3
+    bound_share = _roofline_share(smallest, registry_board)
+    floor_ms = float(np.quantile(smallest["_time_s"], FLOOR_QUANTILE)) * 1e3 if len(smallest) else np.nan
+    if len(smallest) >= min_rows and bound_share > LAUNCH_BOUND_SHARE:
+        warnings.append(
+            f"launch_overhead not calibrated: the smallest calls ({smallest['_bytes'].max():.4g} bytes or less) are not "
+            f"launch-bound (their roofline is {bound_share:.2f} of their time, over {LAUNCH_BOUND_SHARE}): add calls "
+            "of a few kB")
+    elif len(smallest) >= min_rows and floor_ms > MAX_OVERHEAD_S * 1e3:
+        warnings.append(
+            f"launch_overhead not calibrated: the smallest calls took {floor_ms:.4g} ms, more than any launch "
+            f"({MAX_OVERHEAD_S * 1e3:g} ms): check the time unit of the rows (milliseconds)")
+    elif len(smallest) >= min_rows:
         values.append(
             CharacterizedValue(
                 quantity="launch_overhead",
@@ -640,8 +735,26 @@ def calibrate_from_rows(
     )
 
 
+def _roofline_share(rows, registry_board) -> float:
+    """Median over ``rows`` of their roofline at the registry's peaks (warm L2) over their time; 0 if unknown."""
+    from perfml.boards import l2_resident_roofline_ms, peak_bandwidth, peak_flops
+    from perfml.errors import MissingBoardParameterError
+
+    if registry_board is None or not len(rows):
+        return 0.0
+    try:
+        fp32, bandwidth = peak_flops(registry_board, "fp32"), peak_bandwidth(registry_board)
+    except MissingBoardParameterError:
+        return 0.0
+    bound_ms = l2_resident_roofline_ms(np.nan_to_num(rows["_flops"].to_numpy(dtype=float), nan=0.0),
+                                       np.nan_to_num(rows["_bytes"].to_numpy(dtype=float), nan=0.0),
+                                       peak_flops_per_s=fp32, peak_bytes_per_s=bandwidth,
+                                       l2_bytes=float(registry_board.l2_bytes or 0.0))
+    return float(np.median(bound_ms / (rows["_time_s"].to_numpy(dtype=float) * 1e3)))
+
+
 def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict, min_rows: int,
-                  warnings: list[str]) -> StreamCurve | None:
+                  warnings: list[str], registry_board=None) -> StreamCurve | None:
     """The streaming kernel's median time per distinct byte count (:mod:`perfml.characterize.stream_curve`).
 
     Every size counts (no L2 filter: the curve is meant to hold the L2 and launch-bound
@@ -655,6 +768,14 @@ def _stream_curve(known, kernel_column: str, streaming, corpus: str, base: dict,
         warnings.append(
             f"stream_curve not built: {sizes} distinct size(s) of {'/'.join(streaming)} (need {max(min_rows, MIN_KNOTS)})"
         )
+        return None
+    first = rows[rows["_bytes"] == rows["_bytes"].min()]
+    share = _roofline_share(first, registry_board)
+    if share > LAUNCH_BOUND_SHARE:
+        warnings.append(
+            f"stream_curve not built: its smallest call ({first['_bytes'].iloc[0]:.4g} bytes) is not launch-bound "
+            f"(its roofline is {share:.2f} of its time, over {LAUNCH_BOUND_SHARE}), so the curve would hold its "
+            f"time for every smaller call: add {'/'.join(streaming)} calls down to a few kB")
         return None
     kernel = "/".join(streaming)
     work = "dram_bytes_total of perfml.apps" if corpus == "runtimes" else "3 * B * H * 4 bytes"

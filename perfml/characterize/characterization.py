@@ -77,6 +77,26 @@ def _l2_bytes(board: str) -> float | None:
         return None
 
 
+def _flag(value: Any, field_name: str) -> bool:
+    """A true/false field of the file (``"false"``, a text, is refused: ``bool("false")`` is True)."""
+    if not isinstance(value, bool):
+        raise ResultSchemaError(f"characterization field {field_name!r} must be true or false, found {value!r}; "
+                                "rebuild the file with `perfml characterize`")
+    return value
+
+
+def _registry_spec_values(board: str) -> tuple:
+    """The registry's ``spec`` tier of ``board`` (empty for a board it does not know)."""
+    from perfml.boards import get_board
+    from perfml.characterize.spec import spec_values
+    from perfml.errors import UnknownBoardError
+
+    try:
+        return tuple(spec_values(get_board(board)))
+    except UnknownBoardError:
+        return ()
+
+
 @dataclass(frozen=True)
 class Characterization:
     """Characterization functions and achieved peaks of one board.
@@ -140,9 +160,18 @@ class Characterization:
         values = tuple(self.values)
         if not all(isinstance(v, CharacterizedValue) for v in values):
             raise InvalidValueError("Characterization.values must hold CharacterizedValue objects")
-        object.__setattr__(self, "values", check_physical_limits(values))
+        # the limits hold against the registry's specification too: a file without its spec
+        # values, or with them inflated, had no limits at all (a T4 file with DRAM at 38x its
+        # datasheet predicted add calls 50x too fast)
+        registry = _registry_spec_values(self.board)
+        own = {(v.quantity, v.dimension) for v in values if v.tier == "spec"}
+        missing = tuple(v for v in registry if (v.quantity, v.dimension) not in own)
+        object.__setattr__(self, "values", check_physical_limits(values + missing)[:len(values)])
+        achieved = tuple(v for v in values if v.tier != "spec")
+        check_physical_limits(registry + achieved)  # refuses; its warnings repeat the ones above
         if self.stream_curve is not None:
-            check_stream_curve(self.stream_curve, values, self.registry_l2_bytes)
+            check_stream_curve(self.stream_curve, values + missing, self.registry_l2_bytes)
+            check_stream_curve(self.stream_curve, registry, self.registry_l2_bytes)
         object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
@@ -321,7 +350,7 @@ class Characterization:
             functions=functions,
             summary=tuple(summary),
             source=str(data.get("source", "")),
-            synthetic=bool(data.get("synthetic", False)),
+            synthetic=_flag(data.get("synthetic", False), "synthetic"),
             device=dict(data["device"]),
             values=values,
             warnings=tuple(str(w) for w in warnings),

@@ -150,8 +150,10 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
 MAX_LATENCY_CYCLES = 1e5
 #: a memory latency in time: 1 ms (DRAM answers in about 0.5 us)
 MAX_LATENCY_S = 1e-3
-#: a launch overhead: 1 s (a call doing almost no work takes 2-30 us in the data home)
-MAX_OVERHEAD_S = 1.0
+#: a launch overhead: 1 ms (a call doing almost no work takes 3-45 us in the data home, CUDA
+#: events around a PyTorch call included; 5 us written as ms is 5 ms, and predicted every
+#: operator call at 6.6 ms or more). Below it: :data:`MIN_MEASURED_MS`, as for a measured time.
+MAX_OVERHEAD_S = 1e-3
 _SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 
 
@@ -165,7 +167,12 @@ def _check_ceiling(value: CharacterizedValue) -> None:
         over, limit = value.value > MAX_LATENCY_CYCLES, f"{MAX_LATENCY_CYCLES:.0e} cycles"
     else:
         ceiling = MAX_LATENCY_S if kind == "latency" else MAX_OVERHEAD_S
-        over, limit = value.value * _SECONDS[value.unit] > ceiling, f"{ceiling:g} s"
+        seconds = value.value * _SECONDS[value.unit]
+        over, limit = seconds > ceiling, f"{ceiling:g} s"
+        if kind == "overhead" and seconds < MIN_MEASURED_MS * 1e-3:
+            raise PhysicalLimitError(
+                f"{value.quantity} ({value.tier}) = {value.value:.4g} {value.unit} is shorter than any kernel call "
+                f"({MIN_MEASURED_MS * 1e3:g} us at least): check the unit and the source of the value ({value.source})")
     if over:
         raise PhysicalLimitError(
             f"{value.quantity} ({value.tier}) = {value.value:.4g} {value.unit} is beyond any GPU's (at most {limit}): "
@@ -173,18 +180,28 @@ def _check_ceiling(value: CharacterizedValue) -> None:
 
 
 def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: float | None) -> None:
-    """A streaming curve's DRAM-sized knots must not beat the DRAM specification by more than 1.5x.
+    """A streaming curve's knots must be measured times, and its DRAM-sized knots achieved bandwidths.
 
-    Knots of at least :data:`L2_FACTOR` x ``l2_bytes`` (every knot when the L2 size is
-    unknown) are DRAM-bound: their bytes / time is an achieved DRAM bandwidth, held to the
-    same limit as a ``dram_bandwidth`` value. Smaller knots may legitimately run from the
-    L2 faster than the DRAM peak.
+    Every knot's time is held to the range of a measured time (:func:`valid_measured_time`:
+    a knot of 1e300 s predicted a matMul at 4.9e62 ms). Knots of at least :data:`L2_FACTOR`
+    x ``l2_bytes`` (every knot when the L2 size is unknown) are DRAM-bound: their bytes /
+    time is an achieved DRAM bandwidth, held to the same limits as a ``dram_bandwidth``
+    value, above (1.5 x the specification) and, where the L2 size is known, below (0.001 x:
+    a curve written in ms instead of s carried every prediction a thousandfold). Smaller
+    knots may legitimately run from the L2 faster than the DRAM peak, and launch-bound ones
+    far slower than it.
 
     Raises
     ------
     PhysicalLimitError
-        A DRAM-sized knot above 1.5 x the ``spec`` DRAM bandwidth among ``values``.
+        A knot time out of range, or a DRAM-sized knot above 1.5 x or below 0.001 x the
+        ``spec`` DRAM bandwidth among ``values``.
     """
+    for nbytes, seconds in zip(curve.bytes, curve.seconds):
+        if not valid_measured_time(seconds * 1e3):
+            raise PhysicalLimitError(
+                f"stream curve ({curve.kernel}): {nbytes:.4g} bytes in {seconds:.4g} s; {BAD_MEASURED_TIME} "
+                f"(the curve holds seconds: check its unit) ({curve.source})")
     specs = [v.to_unit("B/s") for v in values if v.tier == "spec" and v.quantity == "dram_bandwidth"
              and v.dimension == "bandwidth"]
     if not specs:
@@ -192,6 +209,12 @@ def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: fl
     spec = min(specs)
     floor = L2_FACTOR * l2_bytes if l2_bytes else 0.0
     for nbytes, seconds in zip(curve.bytes, curve.seconds):
+        if l2_bytes and nbytes >= floor and nbytes / seconds < MIN_UNDER_SPEC * spec:
+            raise PhysicalLimitError(
+                f"stream curve ({curve.kernel}): {nbytes:.4g} bytes in {seconds:.4g} s is {nbytes / seconds:.4g} B/s, "
+                f"{nbytes / seconds / spec:.2g}x the DRAM specification {spec:.4g} B/s; below {MIN_UNDER_SPEC:g}x no "
+                "working board streams: check the time unit (ms in the rows, s in the curve) and the byte counts "
+                f"({curve.source})")
         if nbytes >= floor and nbytes / seconds > MAX_OVER_SPEC * spec:
             raise PhysicalLimitError(
                 f"stream curve ({curve.kernel}): {nbytes:.4g} bytes in {seconds:.4g} s is {nbytes / seconds:.4g} B/s, "

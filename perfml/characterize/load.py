@@ -37,6 +37,9 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
         raise ResultSchemaError(f"cannot read characterization {path}: {exc.strerror or exc}") from None
     data = parse_table(text, path, "json", "perfml characterization", ResultSchemaError,
                        non_finite=True)  # Characterization.from_dict names the field
+    if board is not None and isinstance(data.get("board"), str):
+        # first: the values are checked against the board's specification, another board's misleads
+        check_board_name(data["board"], board, path)
     try:
         characterization = Characterization.from_dict(data)
     except PerfmlError as exc:  # name the file: the value's own message cannot
@@ -56,10 +59,14 @@ def check_board(characterization: Characterization, board: str, where: object = 
     CharacterizationBoardError
         ``characterization.board`` and ``board`` are different boards.
     """
-    if not same_board(characterization.board, board):
-        path = where
+    check_board_name(characterization.board, board, where)
+
+
+def check_board_name(characterized: str, board: str, where: object = "the characterization") -> None:
+    """:func:`check_board` on the characterized board's name."""
+    if not same_board(characterized, board):
         raise CharacterizationBoardError(
-            f"{path} characterizes board {characterization.board!r}, but it is applied to "
+            f"{where} characterizes board {characterized!r}, but it is applied to "
             f"{board!r}; characterize {board} (`perfml characterize RESULTS --board {board}`) "
             "or pass the file of that board"
         )

@@ -116,8 +116,8 @@ def _curve_warnings(characterization, where) -> list[str]:
 
     curve = characterization.stream_curve
     if curve is None:
-        return [f"{where} has no streaming curve (too few distinct sizes of the calibration kernel): time it at a few "
-                "dozen sizes, from a few kB to several times the board's L2"]
+        return [f"{where} has no streaming curve: time the calibration kernel at a few dozen sizes, from a few kB "
+                "(launch-bound) to several times the board's L2"]
     l2 = characterization.registry_l2_bytes
     lo, hi = (l2 / L2_FACTOR, l2 * L2_FACTOR) if l2 else (0.0, np.inf)
     knots = np.asarray(curve.bytes, dtype=float)
@@ -136,7 +136,8 @@ def _curve_warnings(characterization, where) -> list[str]:
     return out
 
 
-def use_target_characterization(model, characterization, boards: Iterable[str], where: object) -> list[str]:
+def use_target_characterization(model, characterization, boards: Iterable[str], where: object,
+                                part: str | None = None) -> list[str]:
     """Make ``model`` (a fitted :class:`~perfml.learned.regressors.RuntimeRegressor` or
     :class:`~perfml.learned.operators.OperatorRegressor`) use ``characterization`` for its board.
 
@@ -174,12 +175,25 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
         expected = set.intersection(*(set(ch.warnings) for ch in trained.values()))
         warnings = [w for w in warnings if w not in expected]
     if not (getattr(model, "characterization", False) or getattr(model, "closed_form_peaks", "spec") == "characterized"):
+        whose = f"the sub-model answering {part}" if part else "the model"
         warnings.append(
-            f"the model was trained without the characterization features, so {where} changes no prediction; "
-            "train one with characterization features to use it"
+            f"{whose} was trained without the characterization features, so {where} changes none of its "
+            "predictions (they are spec-only; column tier); train one with characterization features to use it"
         )
         return warnings
     warnings += _curve_warnings(characterization, where)
+    if characterization.synthetic:
+        warnings.append(f"{where} is marked synthetic (generated, not measured): predictions made with it are not "
+                        "about a real board")
+    from perfml.learned.persistence import read_calibration_entry
+
+    entry = read_calibration_entry(getattr(model, "metadata_", None) or {})
+    curve = characterization.stream_curve
+    if entry is not None and curve is not None and curve.kernel not in ("/".join(entry[1]), *entry[1]):
+        warnings.append(
+            f"{where}: its streaming curve was measured with {curve.kernel}, the training boards' with "
+            f"{'/'.join(entry[1])}; two kernels move their bytes at different speeds, so the predictions may be off: "
+            f"a curve of {'/'.join(entry[1])} matches the model's training")
     charged = getattr(model, "_training_launch_overhead_ms", None)  # an operator model's stand-in floor
     charged = charged() if callable(charged) else None
     if charged is not None and characterization.stream_curve is None and \
@@ -199,6 +213,12 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
                 "--calibration file of the runs the model names matches its training"
             )
     return warnings
+
+
+#: what the rows of each route are, in a message
+_ROUTE_ROWS = {"described": "kernels with a description (the nine applications)",
+               "undescribed": "kernels known only from measurements (Rodinia, your --reference kernels)",
+               "dlops": "deep-learning operator rows"}
 
 
 def use_target(bundle, queries, where, *, characterization=None, calibration=None) -> list[str]:
@@ -226,26 +246,32 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
     boards = queries["board"].astype(str) if "board" in queries else []
     bundle.tier = "calibrated"
     routes = _routes(queries, where)
-    used = {id(m): m for route in ("described", "undescribed", "dlops") if np.any(routes == route)
-            for m in [bundle.model_for(route)] if m is not None}
+    used: dict = {}  # id -> (sub-model, the routes it answers here)
+    for route in ("described", "undescribed", "dlops"):
+        model = bundle.model_for(route) if np.any(routes == route) else None
+        if model is not None:
+            used.setdefault(id(model), (model, []))[1].append(route)
     if characterization is not None:
         from perfml.characterize import load_characterization
 
-        ch, file_where = load_characterization(characterization), str(characterization)
+        named = sorted(set(map(str, boards)))
+        ch = load_characterization(characterization, board=named[0] if len(named) == 1 else None)
+        file_where = str(characterization)
     else:
         from perfml.characterize.calibrate import read_runtime_rows
 
         rows = read_runtime_rows(calibration)
         by_kernels: dict = {}
     warnings: list[str] = []
-    for model in used.values():
+    for model, answered in used.values():
         if characterization is None:
             kernels = read_calibration_entry(getattr(model, "metadata_", None) or {})
             if kernels not in by_kernels:
                 by_kernels[kernels] = calibrate_target(calibration, boards, kernels=kernels, frame=rows)
             ch = by_kernels[kernels]
             file_where = f"the calibration of {calibration}" + (f" ({', '.join(kernels[1])} runs)" if kernels else "")
-        warnings += use_target_characterization(model, ch, boards, file_where)
+        rows_of = " and ".join(f"the {_ROUTE_ROWS[r]} ({int(np.sum(routes == r))} row(s))" for r in answered)
+        warnings += use_target_characterization(model, ch, boards, file_where, part=rows_of)
     if used:
         bundle.target_board = ch.board  # predict_any answers this board only from now on
         if calibration is not None:
