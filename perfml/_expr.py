@@ -21,9 +21,11 @@ Dialects
     unary ``+ -``, comparisons (giving 1 or 0, so ``REPS*(OP == 1)`` selects a term);
     functions ``ceil floor min max int abs log2``. ``^`` is not accepted (write ``**``).
 ``cumapz``
-    CUDA C integer semantics, vectorized over emulated threads: ``/`` and ``//`` are
-    floor division (a division by zero gives 0, as NumPy does, because both branches
-    of ``a if c else b`` are evaluated), ``% ** << >> & | ^``, comparisons give
+    CUDA C integer semantics, vectorized over emulated threads: ``/`` and ``//`` on
+    integers divide truncating toward zero and ``%`` takes the sign of the dividend, as
+    in C (``(tx - 32) / 32`` is 0 for thread 1, not -1); a division by zero gives 0,
+    because both branches of ``a if c else b`` are evaluated and a guarded divisor is
+    zero in the branch not taken), ``** << >> & | ^``, comparisons give
     booleans, ``and or not`` are element-wise, ``a if c else b`` is
     :func:`numpy.where`, ``~``; functions ``min max abs``.
 
@@ -695,5 +697,13 @@ class _Evaluator:
                                        "the integer limit 2**63 - 1")
         elif op is ast.RShift and np.size(right) and np.min(right) < 0:
             raise self.fail("shifts by a negative amount at '>>'")
+        if op in (ast.FloorDiv, ast.Mod):  # C: the quotient truncates toward zero, the remainder follows
+            with np.errstate(all="ignore"):
+                remainder = np.fmod(left, right)
+                if op is ast.Mod:
+                    return remainder
+                quotient = np.floor_divide(left, right)
+                # floor and truncation differ where the division is inexact and the signs differ
+                return quotient + ((remainder != 0) & ((np.asarray(left) < 0) != (np.asarray(right) < 0)))
         with np.errstate(all="ignore"):
             return fn(left, right)

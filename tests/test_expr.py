@@ -385,3 +385,20 @@ def test_a_sidecar_expression_of_unbounded_cost_is_a_typed_sidecar_error(tmp_pat
     launch = LaunchConfig(grid=(1, 1, 1), block=(32, 1, 1))
     with pytest.raises(PerfmlError, match="overflow"):
         fam.buffer_elements(fam.arg("out"), {}, launch)
+
+
+def test_cumapz_integer_division_and_remainder_are_cs():
+    """CuMAPz index expressions model CUDA C: the quotient truncates toward zero and the remainder takes
+    the dividend's sign. In C, ((tx - 32) / 32) * 64 + tx + 64 reads element 0 for thread 0 and 65-95
+    for threads 1-31; floor division read 1-31, and the analysis found a coalesced access."""
+    import numpy as np
+
+    from perfml._expr import evaluate
+
+    tx = np.arange(64)
+    got = evaluate("((tx - 32) / 32) * 64 + tx + 64", {"tx": tx}, dialect="cumapz")
+    want = np.array([(int((t - 32) / 32)) * 64 + t + 64 for t in tx])  # int() truncates, as C does
+    np.testing.assert_array_equal(got, want)
+    assert [evaluate(e, {}, dialect="cumapz") for e in ("-7 / 2", "7 / -2", "-7 // 2", "-7 % 2", "7 % -2", "7 / 2")] == \
+        [-3, -3, -3, -1, 1, 3]
+    np.testing.assert_array_equal(evaluate("(tx - 33) % 32", {"tx": tx[:3]}, dialect="cumapz"), [-1, 0, -31])

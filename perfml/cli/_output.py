@@ -69,7 +69,9 @@ def print_table(frame: pd.DataFrame, title: str | None = None, floatfmt: str = "
         cells = []
         for value in row:
             if isinstance(value, float):
-                cells.append("" if math.isnan(value) else floatfmt.format(value))
+                # a small value keeps 3 significant figures (a T_k of 0.0005 ms printed as 0.001)
+                small = value != 0 and abs(value) < 0.01
+                cells.append("" if math.isnan(value) else f"{value:.3g}" if small else floatfmt.format(value))
             else:
                 cells.append(str(value))
         table.add_row(*cells)

@@ -40,7 +40,15 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
     rows = []
     for app_id in apps:
         app = get_app(app_id)
-        n_values = list(sizes) if sizes else [int(rt.loc[rt["app_id"] == app_id, "input_size"].median())]
+        measured = rt.loc[rt["app_id"] == app.app_id, "input_size"]
+        if not len(measured):
+            from perfml.errors import InvalidValueError
+
+            raise InvalidValueError(
+                f"no runtimes of app {app.app_id!r} on boards other than {name}"
+                + (f" in source {source!r}" if source else "")
+                + "; lambda is carried from the boards that ran the app: choose another --source or --app")
+        n_values = list(sizes) if sizes else [int(measured.median())]
         for n in n_values:
             rows.append({"board": name, "app_id": app.app_id, "input_size": float(n)})
     q = pd.DataFrame(rows)
@@ -50,12 +58,11 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
 
     check_queries(q, lambda i: f"--size {q['input_size'].iloc[i]:.17g} for app {q['app_id'].iloc[i]} on {name}", apps=apps)
     F = builder.transform(q)
-    same = [b for b in builder.train_boards_ if _architecture(b) == _architecture(name)]
     t1 = BSPModel(constants_sources=(), data_home=data_home).model_terms(q)["t1_ms"].to_numpy()
     out = q.assign(
         **{
             "lambda": np.exp(F["bsp_log_lambda"].to_numpy()),
-            "lambda_from": ",".join(same) if same else "all measured boards (" + ",".join(builder.train_boards_) + ")",
+            "lambda_from": q["app_id"].map(lambda a: _lambda_from(rt, a, name)).to_numpy(),
             "bsp_t1_ms": t1,
         }
     )
@@ -77,3 +84,13 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
             "finite positive number; the app has no usable runtimes on the other boards: choose another app or source"
         )
     return out
+
+
+def _lambda_from(rt: pd.DataFrame, app_id: str, board: str) -> str:
+    """The boards whose lambda of ``app_id`` carries to ``board``: those of its architecture that ran
+    the app, else every board that did (the cross-fitted offsets of the feature builder)."""
+    from perfml.learned.features import architecture
+
+    ran = sorted(set(rt.loc[rt["app_id"] == app_id, "board"].astype(str)))
+    same = [b for b in ran if architecture(b) == architecture(board)]
+    return ",".join(same) if same else "all measured boards (" + ",".join(ran) + ")"
