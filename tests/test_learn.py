@@ -208,6 +208,21 @@ def test_predict_lambda_for_unseen_board_uses_only_other_boards():
     assert (out.clamped_to_bound == (model_tk < MIN_KERNEL_MS)).all()
 
 
+def test_predict_lambda_names_only_the_boards_that_ran_the_app_and_refuses_an_app_with_none():
+    """lambda_from listed every board, GTX-295 too, which never ran dotProd; an app without runtimes in the
+    chosen source was an internal error (a NaN median size turned into an int)."""
+    from perfml.errors import InvalidValueError
+    from perfml.learned.lambda_unseen import predict_lambda
+
+    out = predict_lambda("GT-630", ["dotProd"], [1048576], data_home=HOME)
+    named = out["lambda_from"].item()
+    rt = describable_runtimes(data_home=HOME)
+    ran = sorted(set(rt.loc[(rt.app_id == "dotProd") & (rt.board != "GT-630"), "board"]))
+    assert named == "all measured boards (" + ",".join(ran) + ")" and "GTX-295" not in named
+    with pytest.raises(InvalidValueError, match="no runtimes of app 'vectorAdd' on boards other than GTX-980 in source"):
+        predict_lambda("GTX-980", ["vectorAdd"], None, data_home=HOME, source="BSPGPU")
+
+
 def test_kernels_without_description_use_their_launch_and_the_transfer():
     """Rodinia kernels (no kernel description): features come from the launch and the other boards' runs."""
     from perfml.datasets import load_runtimes
