@@ -538,3 +538,14 @@ def test_a_description_none_of_whose_references_executes_is_refused(dev, loop):
 def test_an_empty_loop_beside_executed_references_is_kept(dev):
     desc = _desc([_read("tx"), _read("i*16 + tx", loops=["i"])], loops=[{"name": "i", "start": 8, "stop": 0}])
     assert analyze(desc, dev).counts["n_global_accesses"] > 0
+
+
+@pytest.mark.parametrize("run, name", [("validate", "NOSUCH"), ("transpose", "MAX")])
+def test_a_set_name_no_description_has_is_refused(dev, run, name):
+    """validate-seed004 --set NOSUCH=3 and transpose-sequence --set MAX=3 printed the unchanged analysis
+    (`cumapz analyze` refuses the same)."""
+    from perfml.cumapz.seed004 import transpose_sequence, validate_seed004
+
+    fn = validate_seed004 if run == "validate" else transpose_sequence
+    with pytest.raises(KernelDescriptionError, match=f"--set {name}: no description of this validation"):
+        fn(dev, params={name: 3})

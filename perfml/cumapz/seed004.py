@@ -123,6 +123,21 @@ def _discordant(rows: list[VariantRow]) -> list[dict[str, Any]]:
     return bad
 
 
+def _with_params(descriptions: list, params: dict[str, int] | None) -> list:
+    """Each description with the ``--set`` values of its own parameters; a name none of them has is refused."""
+    from perfml.errors import KernelDescriptionError
+
+    if not params:
+        return descriptions
+    known = set().union(*(d.params for d in descriptions))
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise KernelDescriptionError(
+            f"--set {', '.join(unknown)}: no description of this validation has such a parameter; "
+            f"their parameters are {', '.join(sorted(known)) or '(none)'}")
+    return [d.with_params({k: v for k, v in params.items() if k in d.params}) for d in descriptions]
+
+
 def validate_seed004(
     device: CumapzDevice,
     *,
@@ -137,11 +152,10 @@ def validate_seed004(
     the paper's validation models), Pearson for reference, and the discordant pairs.
     """
     cells = primary_times()
+    ordered = sorted(cells.items(), key=lambda kv: kv[1]["time_ms"])
+    descriptions = _with_params([resolve_description(variant) for variant, _ in ordered], params)
     rows = []
-    for variant, cell in sorted(cells.items(), key=lambda kv: kv[1]["time_ms"]):
-        desc = resolve_description(variant)
-        if params:
-            desc = desc.with_params({k: v for k, v in params.items() if k in desc.params})
+    for (variant, cell), desc in zip(ordered, descriptions):
         rows.append(VariantRow(variant, cell["table"], cell["line"], cell["time_ms"],
                                analyze(desc, device, no_buffer_policy=no_buffer_policy,
                                        max_accesses=max_accesses)))
@@ -171,10 +185,8 @@ def transpose_sequence(
     """MPE along the Sec. 6.1 transpose sequence, each step checked against the paper."""
     steps = []
     prev: float | None = None
-    for name, direction, why in TRANSPOSE_STEPS:
-        desc = resolve_description(name)
-        if params:
-            desc = desc.with_params({k: v for k, v in params.items() if k in desc.params})
+    descriptions = _with_params([resolve_description(name) for name, _, _ in TRANSPOSE_STEPS], params)
+    for (name, direction, why), desc in zip(TRANSPOSE_STEPS, descriptions):
         r = analyze(desc, device, no_buffer_policy=no_buffer_policy, max_accesses=max_accesses)
         moved = None if prev is None else ("up" if r.mpe > prev else "down" if r.mpe < prev else "flat")
         steps.append({
