@@ -167,3 +167,21 @@ def test_a_path_is_still_accepted_and_wrapped(rows, data_home):
     by_path = BSPModel(data_home=str(data_home.path)).fit(rows, rows.measured_ms).predict(rows)
     by_home = BSPModel(data_home=data_home).fit(rows, rows.measured_ms).predict(rows)
     np.testing.assert_array_equal(by_path, by_home)
+
+
+def test_closed_form_models_side_by_side_are_scored_on_the_protocols_rows():
+    """`evaluate --model roofline --protocol newest-board` scored every row (n = 11656) while BSP scored the
+    newest boards' (2558), and BSP counted the rows the protocol does not hold out as unpredicted."""
+    from perfml.evaluation.closed_form import evaluate_closed_form
+
+    from conftest import shared_data_home
+
+    home = shared_data_home()
+    scores = {m: evaluate_closed_form(m, data_home=home, protocol="newest-board") for m in ("bsp", "roofline")}
+    rows = {m: set(map(tuple, r["predictions"][["board", "app_id", "input_size"]].drop_duplicates().to_numpy()))
+            for m, r in scores.items()}
+    assert rows["bsp"] == rows["roofline"]
+    assert set(scores["roofline"]["predictions"]["board"]) == set(scores["bsp"]["predictions"]["board"])
+    assert scores["bsp"]["overall"]["n_unpredicted"].item() == 0
+    everything = evaluate_closed_form("roofline", data_home=home, protocol="in-sample")
+    assert len(scores["roofline"]["predictions"]) < len(everything["predictions"])

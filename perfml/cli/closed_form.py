@@ -56,7 +56,7 @@ def evaluate(
     model: str = typer.Option(..., "--model", help="bsp | hongkim | roofline"),
     data_home: Optional[Path] = DataHome,
     source: Optional[str] = typer.Option(None, "--source"),
-    protocol: str = typer.Option("size-cv", "--protocol", help="bsp only (the others learn nothing): size-cv | reference-board | in-sample, or any protocol of `perfml experiment` (leave-one-board-out, ...)"),
+    protocol: str = typer.Option("size-cv", "--protocol", help="size-cv | reference-board | in-sample, or any protocol of `perfml experiment` (leave-one-board-out, ...): the rows it holds out are scored; BSP fits its lambda on the others (hongkim and roofline fit nothing)"),
     as_json: bool = typer.Option(False, "--json", help="Print only JSON: {overall, per_board, per_app}."),
 ) -> None:
     """Score a closed-form model on the runtimes it can describe."""
@@ -70,11 +70,11 @@ def evaluate(
         from perfml.cli._output import frame_records, print_json
 
         print_json({k: frame_records(v) for k, v in result.items() if k != "predictions"}
-                   | {"model": model, "protocol": protocol if model == "bsp" else None})
+                   | {"model": model, "protocol": protocol})
         return
     from perfml.cli._output import print_table
 
-    how = protocol if model == "bsp" else "closed form, nothing fitted"
+    how = protocol if model == "bsp" else f"{protocol} rows, closed form, nothing fitted"
     print_table(result["overall"], title=f"{model} ({how}): overall")
     print_table(result["per_board"], title=f"{model}: per board")
     print_table(result["per_app"], title=f"{model}: per app")

@@ -75,12 +75,16 @@ def closed_form_estimator(model: str, protocol: str = "size-cv", data_home=None)
     return BSPModel(data_home=data_home)
 
 
-def predict_closed_form(model: str, runtimes: pd.DataFrame, protocol: str = "size-cv", data_home=None, reference_board: str = "GTX-680") -> np.ndarray:
-    """Predictions (ms) of one closed-form model for the rows of ``runtimes``.
+def predict_closed_form(model: str, runtimes: pd.DataFrame, protocol: str = "size-cv", data_home=None,
+                        reference_board: str = "GTX-680") -> np.ndarray:
+    """Predictions (ms) of one closed-form model for the rows of ``runtimes`` the protocol holds out.
 
-    Goes through the one harness (:func:`perfml.evaluation.cross_val_predictions`).
-    The roofline and Hong & Kim learn nothing from measured times, so they are always
-    scored ``in-sample`` (their plain prediction); ``protocol`` applies to BSP.
+    Goes through the one harness (:func:`perfml.evaluation.cross_val_predictions`). The
+    roofline and Hong & Kim learn nothing from measured times, so their prediction of a row
+    is the same under every protocol; the protocol still decides *which* rows are scored
+    (``newest-board`` holds out the newest boards only), so that models evaluated side by
+    side are scored on the same rows. NaN for a row the protocol does not hold out (and for
+    one the model cannot predict).
     """
     from perfml.evaluation.harness import cross_val_predictions
 
@@ -90,10 +94,23 @@ def predict_closed_form(model: str, runtimes: pd.DataFrame, protocol: str = "siz
         raise PerfmlError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     y = runtimes["measured_ms"].to_numpy(dtype=float)
     estimator = closed_form_estimator(model, protocol, data_home)
-    used = protocol if model == "bsp" else "in-sample"
     frame = runtimes.reset_index(drop=True)
-    pred = cross_val_predictions(estimator, frame, y, used, reference_board=reference_board)
+    pred = cross_val_predictions(estimator, frame, y, protocol, reference_board=reference_board)
     return pred["predicted_ms"].reindex(frame.index).to_numpy(dtype=float)
+
+
+def held_out_rows(runtimes: pd.DataFrame, protocol: str, reference_board: str = "GTX-680") -> np.ndarray:
+    """Per row of ``runtimes``, whether ``protocol`` holds it out (scores it) in some fold."""
+    from perfml.evaluation.protocols import get_protocol
+
+    frame = runtimes.reset_index(drop=True)
+    splitter = get_protocol(protocol, reference_board=reference_board)
+    groups = splitter.groups_of(frame) if hasattr(splitter, "groups_of") else None
+    held = np.zeros(len(frame), dtype=bool)
+    y = frame["measured_ms"].to_numpy(dtype=float)
+    for _, test in splitter.split(frame, y, groups):
+        held[np.asarray(test)] = True
+    return held
 
 
 def evaluate_closed_form(model: str, data_home=None, source=None, protocol="size-cv", board=None, app_id=None) -> dict[str, pd.DataFrame]:
@@ -107,7 +124,9 @@ def evaluate_closed_form(model: str, data_home=None, source=None, protocol="size
     data_home = as_data_home(data_home, what="evaluate_closed_form")
     rt = describable_runtimes(data_home, source=source, board=board, app_id=app_id)
     pred = predict_closed_form(model, rt, protocol=protocol, data_home=data_home)
-    frame = rt.assign(predicted_ms=pred)
+    # only the rows the protocol holds out are scored; of those, a row the model cannot predict
+    # is counted (n_unpredicted), not scored
+    frame = rt.assign(predicted_ms=pred)[held_out_rows(rt, protocol)]
     scored = frame[np.isfinite(frame["predicted_ms"]) & (frame["predicted_ms"] > 0)]
     overall = score_table(scored).assign(n_unpredicted=len(frame) - len(scored))
     frame = scored
