@@ -308,6 +308,33 @@ def test_a_boards_file_alias_with_an_odd_character_is_refused(tmp_path):
         use_board_files([tmp_path / "odd.toml"])
 
 
+@pytest.mark.parametrize("text, message", [
+    # the name was checked only where it differed from the full name: a board 'Syn #1' loaded, and no
+    # command could look it up
+    (_BOARD.replace('name = "Mine-1"\nfull_name = "Synthetic board"', 'name = "Syn #1"\nfull_name = "Syn #1"'),
+     "name or alias 'Syn #1' of board 'Syn #1' has '#'"),
+    (_BOARD.replace('source = "synthetic: made-up values for a test"', 'source = ""'), "source is empty"),
+    (_BOARD + 'sms = { value = 4, source = "synthetic", alternatives = [{ value = -3, source = "x" }] }\n',
+     r"sms.*-3"),
+    (_BOARD + 'compute_capability = "05.2"\n', "is not 'major.minor'"),
+])
+def test_a_boards_file_breaking_the_documented_rules_is_refused(tmp_path, text, message):
+    (tmp_path / "bad.toml").write_text(HEADER + text)
+    with pytest.raises(DatasetSchemaError, match=message):
+        use_board_files([tmp_path / "bad.toml"])
+
+
+def test_from_properties_reads_a_recorded_bytes_name_as_the_name(tmp_path, capsys):
+    """A recording made with str(bytes) holds "b'NVIDIA H200'": it passed the known-device check."""
+    props = _properties(tmp_path, name="b'NVIDIA H200'")
+    status, _, err = _run(capsys, "boards", "from-properties", str(props), "--name", "My-Device", "--out",
+                          str(tmp_path / "m.toml"))
+    assert status == 2 and "the device 'NVIDIA H200' is the registry's board 'H200' already" in err
+    status, _, err = _run(capsys, "boards", "from-properties", str(_properties(tmp_path)), "--name", "My GPU #2",
+                          "--out", str(tmp_path / "m.toml"))
+    assert status == 2 and "has '#'" in err and "nothing written" in err and not (tmp_path / "m.toml").exists()
+
+
 # --------------------------------------------------------------------------- perfml boards from-properties
 H200_PROPERTIES = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200" / "device_properties.json"
 

@@ -6,6 +6,8 @@ without a device, :class:`~perfml.errors.DeviceUnavailableError` says how to get
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from perfml.boards._board import Board
@@ -140,6 +142,10 @@ def device_property_values(props: dict[str, Any], *, strict: bool = False, where
 
     name = props.get("name")
     name = name.decode(errors="replace") if isinstance(name, bytes) else name
+    if isinstance(name, str):
+        # CuPy gives the name as bytes; a recording made with str(bytes) holds "b'NVIDIA H200'"
+        quoted = re.fullmatch(r"\s*b(['\"])(.*)\1\s*", name)
+        name = quoted.group(2) if quoted else name
     out: dict[str, Any] = {}
     if isinstance(name, str) and name.strip():
         out["device_name"] = name.strip()

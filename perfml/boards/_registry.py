@@ -419,7 +419,9 @@ def load_registry(
             for spelling in (board.name, board.full_name, board.device_name, *board.aliases):
                 if not spelling:
                     continue
-                odd = odd_name_characters(spelling) if spelling != board.full_name else ""
+                # a full name may hold any text ("GeForce GTX 980 (Maxwell)"); the name it is looked up
+                # by may not, even where the two are the same text
+                odd = odd_name_characters(spelling) if spelling != board.full_name or spelling == board.name else ""
                 if odd:
                     raise DatasetSchemaError(
                         f"{where}: name or alias {spelling!r} of board {board.name!r} has {odd!r}; board "
@@ -461,6 +463,9 @@ class _Parser:
             return None
         if not isinstance(text, str):
             raise DatasetSchemaError(f"{self.where}: {context}: source must be a string, got {text!r}")
+        if not text.strip():
+            raise DatasetSchemaError(f"{self.where}: {context}: source is empty; name where the value comes from "
+                                     "(a datasheet, a paper and table, a measurement)")
         if text.startswith("@"):
             key = text[1:]
             if key not in self.named_sources:
@@ -493,7 +498,7 @@ class _Parser:
                 f"{self.where}: {context}.{field_name} = {value!r} has the wrong type "
                 f"(expected {'a string' if field_name in _STR_FIELDS else 'a number' if field_name in _FLOAT_FIELDS else 'a whole number'})"
             )
-        if field_name == "compute_capability" and not re.fullmatch(r"\d+\.\d+", value):
+        if field_name == "compute_capability" and not re.fullmatch(r"(0|[1-9]\d*)\.\d+", value):
             raise DatasetSchemaError(
                 f"{self.where}: {context}.compute_capability = {value!r} is not 'major.minor' (e.g. \"9.0\")"
             )
@@ -533,7 +538,8 @@ class _Parser:
                     f"{self.where}: {context}: each alternative needs 'value' and 'source' (found {alt!r})"
                 )
             source = self.source(alt["source"], context) or ""
-            out.append(Alternative(alt["value"], source, self.expand(alt.get("note"))))
+            value = self.value(field_name, alt["value"], f"{context} (an alternative)")  # same checks as the value
+            out.append(Alternative(value, source, self.expand(alt.get("note"))))
         return tuple(out)
 
     def table(self, table: Mapping[str, Any], context: str, meta: frozenset[str]) -> dict[str, _Entry]:

@@ -99,7 +99,7 @@ def boards_file_from_properties(properties: str | os.PathLike[str], *, name: str
         try:
             loaded = load_registry(extra=[*user_board_files(), candidate])
         except DatasetSchemaError as exc:  # name the user's input, not the scratch file
-            raise DatasetSchemaError(str(exc).replace(str(candidate), f"the entry written from {path}")) from None
+            raise DatasetSchemaError(str(exc).replace(str(candidate), f"the board entry built from {path} (nothing written)")) from None
     board = loaded.boards[name]
     missing = []
     if not device:
