@@ -388,9 +388,15 @@ def test_cli_diagnose_json_and_errors(capsys):
     assert out["input_size"] == 1024 and out["criteria"]["L2_GRANULARITY"]["value"] == pytest.approx(0.25, abs=1e-3)
     assert main(["diagnose", "--board", "Nope", "--app", "matrix_sum_normal"]) == 2
     assert "boards with profiles" in capsys.readouterr().err
-    # GTX-680's largest matMul profile lacks e.active_warps (empty in the table): typed error
-    assert main(["diagnose", "--board", "GTX-680", "--app", "matMul_gpu_uncoalesced"]) == 2
+    # GTX-680's largest matMul profile lacks e.active_warps (empty in the table): asked for, a typed error
+    assert main(["diagnose", "--board", "GTX-680", "--app", "matMul_gpu_uncoalesced", "--size", "8192"]) == 2
     assert "e.active_warps" in capsys.readouterr().err
+    # with no --size, the largest size that has every counter (37 of 97 pairs failed by default)
+    assert main(["diagnose", "--board", "GTX-680", "--app", "matMul_gpu_uncoalesced", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["input_size"] == 2304
+    # another spelling of a profiled board is that board, as for every other command
+    assert main(["diagnose", "--board", "tesla k40", "--app", "matrix_sum_normal", "--size", "1024", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["board"] == "Tesla-K40"
 
 
 def test_public_names_stay_importable_from_the_old_module_path():

@@ -150,6 +150,7 @@ def select_profile(
         With the boards, apps, block directories or sizes that exist.
     """
     boards = sorted(profiles["board"].dropna().unique())
+    board = _profiled_name(board, boards)
     if board not in boards:
         raise UnknownBoardError(f"no profiles for board {board!r}; boards with profiles: {', '.join(boards)}")
     on_board = profiles[profiles["board"] == board]
@@ -178,6 +179,14 @@ def select_profile(
     return rows.iloc[0]
 
 
+def _profiled_name(board: str, profiled) -> str:
+    """``board`` as the profiles name it: an alias or another spelling of a profiled board resolves to it."""
+    from perfml.boards import same_board
+
+    return next((b for b in profiled if b == board), None) or next(
+        (b for b in profiled if same_board(str(b), board)), board)
+
+
 def diagnose(
     board: str,
     app_id: str,
@@ -195,8 +204,23 @@ def diagnose(
     :func:`perfml.boards.get_board`.
     """
     from perfml.datasets import load_profiles_nca
+    from perfml.errors import MissingMetricError
 
-    row = select_profile(
-        load_profiles_nca(data_home), board=board, app_id=app_id, input_size=input_size, block_dir=block_dir
-    )
-    return diagnose_row(row, board, characterization, strict=strict, min_gain=min_gain)
+    profiles = load_profiles_nca(data_home)
+    row = select_profile(profiles, board=board, app_id=app_id, input_size=input_size, block_dir=block_dir)
+    board = str(row["board"])
+    if input_size is not None or not strict:
+        return diagnose_row(row, board, characterization, strict=strict, min_gain=min_gain)
+    # no size asked: the largest size whose profile has every counter the criteria need (37 of
+    # 97 (board, app) pairs lack one at their largest size, and the default failed on them)
+    same = profiles[(profiles["board"] == board) & (profiles["app_id"] == app_id) & (profiles["block_dir"] == block_dir)]
+    sizes = sorted((int(n) for n in same["input_size"].dropna().unique()), reverse=True)
+    first_error = None
+    for n in sizes:
+        try:
+            return diagnose_row(select_profile(profiles, board=board, app_id=app_id, input_size=n, block_dir=block_dir),
+                                board, characterization, strict=strict, min_gain=min_gain)
+        except MissingMetricError as exc:
+            first_error = first_error or exc
+    raise MissingMetricError(f"{first_error} (no profiled size of {app_id} on {board} has every counter: "
+                             f"{len(sizes)} sizes tried)") from None
