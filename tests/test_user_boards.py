@@ -527,3 +527,15 @@ def test_a_board_lacking_a_figure_every_prediction_needs_is_named_not_blamed_on_
         assert status == 2 and not (tmp_path / "p.csv").exists()
         assert re.search(r"no prediction on board Mine-2: .*" + named, err), err
         assert "nearer the training range" not in err and "no measurement at input_size" not in err
+
+
+def test_bsp_names_the_field_a_board_lacks(tmp_path):
+    """'lacks SM count / cores per SM' for a board whose SM count was there and only its cores per SM were
+    missing (a compute capability perfml has no table for)."""
+    from perfml.closed_form._bsp_constants import registry_constants
+    from perfml.errors import MissingBoardParameterError
+
+    use_board_files([twin_file(tmp_path / "mine.toml", "H100-SXM", "My-H100", compute_capability="12.0",
+                               fp32_cores_per_sm=None)])
+    with pytest.raises(MissingBoardParameterError, match=r"lacks fp32_cores_per_sm in the registry"):
+        registry_constants("My-H100", "vectorAdd")

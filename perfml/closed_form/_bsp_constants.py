@@ -194,9 +194,11 @@ def registry_constants(board_name: str, app_id: str, registry=None) -> BSPConsta
     clock = board.boost_clock_mhz or board.base_clock_mhz
     cores = board.total_cores if board.sms and board.fp32_cores_per_sm else None
     if not clock or not cores:
+        lacking = [name for name, have in (("boost_clock_mhz (or base_clock_mhz)", clock), ("sms", board.sms),
+                                           ("fp32_cores_per_sm", board.fp32_cores_per_sm)) if not have]
         raise MissingBoardParameterError(
-            f"board {board.name!r} lacks {'clock' if not clock else 'SM count / cores per SM'} in the "
-            f"registry, which the BSP model needs (R and P of seed 003 eq. 3); add it to the board's entry ({BOARD_FILES})"
+            f"board {board.name!r} lacks {', '.join(lacking)} in the registry, which the BSP model needs (R and P of "
+            f"seed 003 eq. 3); add it to the board's entry ({BOARD_FILES}, or your boards file: docs/boards.md)"
         )
     latencies = paper_latencies()  # seed 003 line 151, perfml/data/bsp_latencies.toml
     return BSPConstants(
