@@ -376,3 +376,11 @@ def test_a_calibration_ten_times_too_slow_is_told():
     assert any("reached 0.06x the specified bandwidth" in w and "time unit" in w for w in ch.warnings)
     assert not any("specified bandwidth" in w for w in calibrate_from_rows(_apps_rows(bandwidth=0.6 * spec),
                                                                               "GTX-980").warnings)
+
+
+def test_a_calibration_file_without_the_board_is_named(tmp_path, capsys):
+    from perfml.cli import main
+
+    _apps_rows(board="GTX-970").to_csv(tmp_path / "cal970.csv", index=False)
+    assert main(["characterize", "--from-runtimes", str(tmp_path / "cal970.csv"), "--board", "GTX-980"]) == 2
+    assert "no row of board 'GTX-980' in cal970.csv (boards present: GTX-970)" in capsys.readouterr().err

@@ -225,8 +225,9 @@ def _empty_cells(column) -> np.ndarray:
 def _board_rows(frame, board: str, file=None):
     from perfml.boards import same_board
 
+    rows_of = Path(file).name if file is not None else "the calibration rows"
     if "board" not in frame.columns:
-        raise CalibrationDataError("calibration rows need a board column")
+        raise CalibrationDataError(f"{rows_of}: calibration rows need a board column")
     empty = _empty_cells(frame["board"])
     if empty.any():
         raise CalibrationDataError(
@@ -238,7 +239,7 @@ def _board_rows(frame, board: str, file=None):
     if not matches:
         present = ", ".join(sorted(names.unique())[:12])
         raise CalibrationDataError(
-            f"no row of board {board!r} in the calibration rows (boards present: {present}); "
+            f"no row of board {board!r} in {rows_of} (boards present: {present}); "
             "pass the board the rows were measured on"
         )
     return frame[names.isin(matches)]
