@@ -266,6 +266,12 @@ def test_characterize_never_writes_into_the_result_set(synthetic_recording, tmp_
         assert "lies inside the result set" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in rs.iterdir() if p.is_file()} == before
     assert not (rs / "sub").exists()
+    # a folder that is no result set is called that, not a result set the file lies in
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert main(["characterize", str(plain), "--out", str(plain / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is not a perfml result set" in err and "lies inside" not in err
 
 
 def test_rows_of_one_family_at_other_work_are_not_mixed_into_a_function(synthetic_recording):

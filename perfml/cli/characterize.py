@@ -85,8 +85,11 @@ def characterize(
     if source is not None and from_runtimes is None:
         raise PerfmlError("--source applies to --from-runtimes only")
     folder = results if results is not None else from_runtimes
-    if out is not None and folder is not None and Path(folder).is_dir() \
-            and Path(out).resolve().parent.is_relative_to(Path(folder).resolve()):
+    from perfml.measure.store import MANIFEST_NAME
+
+    is_set = folder is not None and Path(folder).is_dir() and (
+        (Path(folder) / MANIFEST_NAME).exists() or any(Path(folder).glob("part-*.parquet")))
+    if out is not None and is_set and Path(out).resolve().parent.is_relative_to(Path(folder).resolve()):
         # --overwrite replaced the set's own manifest or a part, which then read as "changed outside perfml"
         raise PerfmlError(f"--out {out} lies inside the result set {folder}; write the characterization "
                           "outside it (a result set holds only what its sweeps wrote)")
