@@ -188,3 +188,24 @@ def test_a_synthetic_file_or_a_curve_of_another_kernel_is_told(tmp_path, capsys)
     assert status == 0, err
     assert "is marked synthetic" in err
     assert "its streaming curve was measured with vectorAdd, the training boards' with add" in err
+
+
+def test_one_board_in_two_spellings_is_one_target(tmp_path, capsys):
+    """--calibration refused queries naming the GTX-980 as 'GeForce GTX 980' and 'gtx980' as two boards
+    (--characterization accepted them)."""
+    from pathlib import Path
+
+    from perfml.datasets import load_runtimes
+
+    root = Path(__file__).resolve().parents[1]
+    rt = load_runtimes(HOME)
+    adds = rt[(rt["board"] == "GTX-980") & (rt["app_id"] == "vectorAdd")][["board", "app_id", "input_size", "time_ms_median"]]
+    adds.rename(columns={"time_ms_median": "time_ms"}).to_csv(tmp_path / "cal.csv", index=False)
+    pd.DataFrame({"board": ["GeForce GTX 980", "gtx980"], "app_id": ["vectorAdd", "matMul_gpu"],
+                  "input_size": [1048576, 2048]}).to_csv(tmp_path / "q.csv", index=False)
+    status = main(["predict", "--model", str(root / "models" / "default"), "--queries", str(tmp_path / "q.csv"),
+                   "--output", str(tmp_path / "p.csv"), "--calibration", str(tmp_path / "cal.csv"),
+                   "--data-home", str(HOME.path)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert (pd.read_csv(tmp_path / "p.csv")["tier"] == "calibrated").all()

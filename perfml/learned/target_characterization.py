@@ -26,7 +26,16 @@ __all__ = ["TargetFirst", "calibrate_target", "use_target", "use_target_characte
 
 
 def _one_board(boards: Iterable[str]) -> str:
-    boards = sorted(set(boards))
+    from perfml.boards import resolve_board_name
+    from perfml.errors import UnknownBoardError
+
+    def canonical(name: str) -> str:  # one board however it is spelled ("GeForce GTX 980", "gtx980")
+        try:
+            return resolve_board_name(name)
+        except UnknownBoardError:
+            return name
+
+    boards = sorted({canonical(str(b)) for b in boards})
     if len(boards) != 1:
         raise InvalidValueError(
             f"--calibration calibrates one target board, but the queries name {len(boards)} boards "
