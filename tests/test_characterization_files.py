@@ -212,3 +212,11 @@ def test_a_key_given_twice_is_refused(tmp_path):
     path.write_text(text.replace('"board": "Tesla-T4"', '"board": "GTX-970", "board": "Tesla-T4"', 1))
     with pytest.raises(PerfmlError, match="key 'board' is given twice"):
         load_characterization(path)
+
+
+@pytest.mark.parametrize("version", [True, 1.0])
+def test_a_version_that_is_no_whole_number_is_refused(tmp_path, version):
+    doc = _t4_calibrated()
+    doc["version"] = version  # True == 1 and 1.0 == 1 in Python
+    with pytest.raises(PerfmlError, match="unknown characterization version"):
+        load_characterization(_write(tmp_path, doc))

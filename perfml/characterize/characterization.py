@@ -304,7 +304,8 @@ class Characterization:
                 f"expected a {CHARACTERIZATION_FORMAT!r} document, found format "
                 f"{data.get('format')!r}; write one with `perfml characterize RESULTS --out FILE`"
             )
-        if data.get("version") != known[data["format"]]:
+        version = data.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version != known[data["format"]]:
             raise ResultSchemaError(
                 f"unknown characterization version {data.get('version')!r}; this perfml reads "
                 f"version {known[data['format']]} of {data['format']!r}. Upgrade perfml or re-run "

@@ -206,8 +206,9 @@ class CharacterizedValue:
         number = _finite_number(self.value, f"{self.quantity} ({self.tier})")
         if number <= 0:
             what = "latency" if spec.kind == "latency" else spec.kind
+            article = "an" if what[0] in "aeiou" else "a"
             raise _physical_error(
-                f"{self.quantity} ({self.tier}) = {number:g} {self.unit}: a {what} must be positive; "
+                f"{self.quantity} ({self.tier}) = {number:g} {self.unit}: {article} {what} must be positive; "
                 "the source or the calibration rows are wrong, fix them and rebuild the characterization"
             )
         if not isinstance(self.source, str) or not self.source.strip():
