@@ -28,7 +28,7 @@ def predict_lambda(board: str, app_ids=None, sizes=None, *, data_home=None, sour
     from perfml.boards import resolve_board_name
     from perfml.evaluation.closed_form import describable_runtimes
     from perfml.datasets import as_data_home
-    from perfml.learned.features import FeatureBuilder, architecture as _architecture
+    from perfml.learned.features import FeatureBuilder
     from perfml.closed_form.bsp import BSPModel
 
     data_home = as_data_home(data_home, what="predict_lambda")  # one DataHome for every table read below
