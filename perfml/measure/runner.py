@@ -90,9 +90,25 @@ class _Buffer:
             self.flush()
 
     def flush(self) -> None:
-        if self.rows:
-            self.result_set.append(self.rows)
-            self.rows = []
+        """Write the buffered rows as one part, exactly once.
+
+        The rows leave the buffer before the write: an interrupt landing after the part was
+        written but before the buffer was emptied had the final flush of :func:`run_plans`
+        write them again (a point stored twice, a set nothing could read). If the write
+        itself is interrupted, the rows it did not store go back to the buffer.
+        """
+        if not self.rows:
+            return
+        rows, self.rows = self.rows, []
+        try:
+            self.result_set.append(rows)
+        except BaseException:
+            try:
+                stored = self.result_set.completed_point_ids()
+            except Exception:  # a set that cannot be read now: keep every row for the final flush
+                stored = set()
+            self.rows = [r for r in rows if r.get("point_id") not in stored] + self.rows
+            raise
 
 
 def run_plans(
