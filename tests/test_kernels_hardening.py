@@ -208,6 +208,38 @@ def test_source_must_stay_inside_the_kernels_directory(tmp_path):
         load_catalog(kernels)
 
 
+@pytest.mark.parametrize("line", ['#include "/tmp/outside/evil.h"', '#include "helper.h"', '  # include </etc/passwd>',
+                                  "#include <../outside.h>"])
+def test_a_kernel_source_including_a_file_is_refused(tmp_path, line):
+    """An #include of a file outside the kernels folder compiled it and echoed its text, and its edits
+    reached neither the compile cache's key nor a resumed sweep's fingerprint (both hash the .cu)."""
+    kernels = tmp_path / "kernels"
+    _copy_family(kernels)
+    source = kernels / "vectorAdd.cu"
+    source.write_text(line + "\n" + source.read_text())
+    with pytest.raises(KernelSidecarError, match=r"vectorAdd.cu, line 1: #include .* includes a file"):
+        load_catalog(kernels)["vectorAdd"].read_source()
+    source.write_text("#include <cuda_fp16.h>\n" + source.read_text().split("\n", 1)[1])  # a toolkit header
+    assert load_catalog(kernels)["vectorAdd"].read_source().startswith("#include <cuda_fp16.h>")
+
+
+@pytest.mark.parametrize("entry, message", [('rtol = "abc"', "expected int/float"), ("rtol = inf", "not a finite tolerance"),
+                                            ("atol = -1.0", "not a finite tolerance"), ("rtoll = 5", "unknown key")])
+def test_a_bad_validation_tolerance_or_key_is_named(tmp_path, entry, message):
+    """rtol = "abc" was an internal error in every command that loads the catalog; inf switched the check
+    off; an unknown key was ignored."""
+    kernels = tmp_path / "kernels"
+    sidecar = _copy_family(kernels)
+    text = sidecar.read_text()
+    assert "[validation]" in text
+    key = entry.split(" = ")[0]
+    section = text.split("[validation]\n", 1)[1].split("\n\n", 1)[0]  # the table's own lines
+    kept = "\n".join(line for line in section.split("\n") if not line.startswith(f"{key} ="))
+    sidecar.write_text(text.replace("[validation]\n" + section, f"[validation]\n{kept}\n{entry}", 1))
+    with pytest.raises(KernelSidecarError, match=message):
+        load_catalog(kernels)
+
+
 # -- §3 unknown values --------------------------------------------------------------------
 @settings(max_examples=15, deadline=None)
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=12)

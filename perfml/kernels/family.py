@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,13 +60,37 @@ def read_cuda_source(source_path: Path, sidecar: Path) -> str:
     """The text of a family's ``.cu`` file; :class:`KernelSidecarError` naming that file (not the
     sidecar) if it is not UTF-8 text or cannot be read."""
     try:
-        return source_path.read_text(encoding="utf-8")
+        text = source_path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): not UTF-8 text ({exc.reason} at byte "
                                  f"{exc.start}); save the CUDA source as UTF-8") from None
     except OSError as exc:
         raise KernelSidecarError(f"{source_path} (the source of {sidecar.name}): cannot be read "
                                  f"({exc.strerror or exc}); check the file") from None
+    _refuse_file_includes(text, source_path)
+    return text
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"]', re.MULTILINE)
+
+
+def _refuse_file_includes(text: str, source_path: Path) -> None:
+    """Refuse an ``#include`` of a file: a ``"..."`` include, or a ``<...>`` one by path.
+
+    A kernel source is compiled as it is (kernels/SIDECAR.md: no ``#include`` of project
+    headers), and its fingerprint (``--resume``) and the compile cache hash the ``.cu`` text
+    alone: an included file outside the kernels folder was compiled, and its edits reached
+    neither the cache key nor the fingerprint (a stale cubin, a resumed sweep of another
+    kernel). A toolkit header by name (``#include <cuda_fp16.h>``) stays allowed.
+    """
+    for match in _INCLUDE.finditer(text):
+        bracket, name = match.groups()
+        if bracket == '"' or name.startswith("/") or ".." in name.replace("\\", "/").split("/"):
+            line = text.count("\n", 0, match.start()) + 1
+            raise KernelSidecarError(
+                f"{source_path}, line {line}: #include {bracket}{name}{'>' if bracket == '<' else bracket} includes a "
+                "file; a kernel source holds its device code itself (kernels/SIDECAR.md): paste the code in, or "
+                "include toolkit headers by name only (#include <cuda_fp16.h>)")
 
 
 @dataclass(frozen=True)

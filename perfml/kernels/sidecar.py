@@ -288,9 +288,18 @@ def _parse_validation(data: Mapping[str, Any], path: Path, args: list[ArgSpec],
             raise _fail(path, "validation.expected", "missing", "kind = \"equals\" needs it")
         _check_expr(expected, allowed, path, "validation.expected")
     reference = _expect(val, "reference", str, path, "validation.", required=vkind == "reference")
-    validation = Validation(vkind, vbuffer, expected, reference,
-                            float(val.get("rtol", 1e-5)), float(val.get("atol", 0.0)))
-    return validation
+    tolerances = []
+    for key, default in (("rtol", 1e-5), ("atol", 0.0)):
+        value = _expect(val, key, (int, float), path, "validation.", required=False, default=default)
+        if not (math.isfinite(value) and value >= 0):
+            raise _fail(path, f"validation.{key}", f"{value!r} is not a finite tolerance >= 0",
+                        "give a tolerance such as 1e-5 (an infinite one switches the check off)")
+        tolerances.append(float(value))
+    unknown = sorted(set(val) - {"kind", "buffer", "expected", "reference", "rtol", "atol"})
+    if unknown:
+        raise _fail(path, f"validation.{unknown[0]}", "unknown key",
+                    "the keys are kind, buffer, expected, reference, rtol, atol (kernels/SIDECAR.md)")
+    return Validation(vkind, vbuffer, expected, reference, *tolerances)
 
 
 def _inside(sidecar: Path, name: str, root: Path) -> Path:
