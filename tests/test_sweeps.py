@@ -54,6 +54,11 @@ def test_parse_spec_defaults(synthetic_spec):
         ({"max_point_s": float("nan")}, r"max_point_s must be a number \(or inf: no limit\) > 0"),
         ({"families": [{"name": "x", "colour": 1}]}, "unknown key"),
         ({"families": [{"name": "x", "launch": 3}]}, "list of tables"),
+        # stored as 32-bit integers: a larger warmup failed when the part was written, as "truncated"
+        ({"warmup": 2**63 - 1}, "warmup must be at most"),
+        ({"repetitions": 2**40}, "repetitions must be at most"),
+        # planned nothing, and sweep run wrote an empty set
+        ({"families": [{"name": "x", "variants": []}]}, "`variants` is empty"),
     ],
 )
 def test_bad_specs_are_refused(change, message):
@@ -699,3 +704,33 @@ def test_a_kernels_fingerprint_follows_its_sidecar_and_source(tmp_path):
     second = _kernel_fingerprints(plan, {"k": entry})
     assert set(first) == {"k"} and first != second
     assert _kernel_fingerprints(plan, None) == {}  # no catalog: nothing to fingerprint
+
+
+
+def test_sweep_commands_refuse_an_unknown_board_and_a_replay_into_its_own_set(tmp_path, capsys):
+    """`sweep plan --board NOPE --sms 200` dropped the board silently; `sweep run --replay SET --out SET
+    --resume` appended replayed copies to the measured set they came from."""
+    import shutil
+
+    from perfml.cli import main
+
+    assert main(["sweep", "plan", "--board", "NOPE", "--sms", "200"]) == 2
+    assert "unknown board 'NOPE'" in capsys.readouterr().err
+    measured = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200"
+    copy = tmp_path / "h200"
+    shutil.copytree(measured, copy)
+    before = sorted(p.name for p in copy.iterdir())
+    assert main(["sweep", "run", "--backend", "replay", "--replay", str(copy), "--out", str(copy), "--resume"]) == 2
+    assert "is the set --replay serves" in capsys.readouterr().err
+    assert sorted(p.name for p in copy.iterdir()) == before
+
+
+def test_an_unknown_variant_names_the_spec_file(tmp_path, synthetic_catalog):
+    from perfml.measure import runner
+
+    path = tmp_path / "mine.toml"
+    family = next(iter(synthetic_catalog))
+    path.write_text(f'name = "mine"\n[[families]]\nname = "{family}"\nvariants = ["xyz"]\n')
+    spec = load_spec(path)
+    with pytest.raises(SweepSpecError, match=r"mine.toml: family .* has no variant\(s\) \['xyz'\]"):
+        runner.plan_specs([spec], synthetic_catalog, sms=4)

@@ -71,7 +71,8 @@ def plan(
     from perfml.cli.kernels import strict_json
     from perfml.measure.spec import plan_specs
 
-    reg = None if sms else _board(board)
+    named = _board(board)  # an unknown --board is an error even where --sms replaces its SM count
+    reg = None if sms else named
     n_sms = sms or int(reg.sms)
     plans = plan_specs(_specs(specs), _catalog(kernels_dir), sms=n_sms, board=reg,
                        max_points=max_points)
@@ -184,6 +185,11 @@ def run(
 
     loaded = _specs(specs)
     reg = _board(board)
+    if replay is not None and out is not None and Path(replay).resolve() == Path(out).resolve():
+        from perfml.errors import InvalidValueError
+
+        raise InvalidValueError(f"--out {out} is the set --replay serves; replayed rows would be appended to the "
+                                "measurements they copy: write the replay to another --out")
     catalog = _catalog(kernels_dir)  # one catalog for planning and for the backend
     console = Console(stderr=True)
     with make_backend(backend, replay=str(replay) if replay else None, device=device,

@@ -248,8 +248,13 @@ def _launch_table(where: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: the most launches per point a spec may ask for (``repetitions``, ``warmup``): the result
+#: schema stores them as 32-bit integers (a larger warmup failed when the part was written)
+MAX_LAUNCHES = 2**31 - 1
+
+
 def _number(where: str, data: Mapping[str, Any], key: str, default: float, kind: type,
-            *, allow_zero: bool = False, allow_inf: bool = False) -> Any:
+            *, allow_zero: bool = False, allow_inf: bool = False, maximum: float = math.inf) -> Any:
     """``data[key]`` (or ``default``) checked to be a positive number of type ``kind``.
 
     TOML has ``nan`` and ``inf``: NaN is never a number here (it compared as neither too
@@ -265,6 +270,8 @@ def _number(where: str, data: Mapping[str, Any], key: str, default: float, kind:
         need = "an integer" if kind is int else "a finite number" if not allow_inf else "a number (or inf: no limit)"
         bound = ">= 0" if allow_zero else "> 0"
         raise _err(where, f"{key} must be {need} {bound}, found {value!r}")
+    if value > maximum:
+        raise _err(where, f"{key} must be at most {maximum:g}, found {value!r}")
     return kind(value)
 
 
@@ -302,6 +309,9 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
             not isinstance(variants, list) or not all(isinstance(v, str) for v in variants)
         ):
             raise _err(here, "`variants` must be a list of variant names")
+        if variants == []:
+            raise _err(here, "`variants` is empty, so the family plans no point; name some, or leave the key out "
+                             "for all of them")
         families.append(
             FamilyRun(
                 name=entry["name"],
@@ -316,8 +326,8 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
     return SweepSpec(
         name=name,
         families=tuple(families),
-        repetitions=_number(where, data, "repetitions", 10, int),
-        warmup=_number(where, data, "warmup", 2, int, allow_zero=True),
+        repetitions=_number(where, data, "repetitions", 10, int, maximum=MAX_LAUNCHES),
+        warmup=_number(where, data, "warmup", 2, int, allow_zero=True, maximum=MAX_LAUNCHES),
         time_budget_s=budget,
         cv_threshold=cv,
         max_point_s=max_point,
@@ -554,7 +564,11 @@ def plan_spec(
             raise SweepSpecError(
                 f"{spec.path or spec.name}: unknown kernel family {run.name!r}; known: {known}"
             )
-        for kernel, point, cfg in run.points(family):
+        try:
+            run_points = run.points(family)
+        except SweepSpecError as exc:
+            raise SweepSpecError(f"{spec.path or spec.name}: {exc}") from None
+        for kernel, point, cfg in run_points:
             overrides = {k: v for k, v in cfg.items() if k not in _DIM_KEYS}
             try:
                 params = family.resolve_params({**point, **overrides})
