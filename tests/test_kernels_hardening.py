@@ -595,3 +595,14 @@ def test_a_sidecar_launching_no_block_per_sm_is_refused_not_planned_as_one(tmp_p
     sidecar.write_text(text.replace("blocks_per_sm = 8", f"blocks_per_sm = {per_sm}"))
     with pytest.raises(KernelSidecarError, match="a launch needs at least 1 block per SM"):
         load_family(sidecar).launch(None, sms=132)
+
+
+def test_kernels_check_with_nothing_to_check_is_no_pass(tmp_path, capsys):
+    """A family built for sm_86 only, checked at the default sm_75/80/90: '0 checks, 0 failed', exit 0."""
+    kernels = tmp_path / "kernels"
+    sidecar = _copy_family(kernels, "fp32_simple")
+    text = sidecar.read_text()
+    sidecar.write_text("\n".join('archs = ["sm_86"]' if line.startswith("archs =") else line
+                                 for line in text.split("\n")))
+    assert _cli(["kernels", "check", "--kernels-dir", str(kernels)]) == 2
+    assert "no kernel of the selection is built for sm_75, sm_80, sm_90" in capsys.readouterr().err

@@ -207,6 +207,12 @@ def check(
                else iter_kernels(catalog))
     results = check_kernels(kernels, archs, cache_dir=resolve_cache_dir(cache_dir),
                             compiler=compiler, workers=workers, cuda_home=resolve_cuda_home())
+    if not results:  # "0 checks, 0 failed" read as a pass
+        from perfml.errors import InvalidValueError
+
+        raise InvalidValueError(
+            f"no kernel of the selection is built for {', '.join(archs)} (the families' archs: "
+            f"{', '.join(known_archs) or 'none'}); give --arch of those, or add the architectures to the sidecars")
     failed = [r for r in results if not r.passed]
     if as_json:
         typer.echo(strict_json([{k: r.to_dict()[k] for k in _JSON_KEYS} for r in results],
