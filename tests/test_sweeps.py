@@ -734,3 +734,28 @@ def test_an_unknown_variant_names_the_spec_file(tmp_path, synthetic_catalog):
     spec = load_spec(path)
     with pytest.raises(SweepSpecError, match=r"mine.toml: family .* has no variant\(s\) \['xyz'\]"):
         runner.plan_specs([spec], synthetic_catalog, sms=4)
+
+
+@pytest.mark.parametrize("board, message", [
+    ("GeForce-8800GTX", "more than the GeForce-8800GTX's 512 per block"),
+    ("GT-630", "above 65535, the limit of compute capability 2.1"),
+])
+def test_a_plan_holds_launches_to_the_boards_own_limits(board, message, capsys):
+    """The planner held every board to compute capability 9.0's limits: 1024-thread blocks and grid x of
+    524288 were planned on a GeForce 8800 GTX (512 threads per block; grid x at most 65535)."""
+    from perfml.cli import main
+
+    assert main(["sweep", "plan", "applications" if board == "GeForce-8800GTX" else "calibration", "--board", board]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_plan_holds_the_buffers_to_the_boards_memory(tmp_path):
+    from perfml.boards import get_board
+    from perfml.kernels.catalog import load_catalog
+    from perfml.measure import runner
+
+    spec = tmp_path / "big.toml"
+    spec.write_text('name = "big"\n[[families]]\nname = "vectorAdd"\nparams = { N = [268435456], TPB = [256] }\n')
+    with pytest.raises(SweepSpecError, match=r"needs 3.221e\+09 bytes of buffers, more than the GTX-750's"):
+        runner.plan_specs([load_spec(spec)], load_catalog(), sms=4, board=get_board("GTX-750"))
+    runner.plan_specs([load_spec(spec)], load_catalog(), sms=132, board=get_board("H100-SXM"))  # 3 GB fit in 80

@@ -535,6 +535,29 @@ def check_size(spec: SweepSpec, catalog: Mapping[str, Any], max_points: int) -> 
     return n_points
 
 
+def _board_limit_violation(lc, board) -> str | None:
+    """What a launch asks beyond the planned board's own limits (registry), or None.
+
+    :meth:`~perfml.kernels.launch.LaunchConfig.cuda_limit_violation` holds a launch to the
+    limits of the newest compute capability; a board's own are lower: 512 threads per block
+    and 16 KiB of shared memory on a GeForce 8800 GTX, a grid x of at most 65535 below
+    compute capability 3.0 (CUDA C++ Programming Guide, "Technical Specifications per
+    Compute Capability"). A figure the registry lacks is not checked.
+    """
+    threads = getattr(board, "max_threads_per_block", None)
+    if threads and lc.threads_per_block > threads:
+        return (f"block {lc.block} has {lc.threads_per_block} threads, more than the {board.name}'s "
+                f"{threads} per block")
+    shared_kb = getattr(board, "shared_mem_per_block_kb", None)
+    if shared_kb and lc.shared_bytes > shared_kb * 1024:
+        return (f"shared_bytes = {lc.shared_bytes} is more than the {board.name}'s {shared_kb} KiB "
+                "per block")
+    cc = str(getattr(board, "compute_capability", "") or "")
+    if cc and int(cc.split(".")[0]) < 3 and lc.grid[0] > 65535:
+        return f"grid x = {lc.grid[0]} is above 65535, the limit of compute capability {cc} ({board.name})"
+    return None
+
+
 def plan_spec(
     spec: SweepSpec,
     catalog: Mapping[str, Any],
@@ -573,7 +596,7 @@ def plan_spec(
             try:
                 params = family.resolve_params({**point, **overrides})
                 lc = _launch_config(family, params, cfg, sms)
-                problem = lc.cuda_limit_violation()
+                problem = lc.cuda_limit_violation() or (_board_limit_violation(lc, board) if board is not None else None)
                 if problem:
                     raise SweepSpecError(f"{problem}; change the launch or the parameters")
                 launch = Launch(
@@ -595,7 +618,13 @@ def plan_spec(
                     f"params {dict(point, **overrides)} and launch {dict(cfg)}: {exc}"
                 ) from exc
             compile_key = f"{run.name}|{options}"
-            overhead = POINT_OVERHEAD_S + buffer_bytes(family, launch) / HOST_BYTES_PER_S
+            needed = buffer_bytes(family, launch)
+            memory = getattr(board, "global_mem_bytes", None) if board is not None else None
+            if memory and needed > memory:
+                raise SweepSpecError(
+                    f"{spec.path or spec.name}: family {run.name!r} with params {dict(point, **overrides)} needs "
+                    f"{needed:.4g} bytes of buffers, more than the {board.name}'s {memory:.4g}; choose smaller sizes")
+            overhead = POINT_OVERHEAD_S + needed / HOST_BYTES_PER_S
             est = (spec.warmup + spec.repetitions) * _kernel_seconds(work, per_thread, board)
             est = overhead + min(est, spec.max_point_s)
             if compile_key not in compiled:
