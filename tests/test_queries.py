@@ -248,7 +248,7 @@ def test_a_directory_as_queries_is_a_typed_error(model_dir, tmp_path, capsys):
     from perfml.cli import main
 
     assert main(["predict", "--model", str(model_dir), "--queries", str(tmp_path), "--output", str(tmp_path / "p.csv")]) == 2
-    assert "not a regular file" in capsys.readouterr().err
+    assert "is a directory" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text, match", [
