@@ -759,3 +759,21 @@ def test_a_plan_holds_the_buffers_to_the_boards_memory(tmp_path):
     with pytest.raises(SweepSpecError, match=r"needs 3.221e\+09 bytes of buffers, more than the GTX-750's"):
         runner.plan_specs([load_spec(spec)], load_catalog(), sms=4, board=get_board("GTX-750"))
     runner.plan_specs([load_spec(spec)], load_catalog(), sms=132, board=get_board("H100-SXM"))  # 3 GB fit in 80
+
+
+def test_an_interrupted_sweep_says_how_to_go_on(tmp_path, capsys, monkeypatch):
+    """SIGTERM or Ctrl-C printed only 'interrupted': nothing said the points were kept, nor how to resume."""
+    from perfml.cli import main
+    from perfml.measure import runner
+
+    out = tmp_path / "set"
+
+    def interrupted(*args, **kwargs):
+        out.mkdir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_sweeps", interrupted)
+    measured = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200"
+    assert main(["sweep", "run", "--backend", "replay", "--replay", str(measured), "--out", str(out)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"stored in {out}" in err and f"--out {out} --resume" in err

@@ -219,14 +219,20 @@ def run(
                     tasks[spec] = bar.add_task(spec, total=total)
                 bar.update(tasks[spec], completed=done)
 
-            result_set, reports = run_sweeps(
-                loaded, be, target, resume=resume, catalog=catalog, board=reg,
-                flush_every=flush_every, progress=progress, max_points=max_points,
-                on_stale=lambda removed: console.print(
-                    f"[yellow]removed {len(removed)} stale temporary file(s) left by an "
-                    f"interrupted sweep: {', '.join(p.name for p in removed)}[/]"
-                ),
-            )
+            try:
+                result_set, reports = run_sweeps(
+                    loaded, be, target, resume=resume, catalog=catalog, board=reg,
+                    flush_every=flush_every, progress=progress, max_points=max_points,
+                    on_stale=lambda removed: console.print(
+                        f"[yellow]removed {len(removed)} stale temporary file(s) left by an "
+                        f"interrupted sweep: {', '.join(p.name for p in removed)}[/]"
+                    ),
+                )
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what was measured is stored; say how to go on
+                if Path(target).is_dir():
+                    console.print(f"the points measured so far are stored in {target}; measure the rest with "
+                                  f"`perfml sweep run ... --out {target} --resume`", highlight=False)
+                raise
     thresholds = {s.name: s.cv_threshold for s in loaded}
     for r in reports:
         console.print(
