@@ -777,3 +777,16 @@ def test_an_interrupted_sweep_says_how_to_go_on(tmp_path, capsys, monkeypatch):
     assert main(["sweep", "run", "--backend", "replay", "--replay", str(measured), "--out", str(out)]) == 130
     err = " ".join(capsys.readouterr().err.split())
     assert f"stored in {out}" in err and f"--out {out} --resume" in err
+
+
+def test_a_spec_may_not_change_the_parameter_that_defines_a_variant(tmp_path):
+    """params = { OP = [0] } with variants = ["fma"] ran an add under the name and target of fp32_simple.fma."""
+    from perfml.kernels.catalog import load_catalog
+    from perfml.measure import runner
+
+    spec = tmp_path / "mis.toml"
+    spec.write_text('name = "mis"\n[[families]]\nname = "fp32_simple"\nvariants = ["fma"]\nparams = { OP = [0] }\n')
+    with pytest.raises(SweepSpecError, match=r"variant 'fma' is defined by OP = 2, which the spec's params change"):
+        runner.plan_specs([load_spec(spec)], load_catalog(), sms=132)
+    spec.write_text('name = "ok"\n[[families]]\nname = "fp32_simple"\nvariants = ["fma"]\nparams = { OP = [2] }\n')
+    assert runner.plan_specs([load_spec(spec)], load_catalog(), sms=132)

@@ -136,6 +136,17 @@ class FamilyRun:
             grid = [{k: p[k] for k in swept} for p in family.sweep_points()]
         else:
             grid = [{}]
+        # a variant is named by the parameters it fixes: a spec that sets one of them ran OP = 0 (an add)
+        # under the name and target of fp32_simple.fma
+        variants = getattr(family, "variants", None) or {}
+        for kernel in kernels:
+            fixed = dict(variants[kernel.variant].params) if kernel.variant in variants else {}
+            clash = sorted(k for k in fixed if any(k in point and point[k] != fixed[k] for point in grid))
+            if clash:
+                raise SweepSpecError(
+                    f"family {self.name!r}: variant {kernel.variant!r} is defined by "
+                    f"{', '.join(f'{k} = {fixed[k]}' for k in clash)}, which the spec's params change; leave "
+                    f"{', '.join(clash)} out of params, or choose the variant that has the value you want")
         configs = [dict(c) for c in self.launch] or [{}]
         return [
             (kernel, {**dict(kernel.params), **point}, cfg)
