@@ -35,7 +35,7 @@ HTTP_DEFAULTS = {
 #: Seconds to wait for a tracking server to accept a TCP connection.
 CONNECT_TIMEOUT = 5.0
 
-_FIX = "start the server, set MLFLOW_TRACKING_URI to a store that answers, or pass --no-track"
+_FIX = "start the server, set MLFLOW_TRACKING_URI to a store that answers, or (experiment run) pass --no-track"
 
 
 def configure_http() -> None:
@@ -129,7 +129,7 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
         raise TrackingStoreError(f"MLflow tracking URI {uri!r} is malformed ({exc}); fix MLFLOW_TRACKING_URI") from None
     if parts.scheme == "sqlite" and local_store_path(uri) is None:
         raise TrackingStoreError(f"MLflow tracking URI {uri!r} is an in-memory SQLite store: it keeps nothing after "
-                                 "this command; give a file (e.g. sqlite:///mlflow.db) or pass --no-track")
+                                 "this command; give a file (e.g. sqlite:///mlflow.db), or (experiment run) pass --no-track")
     if parts.scheme == "sqlite":
         check_sqlite_store(local_store_path(uri), uri)
     database = parts.scheme.split("+", 1)[0]
