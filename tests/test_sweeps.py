@@ -59,6 +59,9 @@ def test_parse_spec_defaults(synthetic_spec):
         ({"repetitions": 2**40}, "repetitions must be at most"),
         # planned nothing, and sweep run wrote an empty set
         ({"families": [{"name": "x", "variants": []}]}, "`variants` is empty"),
+        # a newline garbled every line that names the spec; both given, blocks_per_sm was ignored
+        ({"name": "two\nlines"}, "holds a control character"),
+        ({"families": [{"name": "x", "launch": [{"grid": 64, "blocks_per_sm": 4}]}]}, "not both"),
     ],
 )
 def test_bad_specs_are_refused(change, message):

@@ -247,6 +247,8 @@ def _launch_table(where: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
     unknown = set(cfg) - _DIM_KEYS
     if unknown:
         raise _err(where, f"unknown key(s) {sorted(unknown)}; a launch config has some of {sorted(_DIM_KEYS)}")
+    if "grid" in cfg and "blocks_per_sm" in cfg:  # the grid won and blocks_per_sm was ignored
+        raise _err(where, "give `grid` or `blocks_per_sm`, not both (each sets the grid)")
     out: dict[str, Any] = {}
     for key, value in cfg.items():
         if key in ("block", "grid"):
@@ -295,8 +297,10 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
     if version != SPEC_VERSION:
         raise _err(where, f"unknown spec version {version!r}; this perfml reads version {SPEC_VERSION}")
     name = data.get("name")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.strip():
         raise _err(where, "expected a non-empty `name`")
+    if not name.isprintable():  # it labels every row and every line printed: a newline garbled them
+        raise _err(where, f"`name` {name!r} holds a control character (a newline, a tab); give a one-line name")
     families_raw = data.get("families")
     if not isinstance(families_raw, list) or not families_raw:
         raise _err(where, "expected at least one [[families]] entry")
