@@ -50,8 +50,7 @@ from perfml._files import not_a_file
 from perfml.characterize.characterization import Characterization
 # working sets below L2_FACTOR x the L2 size do not calibrate the DRAM bandwidth (the same limit
 # decides which knots of a streaming curve are DRAM-bound)
-from perfml.characterize.limits import L2_FACTOR
-from perfml.characterize.limits import MAX_OVERHEAD_S
+from perfml.characterize.limits import L2_FACTOR, MAX_OVERHEAD_S
 from perfml.characterize.stream_curve import MIN_KNOTS, StreamCurve
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
@@ -360,18 +359,12 @@ def _refuse_unphysical_rows(known, registry_board, time_column: str, file) -> No
     bytes from a warm cache (:func:`perfml.characterize.limits.first_unphysical_time`). A
     median over many rows would hide one such row; it still says the file is wrong.
     """
-    from perfml.boards import l2_resident_roofline_ms, peak_bandwidth, peak_flops
     from perfml.characterize.limits import first_unphysical_time, unphysical_time_message
-    from perfml.errors import MissingBoardParameterError, PhysicalLimitError
+    from perfml.errors import PhysicalLimitError
 
-    try:
-        fp32, bandwidth = peak_flops(registry_board, "fp32"), peak_bandwidth(registry_board)
-    except MissingBoardParameterError:
+    bound_ms = _roofline_ms(known, registry_board)
+    if bound_ms is None:
         return  # no peaks to bound by
-    l2 = float(registry_board.l2_bytes or 0.0)
-    flops = np.nan_to_num(known["_flops"].to_numpy(dtype=float), nan=0.0)
-    moved = np.nan_to_num(known["_bytes"].to_numpy(dtype=float), nan=0.0)
-    bound_ms = l2_resident_roofline_ms(flops, moved, peak_flops_per_s=fp32, peak_bytes_per_s=bandwidth, l2_bytes=l2)
     time_ms = known["_time_s"].to_numpy(dtype=float) * 1e3
     i = first_unphysical_time(time_ms, np.where(bound_ms > 0, bound_ms, np.nan))
     if i is None:
@@ -736,21 +729,30 @@ def calibrate_from_rows(
     )
 
 
-def _roofline_share(rows, registry_board) -> float:
-    """Median over ``rows`` of their roofline at the registry's peaks (warm L2) over their time; 0 if unknown."""
+def _roofline_ms(rows, registry_board):
+    """Per row, its roofline (ms) at the registry's peak FP32 rate and DRAM bandwidth, the L2's
+    worth of bytes from a warm cache (:func:`perfml.boards.l2_resident_roofline_ms`); None
+    where the board or a peak is unknown."""
     from perfml.boards import l2_resident_roofline_ms, peak_bandwidth, peak_flops
     from perfml.errors import MissingBoardParameterError
 
-    if registry_board is None or not len(rows):
-        return 0.0
+    if registry_board is None:
+        return None
     try:
         fp32, bandwidth = peak_flops(registry_board, "fp32"), peak_bandwidth(registry_board)
     except MissingBoardParameterError:
+        return None
+    return l2_resident_roofline_ms(np.nan_to_num(rows["_flops"].to_numpy(dtype=float), nan=0.0),
+                                   np.nan_to_num(rows["_bytes"].to_numpy(dtype=float), nan=0.0),
+                                   peak_flops_per_s=fp32, peak_bytes_per_s=bandwidth,
+                                   l2_bytes=float(registry_board.l2_bytes or 0.0))
+
+
+def _roofline_share(rows, registry_board) -> float:
+    """Median over ``rows`` of their roofline (:func:`_roofline_ms`) over their time; 0 if unknown."""
+    bound_ms = _roofline_ms(rows, registry_board) if len(rows) else None
+    if bound_ms is None:
         return 0.0
-    bound_ms = l2_resident_roofline_ms(np.nan_to_num(rows["_flops"].to_numpy(dtype=float), nan=0.0),
-                                       np.nan_to_num(rows["_bytes"].to_numpy(dtype=float), nan=0.0),
-                                       peak_flops_per_s=fp32, peak_bytes_per_s=bandwidth,
-                                       l2_bytes=float(registry_board.l2_bytes or 0.0))
     return float(np.median(bound_ms / (rows["_time_s"].to_numpy(dtype=float) * 1e3)))
 
 

@@ -163,15 +163,12 @@ class Characterization:
         # the limits hold against the registry's specification too: a file without its spec
         # values, or with them inflated, had no limits at all (a T4 file with DRAM at 38x its
         # datasheet predicted add calls 50x too fast)
+        # (each achieved value is held to every specification of its quantity, the file's and
+        # the registry's; a note repeated word for word is added once)
         registry = _registry_spec_values(self.board)
-        own = {(v.quantity, v.dimension) for v in values if v.tier == "spec"}
-        missing = tuple(v for v in registry if (v.quantity, v.dimension) not in own)
-        object.__setattr__(self, "values", check_physical_limits(values + missing)[:len(values)])
-        achieved = tuple(v for v in values if v.tier != "spec")
-        check_physical_limits(registry + achieved)  # refuses; its warnings repeat the ones above
+        object.__setattr__(self, "values", check_physical_limits(values + registry)[:len(values)])
         if self.stream_curve is not None:
-            check_stream_curve(self.stream_curve, values + missing, self.registry_l2_bytes)
-            check_stream_curve(self.stream_curve, registry, self.registry_l2_bytes)
+            check_stream_curve(self.stream_curve, values + registry, self.registry_l2_bytes)
         object.__setattr__(self, "warnings", tuple(str(w) for w in self.warnings))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 

@@ -513,14 +513,9 @@ class ResultSet:
     def parts(self) -> list[Path]:
         """The part files, in order; a part that is not a regular file (a FIFO would block
         every reader, a folder has no rows) is refused, naming it."""
-        from perfml._files import not_a_file
-
         parts = sorted(self.path.glob("part-*.parquet"))
         for part in parts:
-            why = not_a_file(part)
-            if why is not None:
-                raise ResultSchemaError(f"{part} {why}; perfml writes parts as regular files, so it was put there "
-                                        "outside perfml: move it out of the result set")
+            self._refuse_special(part)
         return parts
 
     def append(self, rows: Iterable[Mapping[str, Any]]) -> Path | None:
