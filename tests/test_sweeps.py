@@ -493,6 +493,17 @@ def test_a_bare_name_is_the_shipped_spec_of_that_name(tmp_path, monkeypatch):
     assert own.path == Path("calibration") and own.name != "calibration"
 
 
+def test_a_shipped_spec_is_also_known_by_the_name_plan_prints():
+    """`sweep plan` prints a spec's `name` (static-arith); that name runs it as its file's stem
+    (static_arith) does, for every shipped spec."""
+    from perfml.measure.spec import default_spec_paths
+
+    for path in default_spec_paths():
+        name = load_spec(path).name
+        assert [s.path for s in load_specs([name])] == [path]
+        assert [s.path for s in load_specs([path.stem])] == [path]
+
+
 def test_a_fault_record_with_other_kinds_of_values_is_refused(tmp_path, synthetic_catalog):
     # {"point_id": ..., "error": 5} made --resume fail with TypeError ('int' object is not subscriptable)
     rs, _ = _run(tmp_path / "synthetic-faults", synthetic_catalog)

@@ -399,8 +399,14 @@ def _shipped_or_path(p: Path) -> Path:
     shipped = {s.stem: s for s in default_spec_paths()}
     if p.name in shipped:
         return shipped[p.name]
+    # a shipped spec is also known by its `name` (static-arith, as `sweep plan` prints it; the
+    # file is static_arith.toml)
+    by_name = {load_spec(s).name: s for s in shipped.values()}
+    if p.name in by_name:
+        return by_name[p.name]
+    known = sorted(set(shipped) | set(by_name))
     raise SweepSpecError(f"{p}: no such spec file, and no shipped spec of that name; name a spec file or one of "
-                         f"the shipped specs: {', '.join(sorted(shipped))}")
+                         f"the shipped specs: {', '.join(known)}")
 
 
 def default_spec_paths() -> list[Path]:
