@@ -487,3 +487,31 @@ def test_an_empty_data_home_path_is_refused_not_read_as_the_current_folder(tmp_p
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DataHomeError, match="--data-home is empty"):
         find_data_home("")
+
+
+def test_a_board_the_registry_does_not_know_is_told_with_its_file_and_row(tmp_path, capsys):
+    """A data home table naming a board the registry lacks: the command names the file, the line
+    and the closest boards (it said only "unknown board", from wherever the board was looked up)."""
+    from perfml.cli import main
+
+    home = copy_home(tmp_path, manifest=False, readme=False)  # a user's own data home: no checksum
+    frame = pd.read_csv(home / "runtimes.csv.gz", low_memory=False)
+    line = int(np.flatnonzero((frame["board"] == "GTX-980").to_numpy())[0]) + 2
+    _rewrite_runtimes(home, lambda f: f.assign(board=f["board"].replace("GTX-980", "GTX-9800")))
+    assert main(["evaluate", "--data-home", str(home), "--model", "roofline"]) == 2
+    err = capsys.readouterr().err
+    assert f"runtimes.csv.gz: row {line} (line of the CSV), column board: unknown board 'GTX-9800'" in err
+    assert "closest names: GTX-980" in err and "Traceback" not in err
+    assert len(load_runtimes(home)) == 65120  # the dataset layer itself does not know the registry
+
+
+def test_the_data_homes_board_check_covers_the_operator_table():
+    from perfml.datasets import DataHome, load_dlops_runtimes
+
+    home = DataHome(SHARED, board_check=lambda board: "not this one" if board == "Tesla-T4" else None)
+    with pytest.raises(DatasetSchemaError, match=r"dlops_runtimes.csv.gz: row \d+ \(line of the CSV\), "
+                                                 r"column board: not this one"):
+        load_dlops_runtimes(home)
+    with pytest.raises(DatasetSchemaError, match=r"runtimes.csv.gz: row \d+ .*not this one"):
+        DataHome(SHARED, board_check=lambda board: "not this one" if board == "GTX-980" else None).table("runtimes")
+    assert len(load_dlops_runtimes(DataHome(SHARED, board_check=lambda board: None))) == 267230

@@ -22,4 +22,16 @@ def entry_data_home(data_home=None):
 
     if isinstance(data_home, DataHome):
         return data_home
-    return DataHome(find_data_home(data_home))
+    return DataHome(find_data_home(data_home), board_check=_registry_check)
+
+
+def _registry_check(name) -> str | None:
+    """None if the registry (with the command's ``--boards`` files) knows board ``name``, else why not."""
+    from perfml.boards import get_board
+    from perfml.errors import UnknownBoardError
+
+    try:
+        get_board(name)
+    except UnknownBoardError as exc:
+        return str(exc)
+    return None

@@ -29,7 +29,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from perfml.datasets._home import resolve_data_home
+from perfml.datasets._home import DataHome, resolve_data_home
 from perfml.datasets._schema import TableSchema, validate
 from perfml.datasets._manifest import ManifestEntry, check_sha256, check_time_units, manifest_entry
 from perfml.datasets._tables import read_csv_checked
@@ -385,6 +385,8 @@ def load_dlops_runtimes(
     stat = path.stat()
     frame = _load_cached("dlops_runtimes", str(path), stat.st_mtime_ns, stat.st_size,
                          manifest_entry(home, table))
+    if isinstance(data_home, DataHome):
+        data_home.check_boards(frame, path)
     keep = pd.Series(True, index=frame.index)
     wanted_boards = _as_tuple(boards, "boards")
     if wanted_boards is not None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perfml.datasets._tables import read_table
+from perfml.datasets._tables import SCHEMAS, read_table
 from perfml.errors import DataHomeError
 
 ENV_VAR = "PERFML_DATA_HOME"
@@ -137,6 +137,13 @@ class DataHome:
         Tables given in memory instead of read from ``path`` (keys are the short names
         of :data:`perfml.datasets.SCHEMAS`, e.g. ``"profiles_nca"``): a user's own
         profiles or runtimes, or a test's altered copy.
+    board_check : callable, optional
+        ``board_check(name)`` returns None for a board name the caller knows and otherwise
+        the reason it does not (the registry's closest names). Every table read from
+        ``path`` that has a ``board`` column is checked with it, so an unknown board is
+        told with the file and row it is in (the command line passes the registry's check,
+        :func:`perfml.cli._home.entry_data_home`); without it, board names are not checked
+        here (this layer does not know the registry).
 
     Examples
     --------
@@ -145,9 +152,10 @@ class DataHome:
     >>> home.table("runtimes").shape                  # doctest: +SKIP
     """
 
-    def __init__(self, path, *, tables=None):
+    def __init__(self, path, *, tables=None, board_check=None):
         self.path = _checked(Path(path).expanduser(), "DataHome")
         self._tables = dict(tables or {})
+        self._board_check = board_check
 
     def __repr__(self) -> str:
         return f"DataHome({str(self.path)!r})"
@@ -169,12 +177,28 @@ class DataHome:
     def table(self, name: str):
         """The validated table ``name`` (a fresh copy: callers may modify it); read on first use only."""
         if name not in self._tables:
-            self._tables[name] = read_table(name, self.path)
+            table = read_table(name, self.path)
+            self.check_boards(table, self.path / SCHEMAS[name].file)
+            self._tables[name] = table
         return self._tables[name].copy()
+
+    def check_boards(self, table, path) -> None:
+        """Raise :class:`~perfml.errors.DatasetSchemaError` at the first row of ``table`` (read from
+        ``path``) whose board the ``board_check`` does not know; nothing without a check."""
+        if self._board_check is None or "board" not in table.columns:
+            return
+        from perfml.errors import DatasetSchemaError
+
+        for board in table["board"].drop_duplicates():
+            why = self._board_check(board)
+            if why:
+                line = int((table["board"] == board).to_numpy().argmax()) + 2
+                raise DatasetSchemaError(f"{path}: row {line} (line of the CSV), column board: {why}; if the file "
+                                         "was edited, restore it from shared/datasets")
 
     def with_tables(self, **tables) -> "DataHome":
         """A new DataHome on the same directory with some tables replaced by in-memory frames."""
-        return DataHome(self.path, tables={**self._tables, **tables})
+        return DataHome(self.path, tables={**self._tables, **tables}, board_check=self._board_check)
 
 
 def as_data_home(data_home, *, what: str = "this function") -> DataHome:
