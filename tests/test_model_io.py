@@ -88,6 +88,22 @@ def test_blended_transfer_round_trips(rows, tmp_path):
     assert loaded.features_.blend_weights_.equals(blend.features_.blend_weights_)
 
 
+def test_a_model_whose_first_row_is_an_undescribed_kernel_round_trips(tmp_path):
+    """Described and undescribed kernels in one training frame, the undescribed first: the feature
+    builder's names were the first row's (no work columns), and the saved model was refused at load."""
+    from perfml.datasets import load_runtimes
+
+    rt = load_runtimes(HOME, source="gpuperfpredict-nca")
+    rt = rt[rt.board.isin(BOARDS) & rt.app_id.isin(["bitonic", "vectorAdd"])]
+    rt = rt.groupby(["board", "app_id"]).head(6).sort_values("app_id").reset_index(drop=True)
+    assert rt["app_id"].iloc[0] == "bitonic" and set(rt["app_id"]) == {"bitonic", "vectorAdd"}
+    model = RuntimeRegressor(learner="xgboost", learner_params=FAST, shrinkage=0.5, profiles=False,
+                             data_home=HOME).fit(rt, rt["time_ms_median"])
+    assert "desc_log_dram_bytes" in model.feature_names_
+    loaded = load_model(save_model(model, tmp_path / "mixed", training_rows=rt), data_home=HOME)
+    assert np.allclose(loaded.predict(rt), model.predict(rt))
+
+
 # -- class 2 of issue 14: --overwrite replaces only a perfml model directory ---------------------
 def test_round_trip_records_every_file_hash(model_dir, fitted, rows):
     meta = json.loads((model_dir / META).read_text())

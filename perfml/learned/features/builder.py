@@ -244,8 +244,11 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             self.registers_ = OccupancyFeatures(registry=self.registry).fit(X, launch=launch).registers_
         if self.profiles:
             self.profile_values_ = ProfileFeatures(data_home=self.data_home, registry=self.registry).fit(X).profile_values_
-        # The names as a one-row table gets them (the column set of a group can depend on its rows).
-        self.feature_names_ = list(self.transform(X.head(1)).columns)
+        # The names as the training rows get them: the column set of a group depends on its rows
+        # (the descriptors' work columns exist only where a described kernel is), so one row of
+        # each board and kernel, not the first row alone (an undescribed kernel first dropped the
+        # work columns the regressor was trained on, and its saved model could not be loaded).
+        self.feature_names_ = list(self.transform(X.drop_duplicates(["board", "app_id"])).columns)
         return self
 
     # -- persistence (plain tables, never pickles) --------------------------------------
