@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -248,7 +249,9 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         # (the descriptors' work columns exist only where a described kernel is), so one row of
         # each board and kernel, not the first row alone (an undescribed kernel first dropped the
         # work columns the regressor was trained on, and its saved model could not be loaded).
-        self.feature_names_ = list(self.transform(X.drop_duplicates(["board", "app_id"])).columns)
+        first = np.flatnonzero(~X.duplicated(["board", "app_id"]).to_numpy())
+        sample = None if blocks is None else blocks.take(first)  # the rows' blocks: nothing built again
+        self.feature_names_ = list(self.transform(X.iloc[first], blocks=sample).columns)
         return self
 
     # -- persistence (plain tables, never pickles) --------------------------------------
