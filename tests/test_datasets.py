@@ -515,3 +515,21 @@ def test_the_data_homes_board_check_covers_the_operator_table():
     with pytest.raises(DatasetSchemaError, match=r"runtimes.csv.gz: row \d+ .*not this one"):
         DataHome(SHARED, board_check=lambda board: "not this one" if board == "GTX-980" else None).table("runtimes")
     assert len(load_dlops_runtimes(DataHome(SHARED, board_check=lambda board: None))) == 267230
+
+
+def test_in_memory_tables_are_held_to_their_schema():
+    """DataHome.with_tables returned the frame unchecked (a -1 ms time and a misspelt table name went through)."""
+    from perfml.datasets import DataHome
+
+    home = DataHome(SHARED)
+    rt = home.table("runtimes")
+    with pytest.raises(DatasetSchemaError, match="no table is called 'runtimez'"):
+        home.with_tables(runtimez=rt)
+    with pytest.raises(DatasetSchemaError, match="must be a pandas DataFrame"):
+        home.with_tables(runtimes="oops")
+    with pytest.raises(DatasetSchemaError, match="in-memory table 'runtimes': column 'time_ms_median' must be a positive"):
+        home.with_tables(runtimes=rt.assign(time_ms_median=-1.0))
+    with pytest.raises(DatasetSchemaError, match="in-memory table 'runtimes': row 2 .*column board: not known"):
+        DataHome(SHARED, board_check=lambda b: "not known" if b == rt["board"].iloc[0] else None).with_tables(runtimes=rt)
+    again = home.with_tables(runtimes=rt.iloc[:100])
+    assert len(again.table("runtimes")) == 100 and len(again.table("boards")) == len(home.table("boards"))

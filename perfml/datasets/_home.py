@@ -154,8 +154,25 @@ class DataHome:
 
     def __init__(self, path, *, tables=None, board_check=None):
         self.path = _checked(Path(path).expanduser(), "DataHome")
-        self._tables = dict(tables or {})
         self._board_check = board_check
+        self._tables = {name: self._checked_table(name, frame) for name, frame in dict(tables or {}).items()}
+
+    def _checked_table(self, name, frame):
+        """An in-memory table, held to its schema as a file of the data home is (it was used unchecked)."""
+        import pandas as pd
+
+        from perfml.datasets._schema import validate
+        from perfml.errors import DatasetSchemaError
+
+        if name not in SCHEMAS:
+            raise DatasetSchemaError(f"DataHome: no table is called {name!r}; the tables are {', '.join(SCHEMAS)}")
+        if not isinstance(frame, pd.DataFrame):
+            raise DatasetSchemaError(f"DataHome: table {name!r} must be a pandas DataFrame with the columns of "
+                                     f"shared/datasets/{SCHEMAS[name].file}, got {type(frame).__name__}")
+        where = f"in-memory table {name!r}"
+        table = validate(frame, SCHEMAS[name], where)
+        self.check_boards(table, where)
+        return table
 
     def __repr__(self) -> str:
         return f"DataHome({str(self.path)!r})"
@@ -198,7 +215,9 @@ class DataHome:
 
     def with_tables(self, **tables) -> "DataHome":
         """A new DataHome on the same directory with some tables replaced by in-memory frames."""
-        return DataHome(self.path, tables={**self._tables, **tables}, board_check=self._board_check)
+        new = DataHome(self.path, tables=tables, board_check=self._board_check)  # checks the given tables
+        new._tables = {**self._tables, **new._tables}
+        return new
 
 
 def as_data_home(data_home, *, what: str = "this function") -> DataHome:
