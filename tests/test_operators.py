@@ -284,3 +284,15 @@ def test_no_measured_call_beats_its_l2_resident_bound_by_the_refusal_margin():
         assert first_unphysical_time(apps[column], bound) is None
     # and the check can fail: the same calls 2x faster than their bound are caught
     assert first_unphysical_time(0.5 * bound, bound) == int(np.flatnonzero(np.isfinite(bound) & (bound > 0))[0])
+
+
+@pytest.mark.parametrize("value", [1e200, 2.0**60, True, 1 + 2j, 2.5])
+def test_a_dimension_no_float_holds_as_a_whole_number_is_refused(value):
+    """B = H = 1e200 gave flops = inf and an arithmetic intensity of NaN (a RuntimeWarning only);
+    True was taken as 1 and 1+2j as 1."""
+    from perfml.errors import OperatorWorkError
+    from perfml.operators import operator_work
+
+    with pytest.raises(OperatorWorkError, match=r"column 'B' must be a positive whole number for operator 'add' \(it needs B, H; at most 2\*\*53\)"):
+        operator_work(pd.DataFrame({"op": ["add"], "B": [value], "H": [4]}))
+    assert operator_work(pd.DataFrame({"op": ["add"], "B": [2**52], "H": [2]}))["flops"].iloc[0] == 2.0**53

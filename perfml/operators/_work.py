@@ -147,20 +147,36 @@ def _dimension(frame: pd.DataFrame, ops: _Ops, column: str, needed: np.ndarray, 
             f"{_row_label(frame, position)}: column {column!r} is missing; operator {op!r} needs "
             f"{', '.join(_needs(op))}; add the column"
         )
-    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    given = frame[column]
+    if given.dtype == bool or pd.api.types.is_complex_dtype(given):
+        values = np.full(len(frame), np.nan)  # True is no dimension; a complex one has no size
+    else:
+        values = pd.to_numeric(given, errors="coerce")
+        values = np.full(len(frame), np.nan) if pd.api.types.is_complex_dtype(values) else \
+            values.to_numpy(dtype=float, na_value=np.nan)
+        if given.dtype == object:
+            odd = given.map(lambda v: isinstance(v, (bool, np.bool_, complex))).to_numpy(dtype=bool)
+            values = np.where(odd, np.nan, values)
     finite = np.isfinite(values)
-    good = finite & (values >= minimum) & (np.mod(np.where(finite, values, 0.0), 1) == 0)
+    # a dimension beyond 2**53 is no whole number a float holds (its work would be rounded or overflow)
+    good = finite & (values >= minimum) & (values <= MAX_DIMENSION) & (np.mod(np.where(finite, values, 0.0), 1) == 0)
     bad = needed & ~good
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
         op = ops[position]
         kind = "a positive whole number" if minimum > 0 else "a whole number >= 0"
+        shown = given.iloc[position]
+        shown = shown.item() if hasattr(shown, "item") else shown
         raise OperatorWorkError(
             f"{_row_label(frame, position)}: column {column!r} must be {kind} for operator {op!r} "
-            f"(it needs {', '.join(_needs(op))}), found {frame[column].iloc[position]!r}; "
+            f"(it needs {', '.join(_needs(op))}; at most 2**53), found {shown!r}; "
             "fill in the dimension"
         )
     return np.where(needed, values, 0.0)
+
+
+#: the largest dimension taken: 2**53, the last whole number every float64 below it holds
+MAX_DIMENSION = 2.0**53
 
 
 def _needs(op: str) -> tuple[str, ...]:
@@ -245,6 +261,11 @@ def operator_work(frame: pd.DataFrame) -> pd.DataFrame:
     elements = np.where(is_conv, b * c_in * size**2 + c_out * c_in * ksize**2 + b * c_out * out_size**2, elements)
 
     nbytes = BYTES_PER_ELEMENT * elements
+    overflow = ~(np.isfinite(flops) & np.isfinite(nbytes))
+    if overflow.any():
+        position = int(np.flatnonzero(overflow)[0])
+        raise OperatorWorkError(f"{_row_label(frame, position)}: the dimensions of operator {ops[position]!r} give "
+                                "more work than a float holds (FLOPs or bytes overflow); use realistic dimensions")
     reductions = ops.lookup(_REDUCTIONS_PER_ROW, 0, dtype=np.int64)
     return pd.DataFrame(
         {
