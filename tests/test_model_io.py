@@ -208,6 +208,8 @@ def test_cli_train_overwrite_refuses_a_foreign_directory_before_training(tmp_pat
         (lambda m: m.update(version="2"), "not supported"),
         (lambda m: m.update(files={**m["files"], "../etc/passwd": "0" * 64}), "missing|inside"),
         (lambda m: m.update(training={"input_size": {"vectorAdd": [10, -1]}}), "training"),
+        (lambda m: m.update(training={**m["training"], "min_time_ms": -1.0}), "training.min_time_ms"),
+        (lambda m: m.update(training={**m["training"], "min_time_ms": True}), "training.min_time_ms"),
     ],
 )
 def test_load_refuses_a_manifest_with_bad_values(model_dir, edit, message):
@@ -440,3 +442,18 @@ def test_the_shipped_default_model_loads_and_verifies():
     assert bundle.models["dlops"].metadata_["training"]["ops"] == sorted(rows["dlops"]["op"].unique())
     assert {"described", "all"} <= set(bundle.models["described"].metadata_["intervals"]["groups"])
     assert {"BMM", "FC", "EW", "Softmax", "LN", "Conv", "all"} <= set(bundle.models["dlops"].metadata_["intervals"]["groups"])
+
+
+def test_saving_an_unfitted_model_says_so(tmp_path):
+    """An unfitted model failed half-way through the write, reported as a disk problem
+    ("free space or choose another --out")."""
+    from perfml.learned.bundle import save_bundle
+    from perfml.learned.operator_model import OperatorRegressor
+
+    with pytest.raises(ModelFormatError, match="RuntimeRegressor is not fitted: nothing to save"):
+        save_model(RuntimeRegressor(), tmp_path / "m")
+    with pytest.raises(ModelFormatError, match=r"sub-model 'dlops' \(OperatorRegressor\) is not a fitted estimator"):
+        save_bundle({"dlops": (OperatorRegressor(), None, {})}, tmp_path / "b")
+    with pytest.raises(ModelFormatError, match=r"parts\['described'\] must be a tuple \(model, training_rows, manifest_extra\)"):
+        save_bundle({"described": RuntimeRegressor()}, tmp_path / "b")
+    assert not any(tmp_path.iterdir())

@@ -28,7 +28,7 @@ from perfml.errors import (
 )
 from perfml.learned.intervals import LEVELS, conformal_quantile, held_out_board_coverage
 from perfml.learned.persistence import load_model, save_model
-from perfml.learned.queries import predict_queries, read_reference, roofline_bound_ms
+from perfml.learned.queries import call_floor_ms, predict_queries, read_reference, roofline_bound_ms
 from perfml.learned.training import fit_default, training_runtimes
 
 from conftest import shared_data_home
@@ -179,7 +179,7 @@ def test_a_reference_predicts_the_users_kernel_on_other_boards(model, tmp_path):
     # other boards: the measurement times the model's ratio between the two boards (launch from the reference)
     moved = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": 4096.0, "block_x": 256.0, "block_y": 1.0,
                            "grid_x": 16.0, "grid_y": 1.0} for b in ("GTX-980", "GTX-680")])
-    m = model.predict(moved)
+    m = model.predict_transfer(moved)  # my_kernel is known only from the reference: a ratio
     assert out["predicted_ms"].iloc[1] == pytest.approx(0.25 * m[0] / m[1], rel=1e-9)
     # the measured size is no extrapolation; the GTX-980 is beyond the training boards' figures (FP32 rate,
     # SMs, L2), and the model's ratio that carries the reference there is as much an extrapolation
@@ -233,8 +233,10 @@ def test_the_interval_of_a_kernel_of_unknown_work_spans_its_compute_and_bandwidt
     by_bandwidth = 0.25 * peak_bandwidth(src) / peak_bandwidth(dst)
     by_compute = 0.25 * peak_flops(src) / peak_flops(dst)
     low, high = out["lower_ms"].iloc[1], out["upper_ms"].iloc[1]
-    assert low <= min(by_bandwidth, by_compute) and high >= max(by_bandwidth, by_compute)
-    assert low < out["predicted_ms"].iloc[1] < high
+    # down to the fastest call the model knows (call_floor_ms): no call is predicted faster
+    floor = call_floor_ms(model.metadata_["training"], ref)
+    assert low <= max(min(by_bandwidth, by_compute), floor) and high >= max(by_bandwidth, by_compute)
+    assert low <= out["predicted_ms"].iloc[1] < high and floor <= out["predicted_ms"].iloc[1]
     # on its own board the reference is the measurement, and its interval the calibrated one
     own = predict_queries(model, queries.iloc[[0]], "q.csv", reference=ref)
     assert out["lower_ms"].iloc[0] == own["lower_ms"].iloc[0] and out["upper_ms"].iloc[0] == own["upper_ms"].iloc[0]
@@ -269,7 +271,7 @@ def test_a_reference_without_any_launch_assumes_the_nominal_one_and_says_so(mode
     nominal = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": 4096.0, "block_x": float(NOMINAL_BLOCK),
                              "block_y": 1.0, "grid_x": 4096.0 / NOMINAL_BLOCK, "grid_y": 1.0}
                             for b in ("Tesla-K40", "GTX-680")])
-    m = model.predict(nominal)
+    m = model.predict_transfer(nominal)
     assert out["predicted_ms"].iloc[1] == pytest.approx(0.25 * m[0] / m[1], rel=1e-9)
     assert out["extrapolated"].all()  # flagged: the launch was assumed
     assert all("launch assumed" in r and "block_x" in r for r in out["extrapolation"])
@@ -409,6 +411,8 @@ class _TooFast:
     def predict(self, X):
         return np.full(len(X), 1e-6)
 
+    predict_transfer = predict
+
 
 def test_a_prediction_below_the_roofline_bound_is_clamped_and_flagged(model):
     q = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": str(2**24)},
@@ -491,3 +495,43 @@ def test_operator_repeats_far_apart_are_told(tmp_path):
                     "Tesla-T4,add,64,2048,0.05\n")
     lines = reference_repeat_warnings(read_reference_any(path), "--reference ref.csv")
     assert len(lines) == 1 and "rows 1, 2" in lines[0] and "10x apart" in lines[0]
+
+
+def test_a_query_below_the_training_sizes_is_not_faster_than_the_fastest_training_call(model, rows):
+    """Below the training sizes the model extrapolates the work's scaling to nothing: vectorAdd of
+    1,000 elements came out at 0.0005 ms, below any call measured on any board."""
+    fastest = float(rows["measured_ms"].min())
+    assert model.metadata_["training"]["min_time_ms"] == fastest
+    q = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": "1000"},
+                      {"board": "Tesla-K40", "app_id": "vectorAdd", "input_size": str(2**24)}])
+    raw = model.predict(q.astype({"input_size": float}))
+    assert raw[0] < fastest < raw[1]  # the case: the model alone goes below the fastest call
+    out = predict_queries(model, q, "q.csv")
+    assert out["predicted_ms"].iloc[0] == pytest.approx(fastest) and out["clamped_to_bound"].iloc[0]
+    assert out["extrapolated"].iloc[0] and out["lower_ms"].iloc[0] >= fastest
+    assert out["predicted_ms"].iloc[1] == pytest.approx(raw[1]) and not out["clamped_to_bound"].iloc[1]
+
+
+def test_the_call_floor_is_the_fastest_call_the_model_or_the_reference_knows(model, rows):
+    from perfml.characterize.limits import MIN_MEASURED_MS
+
+    training = model.metadata_["training"]
+    fastest = float(rows["measured_ms"].min())
+    assert call_floor_ms(training) == fastest
+    assert call_floor_ms(training, _my_reference(time_ms=fastest / 3)) == fastest / 3  # the user's own faster call
+    assert call_floor_ms(training, _my_reference(time_ms=10 * fastest)) == fastest
+    assert call_floor_ms(None) == call_floor_ms({}) == call_floor_ms({"min_time_ms": 1e-9}) == MIN_MEASURED_MS
+
+
+def test_a_reference_is_carried_by_model_times_no_faster_than_the_call_floor(model):
+    """An H100 vectorAdd of 131,072 elements carried to the GTX-980 came out 34x its measured
+    time: the model's H100 time (0.0006 ms) was below any call, and the ratio of the two model
+    times was the ratio of two works that the launch hides. Model times in the ratio are floored."""
+    run = {"app_id": "vectorAdd", "input_size": 131072, "block_x": 256, "block_y": 1, "grid_x": 512, "grid_y": 1}
+    ref = pd.DataFrame([{"board": "H100-SXM", **run, "time_ms": 0.017}])  # an illustrative measurement, not data
+    out = predict_queries(model, pd.DataFrame([{"board": "GTX-980", **run}]), "q.csv", reference=ref)
+    floor = call_floor_ms(model.metadata_["training"], ref)
+    m_q, m_r = model.predict(pd.DataFrame([{"board": "GTX-980", **run}, {"board": "H100-SXM", **run}]))
+    assert m_r < floor  # the case: the model's H100 time is below the floor
+    assert out["basis"].iloc[0] == "reference"
+    assert out["predicted_ms"].iloc[0] == pytest.approx(0.017 * max(m_q, floor) / max(m_r, floor), rel=1e-9)

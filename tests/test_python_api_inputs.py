@@ -133,3 +133,76 @@ def test_the_empty_column_step_changes_nothing_else():
     np.testing.assert_array_equal(step.transform(X), [[1.0, 0.0, np.nan], [2.0, 0.0, 3.0]])
     np.testing.assert_array_equal(step.transform([[5.0, 7.0, np.nan]]), [[5.0, 0.0, np.nan]])
     assert np.isnan(X[0, 1])  # the caller's array untouched
+
+
+# --- found by the nineteenth session's API pass ----------------------------------------------
+
+@pytest.mark.parametrize("app_id", ["nosuchapp", "vectoradd "])
+def test_the_estimator_refuses_a_kernel_it_knows_nothing_of(bundle, app_id):
+    """A kernel neither trained on nor described came out at 2e-8 ms from RuntimeRegressor.predict;
+    its transfer value stays available (a ratio between boards), as the query path uses it."""
+    from perfml.errors import UnknownAppError
+
+    model = bundle.models["described"]
+    row = pd.DataFrame({"board": ["Tesla-K40"], "app_id": [app_id], "input_size": [4096],
+                        "block_x": [256], "block_y": [1], "grid_x": [16], "grid_y": [1]})
+    with pytest.raises(UnknownAppError, match=rf"row 1 has app_id '{app_id}', a kernel the model was not trained on"):
+        model.predict(row)
+    assert np.isfinite(model.predict_transfer(row)).all()
+    # a described kernel the model did not train on is still answered (from its description)
+    assert model.predict(row.assign(app_id="vectorAdd"))[0] > 0
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("board", None, r"row 2 has board = (None|nan); every row names its board as text"),
+    ("board", "  ", r"row 2 has board = '  '"),
+    ("app_id", np.nan, r"row 2 has app_id = nan; every row names its kernel \(app_id\) as text"),
+    ("input_size", True, r"input_size must be a positive number in every row; row 2 has True"),
+])
+def test_closed_form_and_learned_estimators_refuse_an_empty_key_cell(bundle, column, value, message):
+    """A row with no board or kernel fell out of the closed-form models' (board, app) groups: NaN
+    predicted, and the row left out of the fit without a word; True was taken as size 1."""
+    from perfml.closed_form.bsp import BSPModel
+    from perfml.closed_form.roofline import RooflineModel
+
+    X = APPS.iloc[:2].copy().astype({column: object})
+    X.loc[1, column] = value
+    y = np.array([1.0, 2.0])
+    for model in (BSPModel(data_home=shared_data_home()), RooflineModel()):
+        with pytest.raises(DatasetSchemaError, match=message):
+            model.fit(X, y)
+    with pytest.raises(DatasetSchemaError, match=message):
+        bundle.models["described"].predict(X)
+
+
+def test_board_helpers_take_a_board_name_and_refuse_what_no_launch_is():
+    """occupancy('GTX-680', 256) raised AttributeError; 256.5 threads gave 9 warps per block and
+    NaN registers an occupancy of 1.0."""
+    from perfml.boards import get_board, occupancy, peak_bandwidth, peak_flops, wave_size
+    from perfml.errors import InvalidValueError, UnknownBoardError
+
+    board = get_board("GTX-680")
+    assert occupancy("GTX-680", 256) == occupancy(board, 256)
+    assert peak_flops("gtx-680") == peak_flops(board) and peak_bandwidth("GTX-680") == peak_bandwidth(board)
+    assert wave_size("GTX-680", np.int64(256)) == wave_size(board, 256)
+    for args in [(board, 256.5), (board, 256, float("nan")), (board, True), (board, 256, 0, -1), (board, "256")]:
+        with pytest.raises(InvalidValueError, match="must be a whole number"):
+            occupancy(*args)
+    with pytest.raises(InvalidValueError, match="expected a Board"):
+        peak_bandwidth(None)
+    with pytest.raises(UnknownBoardError, match="closest names: GTX-680"):
+        wave_size("GTX-6800", 256)
+
+
+def test_an_operator_call_at_the_roofline_is_flagged_as_clamped(bundle):
+    """The operator model stops its predictions at the roofline itself, so `pred < bound` never
+    held: a GEMM written at exactly 100 % of the datasheet FP32 peak was not flagged."""
+    from perfml.learned.bundle import predict_any
+    from perfml.learned.operator_queries import _bounds, check_operator_queries
+
+    q = pd.DataFrame({"board": ["Tesla-P100-PCIe", "Tesla-T4"], "op": ["bmm", "bmm"], "B": [8, 1], "M": [2048, 64],
+                      "N": [2048, 64], "K": [2048, 64]})
+    out = predict_any(bundle, q, "q")
+    bound = _bounds(check_operator_queries(q, "q"))
+    assert out["predicted_ms"].iloc[0] == pytest.approx(bound[0], rel=1e-9) and out["clamped_to_bound"].iloc[0]
+    assert out["predicted_ms"].iloc[1] > 1.5 * bound[1] and not out["clamped_to_bound"].iloc[1]

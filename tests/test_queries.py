@@ -178,7 +178,7 @@ def test_a_launch_beyond_the_apps_training_launches_is_flagged(model_dir, rows, 
 
 def test_a_non_finite_prediction_is_an_error_naming_the_row(model, monkeypatch):
     frame = pd.DataFrame([GOOD, GOOD])
-    monkeypatch.setattr(model, "predict", lambda q: np.array([1.0, math.inf]))
+    monkeypatch.setattr(model, "predict_transfer", lambda q: np.array([1.0, math.inf]))
     with pytest.raises(QueryValidationError, match=r"row 2 .*inf"):
         predict_queries(model, frame, "q.csv")
 

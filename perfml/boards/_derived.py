@@ -49,6 +49,27 @@ _CLOCK_FIELD = {"boost": "boost_clock_mhz", "base": "base_clock_mhz"}
 LIMITERS = ("warps", "blocks", "registers", "shared_memory")
 
 
+def _as_board(board) -> Board:
+    """``board`` as a :class:`Board`: a board name (or alias) is looked up in the registry."""
+    if isinstance(board, Board):
+        return board
+    if isinstance(board, str):
+        from perfml.boards._registry import get_board
+
+        return get_board(board)
+    raise InvalidValueError(f"expected a Board (perfml.boards.get_board(name)) or a board name, got {type(board).__name__}")
+
+
+def _whole(value, name: str, low: int) -> int:
+    """``value`` as an int: a whole number >= ``low`` (a launch or a resource count), never a bool."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__index__"):
+        raise InvalidValueError(f"{name} must be a whole number >= {low}, got {value!r}")
+    number = float(value)
+    if not (math.isfinite(number) and number == math.floor(number) and number >= low):
+        raise InvalidValueError(f"{name} must be a whole number >= {low}, got {value!r}")
+    return int(number)
+
+
 def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boost") -> float:
     """Peak floating-point rate of the board in FLOP/s (an FMA counts as 2 FLOP).
 
@@ -57,7 +78,8 @@ def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boos
 
     Parameters
     ----------
-    board : Board
+    board : Board or str
+        The board, or its name or alias (looked up in the registry).
     precision : {"fp32", "fp64", "fp16"}
         fp16 is the non-tensor half-precision rate.
     clock : {"boost", "base"}
@@ -70,6 +92,7 @@ def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boos
     MissingBoardParameterError
         If the SM count, the unit count of that precision or the clock is unknown.
     """
+    board = _as_board(board)
     if precision not in _UNITS_FIELD:
         raise InvalidValueError(f"precision must be one of {sorted(_UNITS_FIELD)}, got {precision!r}")
     if clock not in _CLOCK_FIELD:
@@ -100,6 +123,7 @@ def issue_limited_flops(board: Board, clock: Clock = "boost") -> float:
         If the SM count, cores per SM, warp size, issue rate or clock is unknown (the
         issue rate comes from the board's compute capability table).
     """
+    board = _as_board(board)
     if clock not in _CLOCK_FIELD:
         raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
     purpose = "issue-limited FP32 FLOP/s"
@@ -124,6 +148,7 @@ def peak_bandwidth(board: Board) -> float:
     MissingBoardParameterError
         If neither the stated bandwidth nor both memory clock and bus width are known.
     """
+    board = _as_board(board)
     if board.memory_bandwidth_gbs is not None:
         return float(board.memory_bandwidth_gbs) * 1e9
     if board.memory_clock_mhz is None or board.bus_width_bits is None:
@@ -164,6 +189,7 @@ def max_resident_warps(board: Board) -> int:
     MissingBoardParameterError
         If the SM count or the per-SM warp limit is unknown.
     """
+    board = _as_board(board)
     sms = board.require("sms", needed_for="max resident warps")
     warps = board.require("max_warps_per_sm", needed_for="max resident warps")
     return int(sms * warps)
@@ -233,7 +259,8 @@ def occupancy(
 
     Parameters
     ----------
-    board : Board
+    board : Board or str
+        The board, or its name or alias (looked up in the registry).
     threads_per_block : int
         Threads of one block (at least 1, at most ``max_threads_per_block``).
     registers_per_thread : int, default 0
@@ -253,6 +280,10 @@ def occupancy(
     MissingBoardParameterError
         If a residency limit or allocation rule of the board is unknown.
     """
+    board = _as_board(board)
+    threads_per_block = _whole(threads_per_block, "threads_per_block", 1)
+    registers_per_thread = _whole(registers_per_thread, "registers_per_thread", 0)
+    shared_bytes_per_block = _whole(shared_bytes_per_block, "shared_bytes_per_block", 0)
     need = "occupancy"
     if threads_per_block < 1:
         raise InvalidValueError(f"threads_per_block must be >= 1, got {threads_per_block}")
@@ -342,7 +373,8 @@ def wave_size(board: Board, threads_per_block: int, shared_bytes_per_block: int 
 
     Parameters
     ----------
-    board : Board
+    board : Board or str
+        The board, or its name or alias (looked up in the registry).
     threads_per_block : int
     shared_bytes_per_block : int, default 0
         Shared memory of one block (static shared memory is fixed by the source code).
@@ -356,6 +388,7 @@ def wave_size(board: Board, threads_per_block: int, shared_bytes_per_block: int 
     InvalidValueError
         If the configuration cannot launch on this board.
     """
+    board = _as_board(board)
     sms = board.require("sms", needed_for="wave size")
     occ = occupancy(board, threads_per_block, registers_per_thread, shared_bytes_per_block)
     return int(sms) * occ.active_blocks_per_sm

@@ -23,15 +23,46 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
     missing = [c for c in dict.fromkeys(required) if c not in X.columns]
     if missing:
         raise DatasetSchemaError(f"{who}: X lacks column(s) {', '.join(missing)}; add them (see runtimes.csv)")
+    for column in ("board", "app_id"):
+        if column in required and column in X.columns:
+            _check_names(X[column], column, who)
     if "input_size" in X.columns:
-        n = pd.to_numeric(X["input_size"], errors="coerce").to_numpy(dtype=float)
-        if not np.all(np.isfinite(n) & (n > 0)):
-            raise DatasetSchemaError(f"{who}: input_size must be a positive number in every row")
+        given = X["input_size"]
+        n = pd.to_numeric(given, errors="coerce").to_numpy(dtype=float)
+        bad = ~(np.isfinite(n) & (n > 0))
+        if given.dtype == bool:  # True is no size (to_numeric reads it as 1)
+            bad[:] = True
+        elif given.dtype == object:
+            bad |= given.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DatasetSchemaError(f"{who}: input_size must be a positive number in every row; row {i + 1} has "
+                                     f"{_plain(given.iloc[i])!r}")
     _check_launch_columns(X, who)
     X = _canonical_boards(X)
     if not X.index.is_unique:  # rows are matched by index inside the models; the caller's index is not used
         X = X.reset_index(drop=True)
     return X
+
+
+def _plain(value):
+    """A numpy scalar as the plain Python value (messages show 2.5, not np.float64(2.5))."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _check_names(values: pd.Series, column: str, who: str) -> None:
+    """Every cell of a key column (``board``, ``app_id``) is non-empty text: an empty one (None,
+    NaN) fell out of the models' per-(board, app) groups and was predicted NaN, or left out of
+    the fit without a word."""
+    if pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
+        lengths = values.str.strip().str.len()  # NaN where the cell is not text
+        bad = (lengths.isna() | (lengths == 0)).to_numpy(dtype=bool)
+    else:  # a numeric or boolean column names nothing
+        bad = np.ones(len(values), dtype=bool)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DatasetSchemaError(f"{who}: row {i + 1} has {column} = {_plain(values.iloc[i])!r}; every row names its "
+                                 f"{'board' if column == 'board' else 'kernel (app_id)'} as text: fill the cell or drop the row")
 
 
 def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
@@ -52,7 +83,7 @@ def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
             bad = present & ~(np.isfinite(values) & (values >= 1) & (values <= high) & (values == np.floor(values)))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            shown = given.iloc[i].item() if hasattr(given.iloc[i], "item") else given.iloc[i]  # numpy -> plain
+            shown = _plain(given.iloc[i])
             row = X.iloc[i]
             ids = ", ".join(f"{c} {row[c]}" for c in ("source", "board", "app_id", "input_size")
                             if c in X.columns and pd.notna(row[c]))

@@ -128,6 +128,19 @@ def _kind(model) -> str:
 
 
 # -- saving ----------------------------------------------------------------------------------
+def _check_fitted(model, what: str) -> None:
+    """Raise :class:`~perfml.errors.ModelFormatError` if ``model`` is not a fitted estimator (its
+    write failed half-way and was blamed on the disk)."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(model)
+    except (NotFittedError, TypeError):
+        raise ModelFormatError(f"{what} ({type(model).__name__}) is not a fitted estimator: nothing to save; "
+                               "call fit(X, y) first") from None
+
+
 def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | None = None,
                 extra_files: dict[str, str] | None = None) -> Path:
     """Write a bundle: one sub-directory per corpus and the top manifest, atomically.
@@ -165,6 +178,11 @@ def save_bundle(parts: dict, path, *, overwrite: bool = False, extra: dict | Non
     if unknown or not parts:
         raise ModelFormatError(f"a bundle holds sub-models named {', '.join(SUB_MODELS)}, found {sorted(parts) or 'none'}; "
                                "train at least one corpus")
+    for name, part in parts.items():
+        if not (isinstance(part, tuple) and len(part) == 3):
+            raise ModelFormatError(f"parts[{name!r}] must be a tuple (model, training_rows, manifest_extra), got "
+                                   f"{type(part).__name__}")
+        _check_fitted(part[0], f"sub-model {name!r}")
     for name in extra_files or {}:
         if name == _META or name in SUB_MODELS or "/" in name or name.startswith(".") or not name:
             raise ModelFormatError(f"extra file name {name!r} is not allowed; use a plain file name other than "

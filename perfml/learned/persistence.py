@@ -32,6 +32,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from perfml._files import parse_table
@@ -103,7 +104,8 @@ def training_ranges(X: pd.DataFrame) -> dict:
     the training range (``extrapolated`` column) instead of answering with false confidence.
     A launch matters as much as the size: a kernel known only from measurements is
     predicted from its training launches, and a grid 10^5 times larger was answered with
-    a year's runtime and no flag.
+    a year's runtime and no flag. Where the rows carry their times (``measured_ms``), the
+    fastest of them is kept too (``min_time_ms``): the least a query is predicted at.
     """
     sizes = pd.to_numeric(X["input_size"], errors="coerce")
     apps = X["app_id"].astype(str)
@@ -115,8 +117,14 @@ def training_ranges(X: pd.DataFrame) -> dict:
             v = v.dropna()
             if len(v):
                 launch.setdefault(str(app), {})[column] = [float(v.min()), float(v.max())]
-    return {"rows": int(len(X)), "boards": sorted(map(str, X["board"].unique())),
-            "apps": sorted(per_app), "input_size": per_app, "launch": launch}
+    out = {"rows": int(len(X)), "boards": sorted(map(str, X["board"].unique())),
+           "apps": sorted(per_app), "input_size": per_app, "launch": launch}
+    if "measured_ms" in X.columns:  # the fastest call: the floor of every query (perfml.learned.queries.call_floor_ms)
+        times = pd.to_numeric(X["measured_ms"], errors="coerce").to_numpy(dtype=float)
+        times = times[np.isfinite(times) & (times > 0)]
+        if times.size:
+            out["min_time_ms"] = float(times.min())
+    return out
 
 
 # -- saving ----------------------------------------------------------------------------------
@@ -157,6 +165,8 @@ def save_model(model, path, *, overwrite: bool = False, extra: dict | None = Non
         raise ModelFormatError(
             f"only xgboost models can be saved safely (got learner={model.learner!r}); train with learner='xgboost'"
         )
+    if not hasattr(model, "model_"):  # an unfitted model failed mid-write, blamed on the disk
+        raise ModelFormatError(f"{type(model).__name__} is not fitted: nothing to save to {path}; call fit(X, y) first")
     reserved = {_META, _BOOSTER}
     for name in extra_files or {}:
         if name in reserved or "/" in name or name.startswith(".") or not name:
@@ -439,6 +449,9 @@ def check_manifest(meta, meta_path: Path) -> dict:
         and v[0] <= v[1] for v in ranges.values()
     ):
         raise _bad(meta_path, "training.input_size must map each app to [min, max], finite and positive")
+    fastest = meta["training"].get("min_time_ms", 1.0)  # absent in models saved before it was recorded
+    if not (isinstance(fastest, (int, float)) and not isinstance(fastest, bool) and math.isfinite(fastest) and fastest > 0):
+        raise _bad(meta_path, f"training.min_time_ms must be a finite positive time (ms), found {fastest!r}")
     launch = meta["training"].get("launch", {})  # absent in models saved before it was recorded
     if not isinstance(launch, dict) or not all(
         isinstance(per, dict) and set(per) <= {"threads_per_block", "blocks"} and all(

@@ -25,10 +25,11 @@ line ``r + 1``), the column, the bad value and the fix:
 
 Every answered row gets a ``level`` interval (``lower_ms``/``upper_ms``,
 :mod:`perfml.learned.intervals`), and no prediction is faster than the board's roofline
-lower bound where the work is known (:func:`roofline_bound_ms`), nor than 0.5 us for any row
-(:data:`~perfml.characterize.limits.MIN_MEASURED_MS`): a faster one is raised to the bound
-and flagged ``clamped_to_bound`` (rather than refused: the bound is a floor the user can act
-on, and the row's other knowledge still holds).
+lower bound where the work is known (:func:`roofline_bound_ms`), nor than the fastest call of
+the data the model knows (:func:`call_floor_ms`; 0.5 us,
+:data:`~perfml.characterize.limits.MIN_MEASURED_MS`, where a model does not record it): a
+faster one is raised to the bound and flagged ``clamped_to_bound`` (rather than refused: the
+bound is a floor the user can act on, and the row's other knowledge still holds).
 
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
@@ -634,10 +635,15 @@ def own_board_first(reference_boards, owners, query_boards) -> np.ndarray:
     return own | ~has_own[owners]
 
 
-def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame, known=()):
+def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame, known=(),
+                           floor_ms: float = 0.0):
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
-    ``T_q = exp(mean_r [log t_r + log M(q) - log M(q on board_r)])`` over the reference
+    ``T_q = exp(mean_r [log t_r + log M'(q) - log M'(q on board_r)])``, ``M' = max(M, floor_ms)`` (NaN stays NaN)
+    (:func:`call_floor_ms`: no call is faster, so neither is a model time in the ratio; the
+    ratio of two times below it is the ratio of two works a launch hides: an H100 vectorAdd
+    of 131,072 elements carried to the GTX-980 came out 34x its measured time; not for a
+    kernel outside ``known``, whose model times mean something only as a ratio), over the reference
     rows r of the same (app, input size) and launch (:func:`launch_agrees`; a launch the
     query leaves empty takes every launch of the run): the user's time scaled by the model's ratio
     between the two boards, the model being the transfer baseline plus the learned
@@ -660,10 +666,12 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
         return carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q))
     moved = pd.DataFrame(pairs)
     with np.errstate(all="ignore"):
-        at_ref = np.asarray(model.predict(moved), dtype=float)
+        at_ref = np.asarray(model.predict_transfer(moved), dtype=float)  # a ratio: any kernel
     owners = np.asarray(owners)
-    logs = np.log(np.asarray(times)) + np.log(pred[owners]) - np.log(at_ref)
     unknown = ~q["app_id"].iloc[owners].isin(set(known)).to_numpy()
+    # a kernel the model knows nothing of has model times that are only a ratio: no floor for them
+    floor = np.where(unknown, 0.0, floor_ms)
+    logs = np.log(np.asarray(times)) + np.log(np.maximum(pred[owners], floor)) - np.log(np.maximum(at_ref, floor))
     return carried_references(owners, logs, len(q), alternatives=_unknown_work_alternatives(model, q, moved, owners,
                                                                                             times, unknown))
 
@@ -764,10 +772,13 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     trained = set(map(str, apps or ()))
     described = set(list_apps())
     with np.errstate(all="ignore"):
-        pred = np.asarray(model.predict(q), dtype=float)
+        # a kernel known only from the reference is answered below by carrying its measurement
+        # (this prediction enters that as a ratio between boards), or refused
+        pred = np.asarray(model.predict_transfer(q), dtype=float)
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
+    floor = call_floor_ms(meta.get("training"), reference)
     if reference is not None:
-        scaled, spread = _reference_predictions(model, q, pred, reference, known=trained | described)
+        scaled, spread = _reference_predictions(model, q, pred, reference, known=trained | described, floor_ms=floor)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -807,7 +818,32 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                     ["; ".join(x for x in (w, NOMINAL_LAUNCH_NOTE if f else "") if x)
                      for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
-                    board_flags=on_board, spread=spread if reference is not None else None)
+                    board_flags=on_board, spread=spread if reference is not None else None,
+                    floor_ms=floor)
+
+
+def call_floor_ms(training: dict | None, reference: pd.DataFrame | None = None) -> float:
+    """The least time a query row is predicted at (ms): the fastest call of the data the model knows.
+
+    That is the fastest training row (the manifest's ``training.min_time_ms``) or, when the
+    user's ``reference`` holds a faster call, that one; never below
+    :data:`~perfml.characterize.limits.MIN_MEASURED_MS`, which is also the floor of a model
+    that does not record its fastest row. A launch costs time whatever the work: below the
+    training sizes, the sub-models extrapolate the work's scaling to nothing (vectorAdd of
+    1,000 elements on the GTX-980: 0.0005 ms, where no kernel of the nine applications or of
+    Rodinia was ever measured below 0.0033 ms, on any of the eleven boards; the H100's and
+    H200's smallest calls measured with perfml's sweeps take 0.006 ms).
+    """
+    from perfml.characterize.limits import MIN_MEASURED_MS
+
+    floor = (training or {}).get("min_time_ms")
+    floor = float(floor) if isinstance(floor, (int, float)) and math.isfinite(floor) and floor > 0 else MIN_MEASURED_MS
+    if reference is not None and "time_ms" in reference.columns and len(reference):
+        times = pd.to_numeric(reference["time_ms"], errors="coerce").to_numpy(dtype=float)
+        times = times[np.isfinite(times) & (times > 0)]
+        if times.size:
+            floor = min(floor, float(times.min()))
+    return max(floor, MIN_MEASURED_MS)
 
 
 def missing_board_figure(board_name: str, registry=None) -> str | None:
@@ -837,7 +873,7 @@ def missing_board_figure(board_name: str, registry=None) -> str | None:
 
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
-             app_ids=None, groups=None, board_flags=None, spread=None) -> pd.DataFrame:
+             app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
@@ -846,9 +882,9 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
     flagged whatever the basis (a reference on another board is carried to this one by the
     model) and not widened. ``bound``: the
-    row's roofline lower bound (NaN where the work is unknown), never below
-    :data:`~perfml.characterize.limits.MIN_MEASURED_MS` (no kernel call is shorter: a
-    prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
+    row's roofline lower bound (NaN where the work is unknown), never below ``floor_ms``
+    (:func:`call_floor_ms`; None: :data:`~perfml.characterize.limits.MIN_MEASURED_MS`, which
+    no kernel call is shorter than: a prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
     raised to it and flagged ``clamped_to_bound``; the interval is taken around the written
     (raised) prediction, and ``lower_ms`` never goes below the bound. ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
     group of ``app_ids`` or by the given ``groups`` (op classes). ``spread``: ``(lo, hi)``
@@ -864,8 +900,11 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
         reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
     from perfml.characterize.limits import MIN_MEASURED_MS
 
-    bound = np.fmax(np.asarray(bound, dtype=float), MIN_MEASURED_MS)  # fmax: NaN (work unknown) -> the floor
-    clamped = pred < bound
+    floor = MIN_MEASURED_MS if floor_ms is None else max(float(floor_ms), MIN_MEASURED_MS)
+    bound = np.fmax(np.asarray(bound, dtype=float), floor)  # fmax: NaN (work unknown) -> the floor
+    # at the bound counts as clamped: the operator model stops its own predictions at the roofline
+    # (a GEMM at exactly 100 % of the datasheet peak was written unflagged)
+    clamped = pred <= bound * (1.0 + 1e-9)
     pred = np.where(clamped, bound, pred)
     if calibration is not None:
         calibration = check_calibration(calibration, "model manifest")

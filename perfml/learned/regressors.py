@@ -386,7 +386,42 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         return errors[True] < errors[False]
 
     def predict(self, X) -> np.ndarray:
-        """Predicted runtime in milliseconds."""
+        """Predicted runtime in milliseconds.
+
+        Raises
+        ------
+        UnknownAppError
+            A row's kernel was neither trained on nor described (``perfml.apps``): the model
+            knows nothing of its work or its times, and the number it would give is no
+            runtime (2e-8 ms for a misspelt name). Give such a kernel's measurements on
+            another board to :func:`perfml.learned.queries.predict_queries` as a reference.
+        """
+        check_is_fitted(self, "model_")
+        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
+        from perfml.apps import list_apps
+
+        known = set(map(str, self.features_.apps_)) | set(list_apps())
+        unknown = ~X["app_id"].isin(known).to_numpy()
+        if unknown.any():
+            from perfml.errors import UnknownAppError
+
+            i = int(np.flatnonzero(unknown)[0])
+            raise UnknownAppError(
+                f"RuntimeRegressor: row {i + 1} has app_id {X['app_id'].iloc[i]!r}, a kernel the model was not trained "
+                f"on and that has no description (trained on: {', '.join(sorted(map(str, self.features_.apps_)))}); "
+                "check the name, or predict it with perfml.learned.queries.predict_queries and a reference "
+                "measurement of the kernel on another board"
+            )
+        return self.predict_transfer(X)
+
+    def predict_transfer(self, X) -> np.ndarray:
+        """:meth:`predict` for any kernel, known or not.
+
+        For a kernel the model neither trained on nor has a description of, the value is
+        meaningful only as a ratio between two boards at the same run (how
+        :func:`perfml.learned.queries.predict_queries` carries a user's reference
+        measurement to another board), never as a runtime.
+        """
         check_is_fitted(self, "model_")
         X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
         F_all = self.features_.transform(X)
