@@ -533,3 +533,12 @@ def test_in_memory_tables_are_held_to_their_schema():
         DataHome(SHARED, board_check=lambda b: "not known" if b == rt["board"].iloc[0] else None).with_tables(runtimes=rt)
     again = home.with_tables(runtimes=rt.iloc[:100])
     assert len(again.table("runtimes")) == 100 and len(again.table("boards")) == len(home.table("boards"))
+
+
+def test_a_count_beyond_what_a_float_holds_is_refused_as_it_was_written(tmp_path):
+    """An input size of 1e30 in a user's data home: the integer cast wrapped it to -9.2e18, and the
+    table was refused for a negative size, "times are milliseconds", a value the user never wrote."""
+    home = copy_home(tmp_path, manifest=False, readme=False)  # a user's own data home: no checksum
+    _rewrite_runtimes(home, lambda f: f.assign(input_size=f["input_size"].astype(object).where(f.index != 3, "1e30")))
+    with pytest.raises(DatasetSchemaError, match=r"column 'input_size' must hold whole numbers up to 2\*\*53, found .*1e\+?30.* in row 5"):
+        load_runtimes(home)

@@ -206,6 +206,13 @@ def _numeric(series: pd.Series, col: str, kind: str, path: str) -> pd.Series:
                 f"{path}: column {col!r} must hold whole numbers, found {_as_written(series.iloc[row])} in "
                 f"row {row + 2}; fix the value"
             )
+        huge = np.isfinite(converted.astype(float)) & (converted.astype(float).abs() > 2.0**53)
+        if huge.any():  # the integer cast wrapped 1e30 to -9.2e18, then reported as a negative count
+            row = int(np.flatnonzero(huge.to_numpy())[0])
+            raise DatasetSchemaError(
+                f"{path}: column {col!r} must hold whole numbers up to 2**53, found {_as_written(series.iloc[row])} in "
+                f"row {row + 2}; fix the value"
+            )
         # An infinite count is not a whole number: treat it as missing, so the positive /
         # non-empty checks name it instead of the integer cast crashing.
         converted = converted.where(np.isfinite(converted.astype(float)))
