@@ -206,3 +206,20 @@ def test_an_operator_call_at_the_roofline_is_flagged_as_clamped(bundle):
     bound = _bounds(check_operator_queries(q, "q"))
     assert out["predicted_ms"].iloc[0] == pytest.approx(bound[0], rel=1e-9) and out["clamped_to_bound"].iloc[0]
     assert out["predicted_ms"].iloc[1] > 1.5 * bound[1] and not out["clamped_to_bound"].iloc[1]
+
+
+def test_the_shipped_model_never_predicts_an_application_call_below_its_fastest_training_call(bundle):
+    """models/default records the fastest training call of each application sub-model; a query below
+    the training sizes (vectorAdd of 1,000 elements: 0.0005 ms before) is held at it and flagged."""
+    from perfml.learned.bundle import predict_any
+    from perfml.learned.training import training_runtimes
+
+    rt = training_runtimes(data_home=shared_data_home())
+    described = rt["app_id"].isin(bundle.models["described"].metadata_["training"]["apps"])
+    assert bundle.models["described"].metadata_["training"]["min_time_ms"] == float(rt.loc[described, "measured_ms"].min())
+    q = pd.DataFrame({"board": ["GTX-980", "H100-SXM", "GTX-980"], "app_id": ["vectorAdd", "vectorAdd", "vectorAdd"],
+                      "input_size": [1000, 4096, 2**24]})
+    out = predict_any(bundle, q, "q")
+    fastest = bundle.models["described"].metadata_["training"]["min_time_ms"]
+    assert (out["predicted_ms"] >= fastest).all() and (out["lower_ms"] >= fastest).all()
+    assert out["clamped_to_bound"].tolist() == [True, True, False]
