@@ -11,6 +11,7 @@ __all__ = [
     "PerfmlError",
     "DataHomeError",
     "DatasetSchemaError",
+    "UnknownTableError",
     "UnknownBoardError",
     "UnknownAppError",
     "MissingBoardParameterError",
@@ -75,6 +76,13 @@ class PerfmlError(Exception):
 
 class DataHomeError(PerfmlError):
     """The data home directory is missing or does not hold the expected tables."""
+
+
+class UnknownTableError(PerfmlError, KeyError):
+    """A table name that is none of the data home's tables (a KeyError too, as a dict lookup's)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class DatasetSchemaError(PerfmlError, ValueError):

@@ -223,3 +223,50 @@ def test_the_shipped_model_never_predicts_an_application_call_below_its_fastest_
     fastest = bundle.models["described"].metadata_["training"]["min_time_ms"]
     assert (out["predicted_ms"] >= fastest).all() and (out["lower_ms"] >= fastest).all()
     assert out["clamped_to_bound"].tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"learner": "hgb", "learner_params": {"max_iter": -1}}, r"learner_params: The 'max_iter' parameter"),
+    ({"learner": "hgb", "learner_params": {"nope": 1}}, r"learner_params \['nope'\] are not all parameters of the hgb"),
+    ({"random_state": "x"}, r"random_state must be an int, a numpy RandomState or None, got 'x'"),
+    ({"random_state": True}, r"random_state must be"),
+    ({"n_jobs": 0}, r"n_jobs must be a nonzero int"),
+    ({"n_jobs": "2"}, r"n_jobs must be a nonzero int"),
+])
+def test_runtime_regressor_parameters_are_refused_before_any_work(params, message):
+    """A bad learner parameter failed deep inside fit with scikit-learn's InvalidParameterError or a
+    TypeError; n_jobs=0 and n_jobs='2' were taken."""
+    from perfml.errors import EstimatorParameterError
+    from perfml.learned.regressors import RuntimeRegressor
+
+    X = _rows(2, 3)
+    with pytest.raises(EstimatorParameterError, match=message):
+        RuntimeRegressor(data_home=shared_data_home(), **params).fit(X, X["time_ms_median"])
+
+
+def test_data_home_and_estimator_inputs_of_the_wrong_kind_are_typed_errors():
+    """Text as y gave numpy's ValueError; DataHome(None) a TypeError; an unknown table name a bare
+    KeyError; BSPModel(unseen='error') a bare PerfmlError with numpy reprs in it; boards=[1] was
+    told to pass boards=['bmm'] and boards=[] kept no row without a word."""
+    from perfml.closed_form.bsp import BSPModel
+    from perfml.datasets import DataHome, load_dlops_runtimes, load_runtimes, load_table
+    from perfml.errors import DataHomeError, PerfmlError, UnsupportedQueryError
+
+    home = shared_data_home()
+    with pytest.raises(DatasetSchemaError, match="y must be measured times in ms"):
+        BSPModel(data_home=home).fit(APPS.iloc[:2], np.array(["abc", "x"]))
+    for bad in (None, 3):
+        with pytest.raises(DataHomeError, match="DataHome takes the data home's folder as a path"):
+            DataHome(bad)
+    with pytest.raises(KeyError) as caught:
+        load_table("nope", home)
+    assert isinstance(caught.value, PerfmlError) and "known: runtimes" in str(caught.value)
+    rt = load_runtimes(home, source="BSPGPU")
+    model = BSPModel(data_home=home, group_by=("board", "app_id"), unseen="error").fit(rt, rt["time_ms_median"])
+    query = rt.iloc[:2].assign(board=["GTX-680", "H100-SXM"])
+    with pytest.raises(UnsupportedQueryError, match=r"row 2 \(board H100-SXM, app_id \w+\) has no lambda"):
+        model.predict(query)
+    with pytest.raises(DatasetSchemaError, match=r"pass e.g. boards=\['Tesla-T4'\]"):
+        load_dlops_runtimes(home, boards=[1])
+    with pytest.raises(DatasetSchemaError, match=r"boards=\[\] selects nothing"):
+        load_dlops_runtimes(home, boards=[])

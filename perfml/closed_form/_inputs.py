@@ -116,7 +116,10 @@ def _canonical_boards(X: pd.DataFrame) -> pd.DataFrame:
 
 def check_target(y, n_rows: int, who: str) -> np.ndarray:
     """y must be finite, strictly positive times (ms), one per row of X."""
-    y = np.asarray(y, dtype=float).ravel()
+    try:
+        y = np.asarray(y, dtype=float).ravel()
+    except (TypeError, ValueError) as exc:  # text, None or objects: "could not convert string to float"
+        raise DatasetSchemaError(f"{who}: y must be measured times in ms, numbers one per row of X ({exc})") from None
     if n_rows == 0:
         raise DatasetSchemaError(f"{who}: no training rows (X is empty); fit on at least one measured run")
     if y.shape[0] != n_rows:

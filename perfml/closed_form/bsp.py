@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.apps import get_app
-from perfml.errors import DatasetSchemaError, PerfmlError
+from perfml.errors import DatasetSchemaError
 from perfml.closed_form._bsp_constants import DEFAULT_SOURCES, BSPConstants, ConstantsTable
 from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
 
@@ -272,9 +272,13 @@ class BSPModel(RegressorMixin, BaseEstimator):
             if key in self.lambda_.index:
                 lam[i] = self.lambda_.loc[key]
             elif self.unseen == "error":
-                raise PerfmlError(
-                    f"BSPModel has no lambda for {dict(zip(group_by, np.atleast_1d(key)))}; fit it on runtimes of "
-                    "that group or use unseen='fallback'"
+                from perfml.errors import UnsupportedQueryError
+
+                group = ", ".join(f"{c} {v.item() if hasattr(v, 'item') else v}"
+                                  for c, v in zip(group_by, np.atleast_1d(np.asarray(key, dtype=object))))
+                raise UnsupportedQueryError(
+                    f"BSPModel: row {i + 1} ({group}) has no lambda: the model was fitted on no runtime of that "
+                    "group; fit it on runtimes of that group, or use unseen='fallback' (the app's or the global lambda)"
                 )
             elif app_id in self.app_lambda_.index:
                 lam[i] = self.app_lambda_.loc[app_id]

@@ -184,15 +184,17 @@ def load_dlops_table(name: str, data_home: str | os.PathLike[str] | None = None)
 
     Raises
     ------
-    KeyError
-        For a name that is not a dlops table.
+    UnknownTableError
+        For a name that is not a dlops table (also a ``KeyError``).
     DataHomeError
         If the data home or the file does not exist.
     DatasetSchemaError
         If the table does not match its schema or a row breaks a value rule.
     """
     if name not in DLOPS_SCHEMAS:
-        raise KeyError(f"unknown dlops table {name!r}; known: {', '.join(DLOPS_SCHEMAS)}")
+        from perfml.errors import UnknownTableError
+
+        raise UnknownTableError(f"unknown dlops table {name!r}; known: {', '.join(DLOPS_SCHEMAS)}")
     home = resolve_data_home(data_home, what="reading the dlops tables")
     path = home / DLOPS_SCHEMAS[name].file
     if not path.is_file():
@@ -330,8 +332,11 @@ def _as_tuple(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] |
     if isinstance(value, str):
         return (value,)
     out = tuple(value)
+    example = {"boards": "'Tesla-T4'", "ops": "'bmm'"}.get(what, "'...'")
     if not all(isinstance(v, str) for v in out):
-        raise DatasetSchemaError(f"{what} must be names (strings), got {out!r}; pass e.g. {what}=['bmm']")
+        raise DatasetSchemaError(f"{what} must be names (strings), got {out!r}; pass e.g. {what}=[{example}]")
+    if not out:  # an empty filter kept no row, silently
+        raise DatasetSchemaError(f"{what}=[] selects nothing; name at least one, e.g. {what}=[{example}], or pass None for all")
     return out
 
 

@@ -153,6 +153,9 @@ class DataHome:
     """
 
     def __init__(self, path, *, tables=None, board_check=None):
+        if not isinstance(path, (str, os.PathLike)):
+            raise DataHomeError(f"DataHome takes the data home's folder as a path, got {type(path).__name__}; "
+                                "e.g. DataHome(perfml.datasets.find_data_home())")
         self.path = _checked(Path(path).expanduser(), "DataHome")
         self._board_check = board_check
         self._tables = {name: self._checked_table(name, frame) for name, frame in dict(tables or {}).items()}

@@ -39,13 +39,17 @@ def load_table(name: str, data_home=None) -> pd.DataFrame:
 
     Raises
     ------
+    UnknownTableError
+        If ``name`` is none of the tables (also a ``KeyError``).
     DataHomeError
         If ``data_home`` is None, or the data home or the file does not exist.
     DatasetSchemaError
         If the table does not match its schema.
     """
     if name not in SCHEMAS:
-        raise KeyError(f"unknown table {name!r}; known: {', '.join(SCHEMAS)}")
+        from perfml.errors import UnknownTableError
+
+        raise UnknownTableError(f"unknown table {name!r}; known: {', '.join(SCHEMAS)}")
     return as_data_home(data_home, what=f"reading the {name} table").table(name)
 
 

@@ -50,6 +50,27 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+def check_learner_params(who: str, learner: str, params: dict[str, Any]) -> None:
+    """Raise :class:`~perfml.errors.EstimatorParameterError` for a ``learner_params`` entry the learner does not
+    know, or a value it refuses (scikit-learn learners: these failed deep inside ``fit`` as a
+    ``TypeError`` or scikit-learn's ``InvalidParameterError``). xgboost takes any booster
+    parameter and its aliases (``eta``, ``lambda``) as keywords and warns at ``fit`` about one it
+    does not use, so its names are left to it."""
+    if learner == "xgboost":
+        return
+    try:
+        estimator = make_learner(learner, params, [], 0, 1)
+    except TypeError as exc:  # an unknown keyword of a scikit-learn learner
+        raise EstimatorParameterError(f"{who}: learner_params {sorted(params)} are not all parameters of the "
+                                      f"{learner} learner ({exc})") from None
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    if hasattr(final, "_validate_params"):  # scikit-learn's own check of each value, run at fit otherwise
+        try:
+            final._validate_params()
+        except (TypeError, ValueError) as exc:
+            raise EstimatorParameterError(f"{who}: learner_params: {exc}") from None
+
+
 def make_learner(learner: str, params: dict[str, Any], monotone: list[int], random_state, n_jobs: int = 2):
     """Instantiate the underlying estimator (imports are lazy: xgboost loads only when used)."""
     params = {**_DEFAULTS[learner], **(params or {})}
@@ -284,6 +305,14 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_bool_or_auto(who, "wave_scaling", self.wave_scaling)
         if self.learner_params is not None and not isinstance(self.learner_params, dict):
             raise EstimatorParameterError(f"{who}: learner_params must be a dict or None, got {type(self.learner_params).__name__}")
+        if isinstance(self.random_state, bool) or not (self.random_state is None or isinstance(
+                self.random_state, (int, np.integer, np.random.RandomState))):
+            raise EstimatorParameterError(f"{who}: random_state must be an int, a numpy RandomState or None, "
+                                          f"got {self.random_state!r}")
+        if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
+            raise EstimatorParameterError(f"{who}: n_jobs must be a nonzero int (-1: every core), got {self.n_jobs!r}")
+        if self.learner_params:
+            check_learner_params(who, self.learner, self.learner_params)
         if self.feature_subset is not None:
             check_str_tuple(who, "feature_subset", self.feature_subset)
         if not (isinstance(self.shrinkage, str) and self.shrinkage == "auto"):
