@@ -655,6 +655,13 @@ def test_model_input_errors():
         HongKimModel().fit(X.assign(blocks=0))
     with pytest.raises(DatasetSchemaError, match="y has"):
         HongKimModel().fit(X, np.ones(3))
-    with pytest.raises(TypeError, match="hardware must be"):
+    from perfml.errors import EstimatorParameterError
+
+    with pytest.raises(EstimatorParameterError, match="hardware must be"):  # a typed error (a bare TypeError before)
         HongKimModel(hardware="GTX-280").fit(X)
+    with pytest.raises(EstimatorParameterError, match="calibrate must be True or False"):  # "yes" calibrated
+        HongKimModel(calibrate="yes").fit(X, np.ones(len(X)))
+    for column, value in (("threads_per_block", 4096), ("blocks", 2.5), ("active_blocks_per_sm", 1000)):
+        with pytest.raises(DatasetSchemaError, match=rf"{column} must be finite and a whole number >= 1"):
+            HongKimModel().fit(X.assign(**{column: value}))
     assert math.isfinite(HongKimModel().fit(X).predict(X).sum())  # GTX 280 default

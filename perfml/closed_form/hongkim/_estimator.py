@@ -82,13 +82,17 @@ class HongKimModel(RegressorMixin, BaseEstimator):
     # -- helpers
 
     def _resolve_hardware(self):
+        from perfml.closed_form._params import check_bool
+        from perfml.errors import EstimatorParameterError
+
+        check_bool("HongKimModel", "calibrate", self.calibrate)  # "yes" calibrated, 1 did too
         hw = HongKimHardware.gtx280() if self.hardware is None else self.hardware
         if isinstance(hw, HongKimHardware):
             return hw
         if isinstance(hw, Mapping) and hw and all(
                 isinstance(v, HongKimHardware) for v in hw.values()):
             return dict(hw)
-        raise TypeError(
+        raise EstimatorParameterError(
             "HongKimModel: hardware must be None, a HongKimHardware or a non-empty dict of "
             f"board name -> HongKimHardware, found {type(hw).__name__}."
         )

@@ -9,6 +9,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
@@ -97,15 +98,23 @@ def check_kernel_columns(cols: Mapping[str, np.ndarray], *, error: type[Exceptio
         "blocks": (1.0, ">= 1"),
         "active_blocks_per_sm": (1.0, ">= 1"),
     }
+    # a launch's counts are whole numbers within CUDA's limits (C Programming Guide, "Technical
+    # Specifications per Compute Capability": at most 1024 threads per block and 32 resident
+    # blocks per SM on any compute capability); 4096 threads or 2.5 blocks were modelled
+    whole = {"threads_per_block": 1024.0, "blocks": math.inf, "active_blocks_per_sm": 32.0}  # a grid's blocks: x*y*z
     for name, (low, text) in rules.items():
         if name not in cols:
             continue
-        v = cols[name]
+        v = np.atleast_1d(np.asarray(cols[name], dtype=float))
         bad = ~np.isfinite(v) | (v < low)
+        if name in whole:
+            with np.errstate(invalid="ignore"):
+                bad |= (v > whole[name]) | (np.mod(np.where(np.isfinite(v), v, 0.0), 1) != 0)
+            text = f"a whole number {text}" + (f", at most {whole[name]:.0f}" if math.isfinite(whole[name]) else "")
         if np.any(bad):
-            first = np.flatnonzero(np.atleast_1d(bad))[0]
+            first = np.flatnonzero(bad)[0]
             raise error(f"{where}: {name} must be finite and {text}, found "
-                        f"{np.atleast_1d(v)[first]!r} (row {first}).")
+                        f"{float(v[first])!r} (row {first}).")
     mem = cols["coal_mem_insts"] + cols["uncoal_mem_insts"]
     if np.any(mem <= 0):
         first = np.flatnonzero(np.atleast_1d(mem <= 0))[0]
