@@ -542,3 +542,19 @@ def test_a_count_beyond_what_a_float_holds_is_refused_as_it_was_written(tmp_path
     _rewrite_runtimes(home, lambda f: f.assign(input_size=f["input_size"].astype(object).where(f.index != 3, "1e30")))
     with pytest.raises(DatasetSchemaError, match=r"column 'input_size' must hold whole numbers up to 2\*\*53, found .*1e\+?30.* in row 5"):
         load_runtimes(home)
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("grid_x", "2.5", r"column 'grid_x' is a launch dimension, a whole number, found 2.5 in row 5"),
+    ("n_launches_per_rep", "0", r"column 'n_launches_per_rep' must be a positive number or empty"),
+    ("registers_per_thread", "-4", r"column 'registers_per_thread' must be >= 0"),
+    ("time_ms_std", "inf", r"column 'time_ms_std' must be >= 0"),
+    ("time_ms_min", "1e6", r"row 5 \(line of the CSV\) has time_ms_mean .* outside its own \[time_ms_min, time_ms_max\]"),
+])
+def test_a_runtime_row_that_does_not_hold_together_is_refused(tmp_path, column, value, message):
+    """A user's own data home (no manifest): 2.5-thread blocks, a run of 0 launches, -4 registers, an
+    infinite spread and a minimum above the maximum all loaded."""
+    home = copy_home(tmp_path, manifest=False, readme=False)
+    _rewrite_runtimes(home, lambda f: f.assign(**{column: f[column].astype(object).where(f.index != 3, value)}))
+    with pytest.raises(DatasetSchemaError, match=message):
+        load_runtimes(home)

@@ -146,7 +146,7 @@ def validate(df: pd.DataFrame, schema: TableSchema, path: str) -> pd.DataFrame:
             )
     for col in schema.non_negative:
         values = out[col].to_numpy(dtype=float)
-        bad = np.isfinite(values) & (values < 0)
+        bad = ~np.isnan(values) & ~(np.isfinite(values) & (values >= 0))  # inf was taken
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise DatasetSchemaError(

@@ -16,6 +16,7 @@ import gzip
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from perfml.datasets import _columns as C
@@ -39,8 +40,8 @@ SCHEMAS: dict[str, TableSchema] = {
         file="runtimes.csv.gz",
         columns=C._RUNTIMES_COLUMNS,
         positive=(*_TIMES, "input_size", "n_reps"),
-        non_negative=("time_ms_std",),
-        positive_if_given=_LAUNCH,
+        non_negative=("time_ms_std", "n_outliers_excluded", "registers_per_thread", "static_smem_bytes"),
+        positive_if_given=(*_LAUNCH, "n_launches_per_rep"),
         required_non_empty=("source", "board", "app", "app_id", "kernel"),
         units={c: "ms" for c in (*_TIMES, "time_ms_std")},
     ),
@@ -138,9 +139,34 @@ def _load_cached(name: str, path: str, mtime_ns: int, size: int,
     check_time_units(df, times, entry, path, ceiling=not schema.raw_records)
     if name == "bsp_inputs":
         _check_bsp_expressions(df, path)
+    if name == "runtimes":
+        _check_runtime_rows(df, path)
     if entry is not None:
         check_sha256(entry, path)
     return df
+
+
+def _check_runtime_rows(df: pd.DataFrame, path: str) -> None:
+    """What each row of ``runtimes`` says about one run holds together: a launch dimension is a whole
+    number (a block of 2.5 threads was taken), and ``time_ms_min <= mean, median <= time_ms_max``
+    (a row whose minimum exceeds its maximum loaded). shared/datasets holds both on every row."""
+    for column in _LAUNCH:
+        values = df[column].to_numpy(dtype=float)
+        bad = np.isfinite(values) & (np.mod(np.where(np.isfinite(values), values, 0.0), 1) != 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DatasetSchemaError(f"{path}: column {column!r} is a launch dimension, a whole number, found "
+                                     f"{float(values[row])!r} in row {row + 2} (line of the CSV); fix the row")
+    low, high = df["time_ms_min"].to_numpy(dtype=float), df["time_ms_max"].to_numpy(dtype=float)
+    for column in ("time_ms_mean", "time_ms_median"):
+        values = df[column].to_numpy(dtype=float)
+        bad = (values < low * (1 - 1e-9)) | (values > high * (1 + 1e-9))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DatasetSchemaError(
+                f"{path}: row {row + 2} (line of the CSV) has {column} {float(values[row])!r} outside its own "
+                f"[time_ms_min, time_ms_max] = [{float(low[row])!r}, {float(high[row])!r}] ms; the row's statistics "
+                "are of different runs or units: fix the row")
 
 
 def read_csv_checked(path: str, file: str, entry: ManifestEntry | None) -> pd.DataFrame:
