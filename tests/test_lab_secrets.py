@@ -43,3 +43,20 @@ def test_the_cli_masks_a_query_password_of_an_unreachable_store(capsys, monkeypa
     assert main(["report"]) == 2
     err = capsys.readouterr().err
     assert "s3cretQ" not in err and "password=***" in err
+
+
+@given(password=st.text(alphabet=string.ascii_letters + string.digits + "/+= !$&()*,;:@-._~", min_size=1, max_size=40)
+       .filter(lambda p: p.strip() == p and p.strip()),
+       scheme=st.sampled_from(["postgresql+psycopg", "http"]), quote=st.sampled_from(["", "'"]))
+def test_a_password_with_a_slash_or_a_space_is_masked(password, scheme, quote):
+    """A base64-style password ('Ab/Wr0ngB64+Pw=') or one with a space was printed in full: the mask
+    stopped at '/' and at whitespace."""
+    text = f"error: {quote}{scheme}://lab_user:{password}@127.0.0.1:55432/optuna{quote} has an invalid port"
+    assert mask_credentials(text) == f"error: {quote}{scheme}://lab_user:***@127.0.0.1:55432/optuna{quote} has an invalid port"
+
+
+def test_ssl_and_libpq_keyword_passwords_are_masked():
+    assert mask_credentials("postgresql://u@h/db?sslpassword=TOPSECRET&x=1") == "postgresql://u@h/db?sslpassword=***&x=1"
+    assert mask_credentials("host=h password=TOPSECRET dbname=x") == "host=h password=*** dbname=x"
+    assert mask_credentials("host=h password='a b' dbname=x") == "host=h password=*** dbname=x"
+    assert mask_credentials("the password is required; set PGPASSWORD") == "the password is required; set PGPASSWORD"
