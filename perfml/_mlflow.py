@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 from perfml.errors import TrackingStoreError
 
 __all__ = ["HTTP_DEFAULTS", "CONNECT_TIMEOUT", "DATABASE_PORTS", "configure_http", "tracking_uri", "local_store_path",
-           "check_reachable"]
+           "check_reachable", "database_tables", "check_database_store"]
 
 #: perfml's defaults for MLflow's HTTP client (a user's environment wins).
 HTTP_DEFAULTS = {
@@ -112,6 +112,47 @@ def check_sqlite_store(path: str | None, uri: str) -> None:
 DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
 
 
+def database_tables(url: str, error: type[Exception], what: str, timeout: float = CONNECT_TIMEOUT) -> set[str]:
+    """The table names of the database server store ``url`` (a SQLAlchemy URL), read without changing it.
+
+    One connection, within ``timeout`` seconds: a refused login or a missing database is
+    ``error`` at once, with the driver's reason (MLflow's engine retried a wrong password for
+    about 105 s and then blamed a lock), and so is a URL whose driver is not installed.
+    """
+    import sqlalchemy
+
+    database = urlsplit(url).scheme.split("+", 1)[0]
+    connect_args = {"connect_timeout": max(1, int(timeout))} if database in ("postgresql", "mysql") else {}
+    try:
+        engine = sqlalchemy.create_engine(url, connect_args=connect_args, poolclass=sqlalchemy.pool.NullPool)
+    except ImportError as exc:  # the dialect's driver module (MySQLdb for mysql://)
+        raise error(f"{what} {url}: the Python driver for this database is not installed ({exc}); install it "
+                    "(e.g. psycopg for postgresql, pymysql for mysql+pymysql)") from None
+    except Exception as exc:  # an URL SQLAlchemy cannot parse
+        raise error(f"{what} {url} is not a database URL SQLAlchemy takes ({type(exc).__name__}: {exc})") from None
+    try:
+        with engine.connect() as connection:
+            return set(sqlalchemy.inspect(connection).get_table_names())
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise error(f"{what} {url}: could not open the database ({reason}); check that its server runs, the user, "
+                    "the database name and the password (PGPASSFILE or ~/.pgpass, PGPASSWORD)") from None
+    finally:
+        engine.dispose()
+
+
+def check_database_store(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Refuse a database server store that holds another program's tables (an Optuna study
+    database, say): MLflow adds its tables to any database it is given, and even ``perfml
+    report``, which only reads, ran MLflow's migrations in the Optuna database."""
+    tables = database_tables(uri, TrackingStoreError, "MLflow tracking store", timeout)
+    if tables and not MLFLOW_TABLES <= tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise TrackingStoreError(f"MLflow tracking store {uri} is another program's database (tables {shown}, not "
+                                 "MLflow's); perfml does not add MLflow's tables to it: give the database of your "
+                                 "tracking store, or a new one")
+
+
 def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """Raise :class:`TrackingStoreError` unless the store of ``uri`` can be used.
 
@@ -136,7 +177,8 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     if parts.scheme not in ("http", "https") and database not in DATABASE_PORTS:
         return
     if database in DATABASE_PORTS and not parts.hostname:
-        return  # a local socket (postgresql:///db?host=/run/postgresql): nothing to time out on
+        check_database_store(uri, timeout)  # a local socket (postgresql:///db?host=/run/postgresql)
+        return
     try:
         port = parts.port or DATABASE_PORTS.get(database) or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
@@ -151,3 +193,5 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
         raise TrackingStoreError(
             f"MLflow tracking store {uri} does not answer ({reason} after at most {timeout:g} s); {_FIX}"
         ) from exc
+    if database in DATABASE_PORTS:
+        check_database_store(uri, timeout)

@@ -163,3 +163,28 @@ def test_a_server_restart_mid_experiment_leaves_no_run_running(postgres, tmp_pat
             assert [p.info.status for p in parent] == ["FAILED"]
     finally:
         server.stop()
+
+
+def test_a_database_store_is_read_before_anything_is_written_to_it(tmp_path):
+    """The guard of a database server store (check_database_store, tuning's) reads its tables through
+    SQLAlchemy, as it does a PostgreSQL one; here on SQLite files, which every machine has."""
+    import sqlite3
+
+    from perfml._mlflow import check_database_store, database_tables
+    from perfml.errors import StudyError, TrackingStoreError
+    from perfml.learned.tuning import _check_database_is_optunas
+
+    optuna_like, mlflow_like = tmp_path / "optuna.db", tmp_path / "mlflow.db"
+    for path, tables in ((optuna_like, ("studies", "trials", "alembic_version")), (mlflow_like, ("experiments", "runs", "alembic_version"))):
+        with sqlite3.connect(path) as connection:
+            for table in tables:
+                connection.execute(f"create table {table} (id integer)")
+    assert database_tables(f"sqlite:///{optuna_like}", TrackingStoreError, "x") == {"studies", "trials", "alembic_version"}
+    with pytest.raises(TrackingStoreError, match="is another program's database"):
+        check_database_store(f"sqlite:///{optuna_like}")
+    check_database_store(f"sqlite:///{mlflow_like}")  # MLflow's own: used
+    with pytest.raises(StudyError, match="is an MLflow tracking store"):
+        _check_database_is_optunas(f"sqlite:///{mlflow_like}")
+    _check_database_is_optunas(f"sqlite:///{optuna_like}")  # Optuna's own: used
+    with pytest.raises(TrackingStoreError, match="driver for this database is not installed|could not open the database"):
+        database_tables("mysql://u:pw@127.0.0.1:1/x", TrackingStoreError, "MLflow tracking store", timeout=1)

@@ -116,3 +116,30 @@ def test_a_password_on_the_command_line_is_masked(postgres, tmp_path):
     assert proc.returncode == 2
     assert secret not in proc.stderr + proc.stdout
     assert f"{postgres.user}:***@" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def _table_names(postgres, database):
+    with postgres._connect(database) as connection:
+        rows = connection.execute("select tablename from pg_tables where schemaname = 'public'").fetchall()
+    return {row[0] for row in rows}
+
+
+def test_neither_store_writes_into_the_others_postgresql_database(postgres, tmp_path):
+    """`tune --storage` on the MLflow database added Optuna's tables to it and crashed; `report`, which
+    only reads, ran MLflow's migrations in the Optuna database. Both are refused, the databases unchanged."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna_db, mlflow_db = postgres.new_database("optuna"), postgres.new_database("mlflow")
+    optuna.create_study(study_name="s", storage=postgres.url(optuna_db))
+    with postgres._connect(mlflow_db) as connection:  # an MLflow store's marks, as MLflow's migrations leave them
+        for table in ("experiments", "runs", "alembic_version"):
+            connection.execute(f"create table {table} (id integer)")
+    before = {db: _table_names(postgres, db) for db in (optuna_db, mlflow_db)}
+    proc = subprocess.run(_tune("--app", "subSeqMax", "--n-trials", "1", "--storage", postgres.url(mlflow_db), "--study", "x"),
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "is an MLflow tracking store" in proc.stderr, proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "perfml", "--quiet", "report"], cwd=tmp_path,
+                          env={**_env(), "MLFLOW_TRACKING_URI": postgres.url(optuna_db)}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "is another program's database" in proc.stderr, proc.stderr
+    assert {db: _table_names(postgres, db) for db in (optuna_db, mlflow_db)} == before

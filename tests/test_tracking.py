@@ -147,8 +147,13 @@ def test_an_unreachable_database_store_fails_fast(uri):
         check_reachable(uri, timeout=2.0)
 
 
-def test_file_stores_and_local_sockets_are_not_probed():
+def test_file_stores_are_not_probed_and_a_local_socket_is_opened_once():
     from perfml._mlflow import check_reachable
+    from perfml.errors import TrackingStoreError
 
-    for uri in ("sqlite:///mlflow.db", "file:///tmp/mlruns", "postgresql:///db?host=/run/postgresql"):
+    for uri in ("sqlite:///mlflow.db", "file:///tmp/mlruns"):
         check_reachable(uri)  # nothing to connect to: no error
+    # a database on a local socket is opened once, to read its tables (another program's database is
+    # refused before MLflow adds its own to it): without a server, at once, with the driver's reason
+    with pytest.raises(TrackingStoreError, match="could not open the database|driver for this database is not installed"):
+        check_reachable("postgresql:///db?host=/nonexistent-socket-dir")

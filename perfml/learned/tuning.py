@@ -150,6 +150,8 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
         if not folder.is_dir():
             raise StudyError(f"the folder {folder} of the study database {url} does not exist; create it or pass another --storage")
         _check_sqlite_is_optunas(Path(local_store_path(url)), url)
+    else:
+        _check_database_is_optunas(url)
     retry_cls = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
     params = inspect.signature(storages.RDBStorage).parameters
     callback_arg = "heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in params else "failed_trial_callback"
@@ -201,6 +203,18 @@ def _check_sqlite_is_optunas(path: Path, url: str) -> None:
         whose = "an MLflow tracking store" if {"experiments", "runs"} <= tables else "another program's database"
         raise StudyError(f"--storage {url}: {path} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add "
                          "its tables to it: give a file of its own, e.g. sqlite:///optuna.db")
+
+
+def _check_database_is_optunas(url: str) -> None:
+    """:func:`_check_sqlite_is_optunas` for a database server (``postgresql://...``): Optuna added
+    its tables to the MLflow database it was pointed at, then failed with an internal error."""
+    from perfml._mlflow import MLFLOW_TABLES, database_tables
+
+    tables = database_tables(url, StudyError, "--storage")
+    if tables and not tables & _OPTUNA_TABLES:
+        whose = "an MLflow tracking store" if MLFLOW_TABLES - {"alembic_version"} <= tables else "another program's database"
+        raise StudyError(f"--storage {url} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add its "
+                         "tables to it: give a database of its own (the lab setup's perfml_optuna)")
 
 
 def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: int | None = None, pruner=None):
