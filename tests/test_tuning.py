@@ -184,6 +184,30 @@ def test_a_study_is_bound_to_what_it_tunes():
         bind_study(study, {"learner": "xgboost", "target": "residual", "app": "dotProd", "board": None})
 
 
+def test_a_study_another_program_created_is_left_as_it_is(tmp_path):
+    """A study created outside perfml (no perfml context) was taken over: its parameter x came back as
+    the svr learner's best. A context-less study whose trials drew the learner's own parameters (one
+    perfml made before it recorded its context) is still resumed."""
+    import optuna
+
+    from perfml.errors import StudyError
+    from perfml.learned.tuning import STUDY_CONTEXT_ATTR, bind_study
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    foreign = optuna.create_study(study_name="foreign", storage=url)
+    foreign.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    with pytest.raises(StudyError, match=r"study 'foreign' was not created by perfml tune: its trials draw x"):
+        bind_study(optuna.load_study(study_name="foreign", storage=url), {"learner": "svr", "target": "log"})
+    again = optuna.load_study(study_name="foreign", storage=url)
+    assert STUDY_CONTEXT_ATTR not in again.user_attrs and len(again.trials) == 2  # untouched
+    older = optuna.create_study(study_name="older-perfml", storage=url)
+    older.optimize(lambda t: t.suggest_float("C", 0.1, 300.0, log=True) + t.suggest_float("epsilon", 1e-3, 0.3, log=True),
+                   n_trials=1)
+    bind_study(older, {"learner": "svr", "target": "log"})
+    assert older.user_attrs[STUDY_CONTEXT_ATTR]["learner"] == "svr"
+
+
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:"])
 def test_an_in_memory_storage_is_refused(url):
     from perfml.errors import StudyError

@@ -270,6 +270,7 @@ def bind_study(study, context: dict) -> None:
     context = {k: (None if v is None else str(v)) for k, v in context.items()}
     recorded = study.user_attrs.get(STUDY_CONTEXT_ATTR)
     if recorded is None:
+        _check_trials_are_perfmls(study, context.get("learner"))
         study.set_user_attr(STUDY_CONTEXT_ATTR, context)
         return
     differ = {k: (recorded.get(k), v) for k, v in context.items() if recorded.get(k) != v}
@@ -277,6 +278,20 @@ def bind_study(study, context: dict) -> None:
         what = "; ".join(f"{k}: the study's {a!r}, this run's {b!r}" for k, (a, b) in differ.items())
         raise StudyError(f"study {study.study_name!r} was created to tune another configuration ({what}); "
                          "resume it with the same options, or name another --study")
+
+
+def _check_trials_are_perfmls(study, learner: str | None) -> None:
+    """A study without perfml's context is taken only if its trials drew ``learner``'s parameters.
+
+    A study another program created was taken over: its parameter ``x`` came back as the svr
+    learner's best ("MAPE 0.12 %"), or a clash of distributions wrote a failed trial into it.
+    """
+    space = SEARCH_SPACES.get(str(learner), {})
+    foreign = sorted({name for trial in study.get_trials(deepcopy=False) for name in trial.params if name not in space})
+    if foreign:
+        raise StudyError(f"study {study.study_name!r} was not created by perfml tune: its trials draw "
+                         f"{', '.join(foreign[:6])}, no parameter of the {learner} learner "
+                         f"({', '.join(space) or 'none'}); name another --study (perfml leaves this one as it is)")
 
 
 def tune(
