@@ -124,6 +124,7 @@ def _table_names(postgres, database):
     return {row[0] for row in rows}
 
 
+@needs_data_home()
 def test_neither_store_writes_into_the_others_postgresql_database(postgres, tmp_path):
     """`tune --storage` on the MLflow database added Optuna's tables to it and crashed; `report`, which
     only reads, ran MLflow's migrations in the Optuna database. Both are refused, the databases unchanged."""
