@@ -63,6 +63,20 @@ def test_four_workers_share_one_postgresql_study(postgres, tmp_path):
 
 
 @needs_data_home()
+def test_a_second_run_of_several_workers_draws_new_parameters(tmp_path):
+    """--n-workers without --worker-id numbered its workers from 0 on every run: a resumed study (or a
+    second host) repeated the first run's parameters, trial for trial."""
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    for _ in range(2):
+        proc = subprocess.run(_tune("--app", "subSeqMax", "--target", "log", "--n-trials", "1", "--n-workers", "2",
+                                    "--storage", url, "--study", "again"),
+                              cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=400)
+        assert proc.returncode == 0, proc.stderr
+    trials = _trials(url, "again")
+    assert len(trials) == 4 and len({tuple(sorted(t.params.items())) for t in trials}) == 4
+
+
+@needs_data_home()
 def test_a_killed_worker_s_trial_ends_failed_and_the_study_finishes(postgres, tmp_path):
     import optuna
 

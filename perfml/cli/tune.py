@@ -15,6 +15,7 @@ message masks its password.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Optional
@@ -95,8 +96,17 @@ def tune_command(
                 "--mlflow" if mlflow_track else "--no-mlflow"]
         argv += [a for flag, v in (("--data-home", data_home.path), ("--source", source), ("--board", board), ("--app", app),
                                    ("--timeout", timeout), ("--grace-period", grace_period)) if v is not None for a in (flag, str(v))]
-        reports = run_workers(argv, n_workers, first_worker_id=worker_id or 0, storage_url=url)
-        study = open_study(rdb, study_name, random_state=seed, worker_id=worker_id or 0)
+        if worker_id is None:  # as one worker: 0 when this run creates the study, else the process id, so a
+            # second run (or host) draws new parameters (numbered from 0 again, it repeated the first run's)
+            try:
+                rdb.get_study_id_from_name(study_name)
+                first = os.getpid()
+            except KeyError:
+                first = 0
+        else:
+            first = worker_id
+        reports = run_workers(argv, n_workers, first_worker_id=first, storage_url=url)
+        study = open_study(rdb, study_name, random_state=seed, worker_id=first)
     else:
         est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
         with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
