@@ -101,11 +101,16 @@ def check_sqlite_store(path: str | None, uri: str) -> None:
     if tables is None:
         raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is not a SQLite database; perfml leaves it "
                                  "as it is: give the store your experiments were logged to, or a new file")
+    _refuse_unless_mlflows(tables, f"MLflow tracking store {uri}: {path}",
+                           "give the store your experiments were logged to, or a new file")
+
+
+def _refuse_unless_mlflows(tables: set[str], subject: str, advice: str) -> None:
+    """Raise :class:`TrackingStoreError` if ``tables`` (of a store that holds some) are not MLflow's."""
     if tables and not MLFLOW_TABLES <= tables:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is another program's database (tables {shown}, "
-                                 "not MLflow's); perfml does not add MLflow's tables to it: give the store your "
-                                 "experiments were logged to, or a new file")
+        raise TrackingStoreError(f"{subject} is another program's database (tables {shown}, not MLflow's); perfml "
+                                 f"does not add MLflow's tables to it: {advice}")
 
 
 #: default ports of the database stores MLflow takes (``postgresql+psycopg://``, ...)
@@ -145,12 +150,8 @@ def check_database_store(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """Refuse a database server store that holds another program's tables (an Optuna study
     database, say): MLflow adds its tables to any database it is given, and even ``perfml
     report``, which only reads, ran MLflow's migrations in the Optuna database."""
-    tables = database_tables(uri, TrackingStoreError, "MLflow tracking store", timeout)
-    if tables and not MLFLOW_TABLES <= tables:
-        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise TrackingStoreError(f"MLflow tracking store {uri} is another program's database (tables {shown}, not "
-                                 "MLflow's); perfml does not add MLflow's tables to it: give the database of your "
-                                 "tracking store, or a new one")
+    _refuse_unless_mlflows(database_tables(uri, TrackingStoreError, "MLflow tracking store", timeout),
+                           f"MLflow tracking store {uri}", "give the database of your tracking store, or a new one")
 
 
 def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:

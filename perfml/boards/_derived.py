@@ -285,10 +285,6 @@ def occupancy(
     registers_per_thread = _whole(registers_per_thread, "registers_per_thread", 0)
     shared_bytes_per_block = _whole(shared_bytes_per_block, "shared_bytes_per_block", 0)
     need = "occupancy"
-    if threads_per_block < 1:
-        raise InvalidValueError(f"threads_per_block must be >= 1, got {threads_per_block}")
-    if registers_per_thread < 0 or shared_bytes_per_block < 0:
-        raise InvalidValueError("registers_per_thread and shared_bytes_per_block must be >= 0")
     warp_size = board.require("warp_size", needed_for=need)
     max_warps = board.require("max_warps_per_sm", needed_for=need)
     max_blocks = board.require("max_blocks_per_sm", needed_for=need)

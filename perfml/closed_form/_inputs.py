@@ -37,7 +37,7 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DatasetSchemaError(f"{who}: input_size must be a positive number in every row; row {i + 1} has "
-                                     f"{_plain(given.iloc[i])!r}")
+                                     f"{plain_value(given.iloc[i])!r}")
     _check_launch_columns(X, who)
     X = _canonical_boards(X)
     if not X.index.is_unique:  # rows are matched by index inside the models; the caller's index is not used
@@ -45,7 +45,7 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
     return X
 
 
-def _plain(value):
+def plain_value(value):
     """A numpy scalar as the plain Python value (messages show 2.5, not np.float64(2.5))."""
     return value.item() if hasattr(value, "item") else value
 
@@ -61,7 +61,7 @@ def _check_names(values: pd.Series, column: str, who: str) -> None:
         bad = np.ones(len(values), dtype=bool)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DatasetSchemaError(f"{who}: row {i + 1} has {column} = {_plain(values.iloc[i])!r}; every row names its "
+        raise DatasetSchemaError(f"{who}: row {i + 1} has {column} = {plain_value(values.iloc[i])!r}; every row names its "
                                  f"{'board' if column == 'board' else 'kernel (app_id)'} as text: fill the cell or drop the row")
 
 
@@ -83,7 +83,7 @@ def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
             bad = present & ~(np.isfinite(values) & (values >= 1) & (values <= high) & (values == np.floor(values)))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            shown = _plain(given.iloc[i])
+            shown = plain_value(given.iloc[i])
             row = X.iloc[i]
             ids = ", ".join(f"{c} {row[c]}" for c in ("source", "board", "app_id", "input_size")
                             if c in X.columns and pd.notna(row[c]))

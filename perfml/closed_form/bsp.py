@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from perfml.apps import get_app
 from perfml.errors import DatasetSchemaError
 from perfml.closed_form._bsp_constants import DEFAULT_SOURCES, BSPConstants, ConstantsTable
-from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
+from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target, plain_value
 
 _REQUIRED = ("board", "app_id", "input_size")
 LATENCIES = ("paper", "characterized")
@@ -274,8 +274,7 @@ class BSPModel(RegressorMixin, BaseEstimator):
             elif self.unseen == "error":
                 from perfml.errors import UnsupportedQueryError
 
-                group = ", ".join(f"{c} {v.item() if hasattr(v, 'item') else v}"
-                                  for c, v in zip(group_by, np.atleast_1d(np.asarray(key, dtype=object))))
+                group = ", ".join(f"{c} {plain_value(v)}" for c, v in zip(group_by, np.atleast_1d(np.asarray(key, dtype=object))))
                 raise UnsupportedQueryError(
                     f"BSPModel: row {i + 1} ({group}) has no lambda: the model was fitted on no runtime of that "
                     "group; fit it on runtimes of that group, or use unseen='fallback' (the app's or the global lambda)"

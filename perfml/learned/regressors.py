@@ -441,7 +441,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
                 "check the name, or predict it with perfml.learned.queries.predict_queries and a reference "
                 "measurement of the kernel on another board"
             )
-        return self.predict_transfer(X)
+        return self._predict_checked(X)
 
     def predict_transfer(self, X) -> np.ndarray:
         """:meth:`predict` for any kernel, known or not.
@@ -452,7 +452,10 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         measurement to another board), never as a runtime.
         """
         check_is_fitted(self, "model_")
-        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
+        return self._predict_checked(check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor"))
+
+    def _predict_checked(self, X) -> np.ndarray:
+        """The predictions of rows already through :func:`check_frame` (checked once per call)."""
         F_all = self.features_.transform(X)
         F = F_all.reindex(columns=self.feature_names_)
         shrink = getattr(self, "shrinkage_", 1.0)

@@ -199,22 +199,26 @@ def _check_sqlite_is_optunas(path: Path, url: str) -> None:
     if tables is None:
         raise StudyError(f"--storage {url}: {path} is not a SQLite database; give an Optuna study database "
                          "or a new file")
+    _refuse_unless_optunas(tables, f"--storage {url}: {path}", "give a file of its own, e.g. sqlite:///optuna.db")
+
+
+def _refuse_unless_optunas(tables: set[str], subject: str, advice: str) -> None:
+    """Raise :class:`StudyError` if ``tables`` (of a database that holds some) are not Optuna's."""
+    from perfml._mlflow import MLFLOW_TABLES
+
     if tables and not tables & _OPTUNA_TABLES:
-        whose = "an MLflow tracking store" if {"experiments", "runs"} <= tables else "another program's database"
-        raise StudyError(f"--storage {url}: {path} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add "
-                         "its tables to it: give a file of its own, e.g. sqlite:///optuna.db")
+        whose = "an MLflow tracking store" if MLFLOW_TABLES - {"alembic_version"} <= tables else "another program's database"
+        raise StudyError(f"{subject} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add its tables "
+                         f"to it: {advice}")
 
 
 def _check_database_is_optunas(url: str) -> None:
     """:func:`_check_sqlite_is_optunas` for a database server (``postgresql://...``): Optuna added
     its tables to the MLflow database it was pointed at, then failed with an internal error."""
-    from perfml._mlflow import MLFLOW_TABLES, database_tables
+    from perfml._mlflow import database_tables
 
-    tables = database_tables(url, StudyError, "--storage")
-    if tables and not tables & _OPTUNA_TABLES:
-        whose = "an MLflow tracking store" if MLFLOW_TABLES - {"alembic_version"} <= tables else "another program's database"
-        raise StudyError(f"--storage {url} is {whose} (tables {', '.join(sorted(tables)[:6])}); Optuna would add its "
-                         "tables to it: give a database of its own (the lab setup's perfml_optuna)")
+    _refuse_unless_optunas(database_tables(url, StudyError, "--storage"), f"--storage {url}",
+                           "give a database of its own (the lab setup's perfml_optuna)")
 
 
 def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: int | None = None, pruner=None):

@@ -136,6 +136,10 @@ def _ops(frame: pd.DataFrame) -> _Ops:
     return ops
 
 
+#: the largest dimension taken: 2**53, the last whole number every float64 below it holds
+MAX_DIMENSION = 2.0**53
+
+
 def _dimension(frame: pd.DataFrame, ops: _Ops, column: str, needed: np.ndarray, minimum: float) -> np.ndarray:
     """Float values of ``column``, checked on the rows that need it (whole numbers >= minimum)."""
     if not needed.any():
@@ -173,10 +177,6 @@ def _dimension(frame: pd.DataFrame, ops: _Ops, column: str, needed: np.ndarray, 
             "fill in the dimension"
         )
     return np.where(needed, values, 0.0)
-
-
-#: the largest dimension taken: 2**53, the last whole number every float64 below it holds
-MAX_DIMENSION = 2.0**53
 
 
 def _needs(op: str) -> tuple[str, ...]:
@@ -260,12 +260,7 @@ def operator_work(frame: pd.DataFrame) -> pd.DataFrame:
     flops = np.where(is_conv, 2.0 * b * c_out * out_size**2 * c_in * ksize**2, flops)
     elements = np.where(is_conv, b * c_in * size**2 + c_out * c_in * ksize**2 + b * c_out * out_size**2, elements)
 
-    nbytes = BYTES_PER_ELEMENT * elements
-    overflow = ~(np.isfinite(flops) & np.isfinite(nbytes))
-    if overflow.any():
-        position = int(np.flatnonzero(overflow)[0])
-        raise OperatorWorkError(f"{_row_label(frame, position)}: the dimensions of operator {ops[position]!r} give "
-                                "more work than a float holds (FLOPs or bytes overflow); use realistic dimensions")
+    nbytes = BYTES_PER_ELEMENT * elements  # finite: seven dimensions of at most 2**53 multiply to under 2**372
     reductions = ops.lookup(_REDUCTIONS_PER_ROW, 0, dtype=np.int64)
     return pd.DataFrame(
         {
