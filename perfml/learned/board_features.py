@@ -31,6 +31,12 @@ BOARD_FIELDS = (
     "max_blocks_per_sm",
 )
 
+#: Derived figures that are a ratio of two capacities (numerator, denominator), so that a
+#: board with more of one capacity can fall on either side of a split on the ratio.
+#: ``rel_*`` computes them from the two capacities held to the training boards' range
+#: (:class:`perfml.learned.features.BoardFeatures`).
+RATIO_FEATURES = {"board_flop_per_byte": ("board_peak_fp32_gflops", "board_peak_bw_gbs")}
+
 
 def _num(value) -> float:
     try:

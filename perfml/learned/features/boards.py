@@ -7,7 +7,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.learned.board_features import board_features
+from perfml.learned.board_features import RATIO_FEATURES, board_features
 from perfml.learned.features._common import architecture
 
 MODES = ("both", "absolute", "relative")
@@ -21,6 +21,14 @@ class BoardFeatures(TransformerMixin, BaseEstimator):
     boards, and the number of other training boards of the same architecture: how the
     board differs from the boards its transfer features come from, the same quantity
     for a training row and a test row.
+
+    A ratio of two capacities (:data:`~perfml.learned.board_features.RATIO_FEATURES`, the
+    FP32 FLOP per DRAM byte) is taken of the two capacities held to the training boards'
+    range. A tree is flat beyond the training range in each capacity, but a ratio of two
+    capacities beyond it lands inside it: the H200 (4.8 TB/s) beside the H100 (3.35 TB/s),
+    same SMs and clocks, both above every training board, fell into another leaf of the
+    ratio and was predicted up to 1.5x slower. Held to the range, both have the same ratio,
+    and the transfer baseline, which scales with every capacity, decides which is faster.
 
     Parameters
     ----------
@@ -59,6 +67,11 @@ class BoardFeatures(TransformerMixin, BaseEstimator):
         logs, others_by_board = cache["train_logs"], cache["others"]
         arch = lambda b: architecture(b, self.registry)  # noqa: E731
         own = np.log(absolute.where(absolute > 0))
+        for ratio, (numerator, denominator) in RATIO_FEATURES.items():
+            if {ratio, numerator, denominator} <= set(own.columns):
+                low, high = logs[[numerator, denominator]].min(), logs[[numerator, denominator]].max()
+                held = own[[numerator, denominator]].clip(lower=low, upper=high, axis=1)
+                own[ratio] = held[numerator] - held[denominator]
         names = [f"rel_{c[6:]}" for c in own.columns]
         values = np.full((len(X), len(names)), np.nan)
         same = np.full(len(X), np.nan)
