@@ -12,9 +12,8 @@ model and whose ``target`` picks what it learns:
 Learners: ``"xgboost"`` (:class:`xgboost.XGBRegressor`), ``"hgb"``
 (:class:`sklearn.ensemble.HistGradientBoostingRegressor`), and the published baselines
 of Amaris et al. (NCA 2016): ``"linear"``, ``"svr"``, ``"random_forest"``. Gradient
-boosting gets monotone constraints on the work and on every closed-form time of the row
-(more work, or a longer closed-form time, never means less time, see
-:data:`perfml.learned.features.MONOTONE_INCREASING`).
+boosting gets monotone constraints on the work features (more work never means less
+time, see :data:`perfml.learned.features.MONOTONE_INCREASING`).
 """
 
 from __future__ import annotations
@@ -174,8 +173,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         Keep only features whose name starts with one of these prefixes (e.g. the
         published baselines use ``("prof_", "board_", "desc_log_n")``).
     monotone : bool, default=True
-        Monotone constraints on the work and closed-form time features (gradient
-        boosting only).
+        Monotone constraints on work features (gradient boosting only).
     shrinkage : "auto" or float in [0, 1], default="auto"
         Residual target only: the prediction is ``baseline + shrinkage x learned
         residual``; "auto" chooses it by inner cross-validation grouped by board.

@@ -41,13 +41,7 @@ WORK_COLUMNS = ("work_flops", "work_dram_bytes")
 #: Closed-form baselines whose per-app offset is cross-fitted over training boards.
 BASELINES = ("bsp", "roof_memory", "roof_compute", "waves")
 
-#: Features whose value can only increase the runtime (monotone +1 constraints): the work
-#: of the row and every closed-form time of it on its board, alone (``bsp_log_t1``,
-#: ``roof_log_*``), with the app's offset (``bsp_log_tk``, ``roof_log_*_eff``) or carried
-#: from the training boards (``base_log_t``, ``xfer_log_t*``). A board with more bandwidth
-#: has a shorter memory time under each of them; unconstrained, the residual's trees were
-#: free to answer a shorter memory-roofline transfer with a longer time (a compute-bound
-#: ``matMul_gpu`` 0.8 % slower on the H200 than on the H100).
+#: Features whose value can only increase the runtime (monotone +1 constraints).
 MONOTONE_INCREASING = (
     "desc_log_n",
     "desc_log_flops",
@@ -58,16 +52,6 @@ MONOTONE_INCREASING = (
     "roof_log_compute",
     "roof_log_memory",
     "roof_log_bound",
-    "bsp_log_tk",
-    "roof_log_memory_eff",
-    "roof_log_compute_eff",
-    "base_log_t",
-    "xfer_log_t_bsp",
-    "xfer_log_t_roof_memory",
-    "xfer_log_t_roof_compute",
-    "xfer_log_t_waves",
-    "xfer_log_t_blend",
-    "xfer_log_t",
 )
 
 
