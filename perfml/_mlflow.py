@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 from perfml.errors import TrackingStoreError
 
 __all__ = ["HTTP_DEFAULTS", "CONNECT_TIMEOUT", "DATABASE_PORTS", "configure_http", "tracking_uri", "local_store_path",
-           "check_reachable", "database_tables", "check_database_store"]
+           "check_reachable", "database_tables", "check_database_store", "refusal_fix"]
 
 #: perfml's defaults for MLflow's HTTP client (a user's environment wins).
 HTTP_DEFAULTS = {
@@ -34,6 +34,21 @@ HTTP_DEFAULTS = {
 
 #: Seconds to wait for a tracking server to accept a TCP connection.
 CONNECT_TIMEOUT = 5.0
+
+#: What to do when a tracking server with MLflow's basic-auth app (docs/lab_setup.md,
+#: "Shared use") refuses a request, by the error code of its answer.
+_REFUSAL_FIXES = {
+    "UNAUTHENTICATED": "the tracking server asks for a login: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD "
+                       "(or ~/.mlflow/credentials) to a user its admin created, with that user's password",
+    "PERMISSION_DENIED": "the tracking server's user (MLFLOW_TRACKING_USERNAME) may not do this: ask the server's admin "
+                         "for EDIT or MANAGE on the experiment, or log under an experiment name of your own",
+}
+
+
+def refusal_fix(exc: BaseException) -> str | None:
+    """What to do about an MLflow error that is a server's refusal of the login or the permission (else None)."""
+    return _REFUSAL_FIXES.get(getattr(exc, "error_code", None))
+
 
 _FIX = "start the server, set MLFLOW_TRACKING_URI to a store that answers, or (experiment run) pass --no-track"
 

@@ -190,11 +190,14 @@ def postgres_cluster():
 class MlflowServer:
     """``mlflow server`` on 127.0.0.1 with a PostgreSQL backend store; restartable on its port."""
 
-    def __init__(self, backend_uri: str, artifacts: Path, log: Path, port: int | None = None):
+    def __init__(self, backend_uri: str, artifacts: Path, log: Path, port: int | None = None, *,
+                 app_name: str | None = None, env: dict | None = None):
         self.backend_uri = backend_uri
         self.artifacts = Path(artifacts)
         self.log = Path(log)
         self.port = port or free_port()
+        self.app_name = app_name  # e.g. "basic-auth" (MLflow's authentication app)
+        self.env = dict(env or {})  # added to the server's environment only
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -204,9 +207,11 @@ class MlflowServer:
     def start(self, timeout: float = START_TIMEOUT) -> None:
         cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", self.backend_uri,
                "--artifacts-destination", str(self.artifacts), "--host", HOST, "--port", str(self.port), "--workers", "2"]
+        if self.app_name:
+            cmd += ["--app-name", self.app_name]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                         env=dict(os.environ))
+                                         env={**os.environ, **self.env})
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

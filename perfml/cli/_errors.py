@@ -132,6 +132,8 @@ def _corrupt(exc: BaseException, what: str, fix: str) -> PerfmlError:
 
 _COMPRESSED_FIX = "the file is truncated or corrupt: restore it from the original download (compare its sha256 with the data home's manifest.csv)"
 
+_MLFLOW_FIX = "check MLFLOW_TRACKING_URI and that the store answers (commands that log to MLflow also take --no-track)"
+
 
 def translate(exc: BaseException) -> PerfmlError | None:
     """The typed perfml error for a foreign exception, or None when it is a bug.
@@ -179,10 +181,15 @@ def translate(exc: BaseException) -> PerfmlError | None:
         return _os_error(exc)
     if arrow_error is not None and isinstance(exc, arrow_error):
         return _corrupt(exc, "Arrow failed", "check the file and the disk")
+    mlflow_error = _module_class("mlflow.exceptions", "MlflowException")
+    if mlflow_error is not None and isinstance(exc, mlflow_error):
+        from perfml._mlflow import refusal_fix
+
+        fix = refusal_fix(exc) or _MLFLOW_FIX
+        return ExternalLibraryError(f"MLflow failed: {_one_line(exc) or type(exc).__name__}; {fix}")
     for module, cls_path, library, fix in (
         ("xgboost.core", ("XGBoostError",), "xgboost", "check the learner parameters (experiment file or --learner options) and the training rows"),
         ("optuna.exceptions", ("OptunaError",), "Optuna", "check --storage, --study-name and the tuning options"),
-        ("mlflow.exceptions", ("MlflowException",), "MLflow", "check MLFLOW_TRACKING_URI and that the store answers (commands that log to MLflow also take --no-track)"),
         ("sqlalchemy.exc", ("SQLAlchemyError",), "the database", "check the storage URL, that its directory is writable, and that no other program holds a lock"),
         # MLflow migrating a new store while another process creates the same one
         ("alembic.util.exc", ("CommandError",), "creating the MLflow store's tables",

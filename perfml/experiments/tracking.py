@@ -29,6 +29,7 @@ from perfml._mlflow import (  # noqa: F401 - re-exported: the tracking API lives
     check_reachable,
     configure_http,
     local_store_path,
+    refusal_fix,
     tracking_uri,
 )
 
@@ -225,7 +226,8 @@ class failed_runs_marked:  # noqa: N801 - used as a context manager, named for w
             if exc is not None and _is_tracking_failure(exc):
                 raise ExperimentAbortedError(
                     f"MLflow tracking store {tracking_uri()} failed while starting experiment {self.experiment!r} "
-                    f"({_first_line(exc)}); no run was started: check the server and run the experiment again"
+                    f"({_first_line(exc)}); no run was started: "
+                    f"{refusal_fix(exc) or 'check the server'} and run the experiment again"
                 ) from exc
             return False
         wait_s = self.recovery_wait_s
