@@ -18,7 +18,8 @@ from urllib.parse import unquote, urlsplit
 from perfml.errors import TrackingStoreError
 
 __all__ = ["HTTP_DEFAULTS", "CONNECT_TIMEOUT", "DATABASE_PORTS", "configure_http", "tracking_uri", "local_store_path",
-           "check_reachable", "database_tables", "check_database_store", "refusal_fix"]
+           "check_reachable", "database_tables", "check_database_store", "refusal_fix",
+           "check_store_exists"]
 
 #: perfml's defaults for MLflow's HTTP client (a user's environment wins).
 HTTP_DEFAULTS = {
@@ -167,6 +168,28 @@ def check_database_store(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     report``, which only reads, ran MLflow's migrations in the Optuna database."""
     _refuse_unless_mlflows(database_tables(uri, TrackingStoreError, "MLflow tracking store", timeout),
                            f"MLflow tracking store {uri}", "give the database of your tracking store, or a new one")
+
+
+def check_store_exists(uri: str, nothing: str, fix: str) -> None:
+    """Refuse a local store that does not exist yet, for a command that only reads.
+
+    MLflow creates a SQLite file store (and its tables) on first use, so a read of a
+    store that is not there would leave an empty ``mlflow.db`` behind and then report
+    that nothing was found in it. ``nothing`` says what the command then has to do
+    without (``nothing to report``), ``fix`` where to look instead.
+
+    Raises
+    ------
+    TrackingStoreError
+        If ``uri`` is a local store whose file or folder does not exist, or a SQLite file
+        without a table.
+    """
+    path = local_store_path(uri)
+    if path is None:
+        return
+    empty = uri.startswith("sqlite") and os.path.isfile(path) and not sqlite_tables(path)
+    if not os.path.exists(path) or empty:
+        raise TrackingStoreError(f"no MLflow store at {path} ({uri}): {nothing}; {fix}")
 
 
 def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:

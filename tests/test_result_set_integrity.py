@@ -190,6 +190,17 @@ def test_a_logged_set_is_pulled_by_its_board_name_and_never_tagged_as_another(tm
     assert ResultSet.open(back).device.name == "NVIDIA H100 80GB HBM3"
 
 
+@pytest.mark.parametrize("uri", ["sqlite:///mlflow.db", "sqlite:///{tmp}/elsewhere/m.db", "{tmp}/mlruns"])
+def test_a_pull_from_a_store_that_does_not_exist_is_refused_and_creates_none(uri, tmp_path, capsys, monkeypatch):
+    """A pull only reads: MLflow would create the store (an empty ``mlflow.db``) and then find no sweep in it."""
+    monkeypatch.chdir(tmp_path)
+    uri = uri.format(tmp=tmp_path)
+    status, err = _run(capsys, "sweep", "pull", "--board", "H100-SXM", "--out", str(tmp_path / "back"),
+                       "--tracking-uri", uri)
+    assert status == 2 and "no MLflow store at" in err and "--tracking-uri" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no store, no folder, no result set
+
+
 # -- sweep specs: whole numbers only -----------------------------------------------------------
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ Two rules for every use of MLflow in perfml:
 
 from __future__ import annotations
 
-import os
 
 import pandas as pd
 
@@ -27,6 +26,7 @@ from perfml._mlflow import (  # noqa: F401 - re-exported: the tracking API lives
     CONNECT_TIMEOUT,
     HTTP_DEFAULTS,
     check_reachable,
+    check_store_exists,
     configure_http,
     local_store_path,
     refusal_fix,
@@ -49,21 +49,11 @@ def tracking_client(*, read_only: bool = False):
 
     uri = tracking_uri()
     check_reachable(uri)
-    path = local_store_path(uri)
-    if read_only and path is not None and (not os.path.exists(path) or _empty_database(uri, path)):
-        raise TrackingStoreError(
-            f"no MLflow store at {path} ({uri}): nothing to report; run `perfml experiment run FILE` first, "
-            "or set MLFLOW_TRACKING_URI to the store your experiments were logged to"
-        )
+    if read_only:
+        check_store_exists(uri, "nothing to report", "run `perfml experiment run FILE` first, "
+                           "or set MLFLOW_TRACKING_URI to the store your experiments were logged to")
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # no "creating tables" chatter on stderr
     return MlflowClient(tracking_uri=uri)
-
-
-def _empty_database(uri: str, path: str) -> bool:
-    """Whether a SQLite store is a file with no table yet (reading it would create MLflow's)."""
-    from perfml._mlflow import sqlite_tables
-
-    return uri.startswith("sqlite") and os.path.isfile(path) and not sqlite_tables(path)
 
 
 #: tag of a parent run that ran only some models of its experiment (``perfml experiment run --model``)

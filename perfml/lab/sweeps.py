@@ -42,12 +42,15 @@ def fingerprint_id(fingerprint: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _client(tracking_uri: str | None):
-    from perfml._mlflow import check_reachable, configure_http, tracking_uri as default_uri
+def _client(tracking_uri: str | None, *, read_only: bool = False):
+    from perfml._mlflow import check_reachable, check_store_exists, configure_http, tracking_uri as default_uri
 
     configure_http()
     uri = tracking_uri or default_uri()
     check_reachable(uri)
+    if read_only:
+        check_store_exists(uri, "no sweep to pull", "pass --tracking-uri (or set MLFLOW_TRACKING_URI) to the store "
+                           "`perfml sweep run --tracking-uri` logged the sweeps to")
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri), uri
@@ -150,7 +153,7 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ResultFileExistsError(f"{out} already exists; pass a new --out directory (perfml never overwrites results)")
-    client, uri = _client(tracking_uri)
+    client, uri = _client(tracking_uri, read_only=True)
     exp = client.get_experiment_by_name(EXPERIMENT)
     runs = []
     if exp is not None:
