@@ -427,3 +427,23 @@ def test_a_characterized_model_fitted_with_board_level_figures_still_predicts_wi
     F, _, _ = old._features(test)
     assert set(old.feature_names_) <= set(F.columns)  # nothing the fitted booster expects is missing
     assert np.all(np.isfinite(old.predict(test)))
+
+
+def test_the_ridge_point_of_a_board_beyond_the_training_boards_is_held_to_their_range(fitted, split):
+    """The H200 is the H100 with more bandwidth, both beyond every training board. The ratio of
+    their peaks (the ridge point) fell inside the training range, where the trees split on it:
+    element-wise calls came out up to 1.2x slower on the H200 (models/default). Held, both have
+    one ridge; a training board's own value is unchanged (so is everything fitted)."""
+    from perfml.learned.operator_model._features import operator_feature_frame
+
+    train, test = split
+    calls = test[test["op"].isin(["add", "mul", "relu", "gelu"])].drop(columns="board").reset_index(drop=True)
+    features = {b: fitted._features(calls.assign(board=b))[0] for b in ("H100-SXM", "H200")}
+    held = {b: f["fit_log_intensity_over_ridge"].to_numpy() for b, f in features.items()}
+    assert np.allclose(held["H100-SXM"], held["H200"])
+    raw = {b: operator_feature_frame(calls.assign(board=b))[0]["fit_log_intensity_over_ridge"].to_numpy()
+           for b in ("H100-SXM", "H200")}
+    assert not np.allclose(raw["H100-SXM"], raw["H200"])  # unheld, they differ by log(4800 / 3350)
+    own = train[train["board"] == train["board"].iloc[0]].reset_index(drop=True)  # a training board: unchanged
+    assert np.allclose(fitted._features(own)[0]["fit_log_intensity_over_ridge"],
+                       operator_feature_frame(own)[0]["fit_log_intensity_over_ridge"])

@@ -60,6 +60,7 @@ __all__ = [
     "MONOTONE",
     "board_peaks",
     "bound_ms",
+    "held_intensity_over_ridge",
     "characterization_block",
     "operator_feature_frame",
     "stream_memory_s",
@@ -132,6 +133,23 @@ def board_peaks(boards, registry=None) -> pd.DataFrame:
     unique = {b: lookup(b) for b in dict.fromkeys(boards)}
     values = np.array([unique[b] for b in boards], dtype=float).reshape(len(boards), 5)
     return pd.DataFrame(values, columns=["peak_fp32", "peak_bw", "sms", "l2_bytes", "boost_clock_mhz"])
+
+
+def held_intensity_over_ridge(frame: pd.DataFrame, X: pd.DataFrame, train_boards, registry=None) -> np.ndarray:
+    """``fit_log_intensity_over_ridge`` with the ridge point of the two peaks held to the training boards' range.
+
+    The ridge point (peak FP32 / peak bandwidth, Williams et al. 2009) is a ratio of two
+    capacities. A board beyond every training board in both (an H200 beside an H100:
+    4.8 and 3.35 TB/s, the same FP32 rate) has its ridge inside the training range, where
+    the trees split on it, and came out up to 1.2x slower than the H100 on element-wise
+    calls. Each peak held to the training boards' [min, max] (where a tree is flat anyway)
+    gives both the same ridge, and the bound, which scales with each peak, orders them. A
+    training board's own peaks lie in the range: its value is unchanged.
+    """
+    own = board_peaks(X["board"], registry)[["peak_fp32", "peak_bw"]]
+    train = board_peaks(list(train_boards), registry)[["peak_fp32", "peak_bw"]]
+    held = own.clip(lower=train.min(), upper=train.max(), axis=1)
+    return frame["work_log_intensity"].to_numpy() - _log((held["peak_fp32"] / held["peak_bw"]).to_numpy())
 
 
 def bound_ms(work: pd.DataFrame, peaks: pd.DataFrame) -> np.ndarray:

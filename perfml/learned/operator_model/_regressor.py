@@ -82,6 +82,7 @@ from perfml.learned.operator_model._features import (
     BOARD_LEVEL_CHAR,
     MONOTONE,
     characterization_block,
+    held_intensity_over_ridge,
     operator_feature_frame,
 )
 from perfml.operators import OP_CLASS
@@ -288,6 +289,9 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
         ``work``: ``operator_feature_frame(X, self.registry)`` when the caller has it already.
         """
         frame, bound = work if work is not None else operator_feature_frame(X, self.registry)
+        if getattr(self, "train_boards_", None) and "fit_log_intensity_over_ridge" in frame:
+            frame = frame.assign(fit_log_intensity_over_ridge=held_intensity_over_ridge(
+                frame, X, self.train_boards_, self.registry))
         parts = [frame if self.board_identity_ else frame.drop(columns=[c for c in frame.columns if c.startswith("board_")])]
         base = bound
         if self.tiles or self.wave_base:
