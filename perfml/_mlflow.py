@@ -105,12 +105,17 @@ def check_sqlite_store(path: str | None, uri: str) -> None:
     """Refuse a SQLite file that is some other program's database: MLflow would add its ~20 tables
     to it (even ``perfml report``, which only reads, made MLflow run its migrations there).
 
-    A file that does not exist, is empty, or holds no table is a new store; one that holds
-    MLflow's tables is a store. Anything else raises :class:`TrackingStoreError`.
+    A file that does not exist (in a folder that does), is empty, or holds no table is a new
+    store; one that holds MLflow's tables is a store. Anything else raises
+    :class:`TrackingStoreError`.
     """
     if path is not None and os.path.isdir(path):  # MLflow retried it for 105 s: "unable to open database file"
         raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is a folder; give a database file in it, "
                                  f"e.g. sqlite:///{os.path.join(path, 'mlflow.db')}")
+    folder = os.path.dirname(path) if path is not None else ""
+    if folder and not os.path.isdir(folder):  # MLflow would create every missing folder of a mistyped path
+        raise TrackingStoreError(f"MLflow tracking store {uri}: the folder {folder} does not exist; create it "
+                                 "(mkdir -p) or fix MLFLOW_TRACKING_URI")
     if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
         return
     tables = sqlite_tables(path)
@@ -184,10 +189,13 @@ def check_store_exists(uri: str, nothing: str, fix: str) -> None:
         If ``uri`` is a local store whose file or folder does not exist, or a SQLite file
         without a table.
     """
-    path = local_store_path(uri)
+    try:
+        path = local_store_path(uri)
+    except ValueError:  # malformed: check_reachable names it
+        return
     if path is None:
         return
-    empty = uri.startswith("sqlite") and os.path.isfile(path) and not sqlite_tables(path)
+    empty = uri.startswith("sqlite") and os.path.isfile(path) and sqlite_tables(path) == set()  # None: not SQLite
     if not os.path.exists(path) or empty:
         raise TrackingStoreError(f"no MLflow store at {path} ({uri}): {nothing}; {fix}")
 

@@ -157,6 +157,16 @@ def test_a_sqlite_store_that_is_a_folder_is_refused_at_once(tmp_path, capsys, mo
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_sqlite_store_in_a_folder_that_does_not_exist_is_refused_and_no_folder_is_made(tmp_path, capsys,
+                                                                                           monkeypatch):
+    # MLflow made every missing folder of a mistyped path (perfml tune --storage refused it already);
+    # `report` says there is nothing to report there (tests/test_tracking.py)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/no/such/folder/m.db")
+    _refused(capsys, "experiment", "run", str(_experiment(tmp_path, "", _BSP)),
+             message=f"the folder {tmp_path}/no/such/folder does not exist")
+    assert not (tmp_path / "no").exists()
+
+
 # --------------------------------------------------------------------------- predict-lambda
 @needs_data_home()
 def test_a_bsp_time_below_any_kernel_call_is_raised_and_flagged(capsys):

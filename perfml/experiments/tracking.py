@@ -48,10 +48,10 @@ def tracking_client(*, read_only: bool = False):
     from mlflow.tracking import MlflowClient
 
     uri = tracking_uri()
-    check_reachable(uri)
-    if read_only:
+    if read_only:  # first: a store that is not there has nothing to read, whatever else is wrong with its path
         check_store_exists(uri, "nothing to report", "run `perfml experiment run FILE` first, "
                            "or set MLFLOW_TRACKING_URI to the store your experiments were logged to")
+    check_reachable(uri)
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # no "creating tables" chatter on stderr
     return MlflowClient(tracking_uri=uri)
 

@@ -47,10 +47,10 @@ def _client(tracking_uri: str | None, *, read_only: bool = False):
 
     configure_http()
     uri = tracking_uri or default_uri()
-    check_reachable(uri)
-    if read_only:
+    if read_only:  # first: a store that is not there has nothing to read, whatever else is wrong with its path
         check_store_exists(uri, "no sweep to pull", "pass --tracking-uri (or set MLFLOW_TRACKING_URI) to the store "
                            "`perfml sweep run --tracking-uri` logged the sweeps to")
+    check_reachable(uri)
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri), uri
