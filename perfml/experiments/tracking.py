@@ -17,7 +17,6 @@ Two rules for every use of MLflow in perfml:
 
 from __future__ import annotations
 
-
 import pandas as pd
 
 from perfml.errors import ExperimentAbortedError, PerfmlError, TrackingStoreError

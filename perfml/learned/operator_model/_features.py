@@ -60,8 +60,8 @@ __all__ = [
     "MONOTONE",
     "board_peaks",
     "bound_ms",
-    "held_intensity_over_ridge",
     "characterization_block",
+    "held_intensity_over_ridge",
     "operator_feature_frame",
     "stream_memory_s",
 ]
