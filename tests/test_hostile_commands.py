@@ -157,6 +157,7 @@ def test_a_sqlite_store_that_is_a_folder_is_refused_at_once(tmp_path, capsys, mo
     assert list(tmp_path.iterdir()) == []
 
 
+@needs_data_home()
 def test_a_sqlite_store_in_a_folder_that_does_not_exist_is_refused_and_no_folder_is_made(tmp_path, capsys,
                                                                                            monkeypatch):
     # MLflow made every missing folder of a mistyped path (perfml tune --storage refused it already);
