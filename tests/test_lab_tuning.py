@@ -158,3 +158,39 @@ def test_neither_store_writes_into_the_others_postgresql_database(postgres, tmp_
                           env={**_env(), "MLFLOW_TRACKING_URI": postgres.url(optuna_db)}, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "is another program's database" in proc.stderr, proc.stderr
     assert {db: _table_names(postgres, db) for db in (optuna_db, mlflow_db)} == before
+
+
+def test_workers_divide_this_hosts_cores_among_them():
+    from perfml.cli._workers import threads_per_worker
+
+    assert threads_per_worker(4, cores=16) == 4
+    assert threads_per_worker(3, cores=2) == 1  # never 0
+    assert threads_per_worker(1, cores=2) == 2
+    assert threads_per_worker(2) >= 1  # this host's own count
+
+
+@needs_data_home()
+def test_each_started_worker_is_given_its_share_of_the_cores(tmp_path, monkeypatch, capsys):
+    """Each worker's xgboost used 2 threads whatever --n-workers was: 4 workers on a 2-core host
+    ran 8 spinning threads (two 2-thread jobs on 2 cores took 4.2x the CPU time of one)."""
+    import perfml.cli._workers as workers
+    from perfml.cli import main
+    from perfml.errors import StudyError
+
+    from conftest import data_home_path
+
+    seen = {}
+
+    def capture(argv, n_workers, **kwargs):
+        seen["argv"] = argv
+        raise StudyError("stopped by the test")
+
+    monkeypatch.setattr(workers, "run_workers", capture)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    base = ["tune", "--learner", "svr", "--no-mlflow", "--n-trials", "1", "--storage", f"sqlite:///{tmp_path}/o.db",
+            "--data-home", str(data_home_path())]
+    for extra, expected in (([], str(workers.threads_per_worker(3))), (["--n-jobs", "5"], "5")):
+        assert main([*base, "--n-workers", "3", *extra]) == 2
+        assert "stopped by the test" in capsys.readouterr().err
+        argv = seen["argv"]
+        assert argv[argv.index("--n-jobs") + 1] == expected

@@ -18,12 +18,28 @@ from pathlib import Path
 
 from perfml.errors import StudyError
 
-__all__ = ["run_workers"]
+__all__ = ["run_workers", "threads_per_worker"]
 
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+def threads_per_worker(n_workers: int, cores: int | None = None) -> int:
+    """The learner threads each of ``n_workers`` processes gets: the cores this process may
+    use (``os.sched_getaffinity``, else ``os.cpu_count``) divided among them, at least 1.
+
+    Each worker's xgboost runs OpenMP threads; more threads than cores make them spin
+    against each other (two 2-thread training jobs on 2 cores took 4.2x the CPU time of
+    one alone, `experiments/results/train_default.txt`).
+    """
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # not on Linux
+            cores = os.cpu_count() or 1
+    return max(1, int(cores) // max(1, int(n_workers)))
 
 
 def run_workers(argv: list[str], n_workers: int, *, first_worker_id: int, storage_url: str) -> list[dict]:

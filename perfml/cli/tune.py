@@ -46,6 +46,7 @@ def tune_command(
     seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="Seed of the worker that creates the study (0 to 2**32 - 1); other workers derive theirs from it."),
     worker_id: Optional[int] = typer.Option(None, "--worker-id", min=0, help="Seed this worker as worker N (default: 0 if it creates the study, else its process id)."),
     n_workers: int = typer.Option(1, "--n-workers", min=1, max=64, help="Start this many worker processes on the study (each runs --n-trials)."),
+    n_jobs: Optional[int] = typer.Option(None, "--n-jobs", min=1, max=256, help="Threads of each worker's learner (default: 2 for one worker; with --n-workers N, this host's cores divided among the N)."),
     heartbeat_interval: int = typer.Option(30, "--heartbeat-interval", min=1, max=3600, envvar="PERFML_TUNE_HEARTBEAT", help="Seconds between the heartbeats of a running trial."),
     grace_period: Optional[int] = typer.Option(None, "--grace-period", min=1, max=86400, envvar="PERFML_TUNE_GRACE_PERIOD", help="A trial without a heartbeat for this long is marked FAILED and retried (default: twice --heartbeat-interval)."),
     mlflow_track: bool = typer.Option(True, "--mlflow/--no-mlflow", help="Record trials in MLflow (optuna_integration.MLflowCallback)."),
@@ -91,8 +92,11 @@ def tune_command(
         from perfml.learned.tuning import open_study
         from perfml.cli._workers import run_workers
 
+        from perfml.cli._workers import threads_per_worker
+
         argv = ["tune", "--learner", learner, "--target", target, "--n-trials", str(n_trials), "--study", study_name,
                 "--seed", str(seed), "--heartbeat-interval", str(heartbeat_interval),
+                "--n-jobs", str(n_jobs or threads_per_worker(n_workers)),
                 "--mlflow" if mlflow_track else "--no-mlflow"]
         argv += [a for flag, v in (("--data-home", data_home.path), ("--source", source), ("--board", board), ("--app", app),
                                    ("--timeout", timeout), ("--grace-period", grace_period)) if v is not None for a in (flag, str(v))]
@@ -108,7 +112,8 @@ def tune_command(
         reports = run_workers(argv, n_workers, first_worker_id=first, storage_url=url)
         study = open_study(rdb, study_name, random_state=seed, worker_id=first)
     else:
-        est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed)
+        est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed,
+                               **({"n_jobs": n_jobs} if n_jobs else {}))
         with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
             study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=rdb,
                          study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None,
