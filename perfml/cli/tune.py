@@ -15,7 +15,6 @@ message masks its password.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Optional
@@ -89,10 +88,8 @@ def tune_command(
     url = storage or default_storage(".")
     rdb = make_storage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period)
     if n_workers > 1:
-        from perfml.learned.tuning import open_study
-        from perfml.cli._workers import run_workers
-
-        from perfml.cli._workers import threads_per_worker
+        from perfml.cli._workers import run_workers, threads_per_worker
+        from perfml.learned.tuning import claim_worker_id, open_study
 
         argv = ["tune", "--learner", learner, "--target", target, "--n-trials", str(n_trials), "--study", study_name,
                 "--seed", str(seed), "--heartbeat-interval", str(heartbeat_interval),
@@ -100,15 +97,7 @@ def tune_command(
                 "--mlflow" if mlflow_track else "--no-mlflow"]
         argv += [a for flag, v in (("--data-home", data_home.path), ("--source", source), ("--board", board), ("--app", app),
                                    ("--timeout", timeout), ("--grace-period", grace_period)) if v is not None for a in (flag, str(v))]
-        if worker_id is None:  # as one worker: 0 when this run creates the study, else the process id, so a
-            # second run (or host) draws new parameters (numbered from 0 again, it repeated the first run's)
-            try:
-                rdb.get_study_id_from_name(study_name)
-                first = os.getpid()
-            except KeyError:
-                first = 0
-        else:
-            first = worker_id
+        first = claim_worker_id(rdb, study_name, worker_id)  # the workers are numbered on from it, as one worker is
         reports = run_workers(argv, n_workers, first_worker_id=first, storage_url=url)
         study = open_study(rdb, study_name, random_state=seed, worker_id=first)
     else:

@@ -221,6 +221,30 @@ def _check_database_is_optunas(url: str) -> None:
                            "give a database of its own (the lab setup's perfml_optuna)")
 
 
+def claim_worker_id(storage, study_name: str, worker_id: int | None = None, *, url: str | None = None) -> int:
+    """Create ``study_name`` in ``storage`` if it is not there, and return the id that seeds this
+    worker's sampler (:func:`worker_seed`): ``worker_id`` when given, else 0 for the process
+    that created the study and the process id for every other one (a resumed study, a second
+    host or a second ``--n-workers`` run draws new parameters, not the first run's again).
+    """
+    import optuna
+
+    url = url or str(getattr(storage, "url", "memory"))  # for messages (get_storage's cache wrapper has none)
+    storage = optuna.storages.get_storage(storage)
+
+    def create() -> bool:
+        try:
+            storage.create_new_study([optuna.study.StudyDirection.MINIMIZE], study_name)
+            return True
+        except optuna.exceptions.DuplicatedStudyError:
+            return False
+
+    created = _retrying(f"create the study {study_name!r}", url, create)
+    if worker_id is not None:
+        return worker_id
+    return 0 if created else os.getpid()
+
+
 def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: int | None = None, pruner=None):
     """Create ``study_name`` in ``storage``, or load it when another worker created it first.
 
@@ -232,19 +256,9 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
 
     if isinstance(storage, str):
         storage = make_storage(storage)
-    url = getattr(storage, "url", "memory")
-    storage = optuna.storages.get_storage(storage)
-    url = str(url)
-
-    def create() -> bool:
-        try:
-            storage.create_new_study([optuna.study.StudyDirection.MINIMIZE], study_name)
-            return True
-        except optuna.exceptions.DuplicatedStudyError:
-            return False
-
-    created = _retrying(f"create the study {study_name!r}", url, create)
-    worker = worker_id if worker_id is not None else (0 if created else os.getpid())
+    url = str(getattr(storage, "url", "memory"))
+    storage = optuna.storages.get_storage(storage)  # once: get_storage(None) is a new in-memory storage each time
+    worker = claim_worker_id(storage, study_name, worker_id, url=url)
     study = optuna.load_study(
         study_name=study_name, storage=storage,
         sampler=optuna.samplers.TPESampler(seed=worker_seed(random_state, worker)),
@@ -255,7 +269,7 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
 
         what = ("maximizes" if study.directions == [optuna.study.StudyDirection.MAXIMIZE]
                 else f"has {len(study.directions)} objectives")  # study.direction raised RuntimeError (internal error)
-        raise StudyError(f"study {study_name!r} in {mask_credentials(str(url))} {what}; perfml minimizes one objective, "
+        raise StudyError(f"study {study_name!r} in {mask_credentials(url)} {what}; perfml minimizes one objective, "
                          "MAPE: choose another --study-name")
     return study
 
