@@ -32,6 +32,10 @@ against those measurements, per op class and per application:
   applications): ``--reference`` with another board's measurements made by this project,
   same calls, same host software: "I measured my kernels on the GPU I have (an H100); how
   long will they take on the one I am thinking of (an H200)?"
+* ``reference-<measured board>+profile`` (``--measured-reference-profile FILE``,
+  applications): the same, plus ``--profile`` with an Nsight Compute export of the
+  reference board's application kernels (``sweeps/results/H100-SXM/ncu/``, made by
+  ``experiments/profile_app_kernels_on_device.sh``), narrowed to the reference's kernels.
 
 The calibration kernels (``add``, ``vectorAdd``) are left out of every tier's score, so
 each tier is scored on the same rows. Scores are printed for every row, and apart for
@@ -55,8 +59,8 @@ experiment ``measured_board_check`` (metrics ``mape``, ``mdape``, ``in_band``,
 side by side in the MLflow UI.
 
 Usage: PYTHONPATH=. python experiments/measured_board_check.py --board BOARD [--results DIR]
-       [--repeat DIR] [--corpus-reference BOARD] [--measured-reference DIR] [--model DIR]
-       [--data-home DIR] [--workdir DIR] [--tracking-uri URI]
+       [--repeat DIR] [--corpus-reference BOARD] [--measured-reference DIR]
+       [--measured-reference-profile FILE] [--model DIR] [--data-home DIR] [--workdir DIR] [--tracking-uri URI]
 """
 
 from __future__ import annotations
@@ -218,6 +222,25 @@ def _as_is(queries: pd.DataFrame, reference: pd.DataFrame, keys: list[str]) -> p
     return pd.DataFrame({"predicted_ms": times.to_numpy(dtype=float), "lower_ms": np.nan, "upper_ms": np.nan})
 
 
+def narrow_profile(path: Path, kernels: set[str], out: Path) -> int:
+    """Copy the ``ncu --csv`` details export ``path`` to ``out`` with only the launches of
+    ``kernels`` (``--profile`` refuses a profiled kernel that no reference row names, as a
+    user would narrow it with ``ncu --kernel-name``); return the number of launches kept."""
+    import csv
+
+    with path.open(newline="") as fh:
+        lines = [line for line in fh if not line.startswith("==")]
+    reader = csv.DictReader(lines)
+    if reader.fieldnames is None or "Kernel Name" not in reader.fieldnames or "Metric Name" not in reader.fieldnames:
+        raise SystemExit(f"{path}: not an ncu --csv details export (no Kernel Name / Metric Name columns)")
+    rows = [r for r in reader if r["Kernel Name"] in kernels]
+    with out.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=reader.fieldnames, quoting=csv.QUOTE_ALL)
+        writer.writeheader()
+        writer.writerows(rows)
+    return len({r["ID"] for r in rows})
+
+
 def measured_board(results: Path) -> str:
     """The registry name a measured result folder was recorded for (the board of its operator
     table, checked to be one: :func:`perfml.learned.training.measured_board_rows`)."""
@@ -239,6 +262,9 @@ def main() -> None:
                         help="corpus board whose time of the same operator call is a reference tier")
     parser.add_argument("--measured-reference", type=Path, default=None,
                         help="another board's result folder (this project's measurements): a reference tier")
+    parser.add_argument("--measured-reference-profile", type=Path, default=None,
+                        help="an `ncu --csv` export of the --measured-reference board's application kernels: "
+                             "a reference tier with --profile")
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--workdir", default=None, help="keep the query and prediction files here")
@@ -305,6 +331,14 @@ def main() -> None:
                 ("op", f"reference-{other}", ["--reference", str(work / "op_measured_reference.csv")]),
                 ("app", f"reference-{other}", ["--reference", str(work / "app_measured_reference.csv")]),
             ]
+            if args.measured_reference_profile is not None:
+                profile = work / "app_measured_reference_profile.csv"
+                kept = narrow_profile(args.measured_reference_profile, set(their_apps["app_id"]), profile)
+                print(f"{args.measured_reference_profile}: {kept} profiled launches of the reference's kernels")
+                plans.append(("app", f"reference-{other}+profile",
+                              ["--reference", str(work / "app_measured_reference.csv"), "--profile", str(profile)]))
+        elif args.measured_reference_profile is not None:
+            raise SystemExit("--measured-reference-profile needs --measured-reference (the profiled board's times)")
         print()
         predicted = {}
         for corpus_name, tier, extra in plans:

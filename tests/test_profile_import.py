@@ -371,6 +371,49 @@ def test_two_profiles_of_one_reference_run_are_refused(tmp_path):
         attach_profile(prof, reference())
 
 
+# ------------------------------------- one launch at several sizes (grid-stride) ----
+def three_sizes(tmp_path, *, repeat=1):
+    """One kernel and launch profiled at three sizes (instructions 1e4, 8e4, 6.4e5), each `repeat` times."""
+    rows, launch = [], 0
+    for inst in (10000, 80000, 640000):
+        for _ in range(repeat):
+            rows += [ncu_row("smsp__inst_executed.sum", "inst", str(inst + launch % 2), launch_id=launch),
+                     ncu_row("dram__sectors_read.sum", "sector", str(inst // 10), launch_id=launch)]
+            launch += 1
+    return ncu_file(tmp_path, *rows)
+
+
+def test_launches_of_one_kernel_and_launch_that_differ_in_work_are_separate_runs(tmp_path):
+    prof = read_profile(three_sizes(tmp_path, repeat=2))
+    assert prof["runs"].tolist() == [3, 3, 3] and prof["run"].tolist() == [0, 1, 2]
+    assert prof["n_launches"].tolist() == [2, 2, 2]
+    assert prof["e.inst_executed"].tolist() == [10000.5, 80000.5, 640000.5]  # the median of each run's launches
+
+
+def test_launches_within_the_run_tolerance_are_one_run(tmp_path):
+    rows = [ncu_row("smsp__inst_executed.sum", "inst", str(v), launch_id=i) for i, v in enumerate((1000, 1100, 1200))]
+    prof = read_profile(ncu_file(tmp_path, *rows))
+    assert len(prof) == 1 and prof["n_launches"].iloc[0] == 3 and prof["e.inst_executed"].iloc[0] == 1100
+
+
+def test_runs_pair_with_the_reference_sizes_in_order_of_work(tmp_path):
+    ref = pd.concat([reference(input_size=s) for s in (65536.0, 4096.0, 1048576.0)], ignore_index=True)
+    attached = attach_profile(read_profile(three_sizes(tmp_path)), ref)
+    assert attached.sort_values("input_size")["e.inst_executed"].tolist() == [10000, 80001, 640000]
+    assert len(attached.attrs["paired_by_work"]) == 3
+
+
+def test_several_runs_against_one_reference_size_are_refused(tmp_path):
+    with pytest.raises(ProfileImportError, match=r"holds 3 runs of this kernel and launch .* has 1 run\(s\) of it"):
+        attach_profile(read_profile(three_sizes(tmp_path)), reference())
+
+
+def test_an_nvprof_average_over_runs_of_different_work_is_refused(tmp_path):
+    row = '"GeForce GTX 680 (0)","my_kernel(float*, int)",3,"inst_executed","Instructions Executed",1000,64000,21000'
+    with pytest.raises(ProfileImportError, match="nvprof averaged 3 invocations .* ranges from 1000 to 64000"):
+        read_profile(nvprof_file(tmp_path, row))
+
+
 # ------------------------------------------------- the counters become features ----
 def test_the_users_counters_are_the_profile_features_of_their_runs_on_other_boards(tmp_path):
     from perfml.learned.features.profiles import ProfileFeatures, profile_feature_values

@@ -52,7 +52,8 @@ table (found with the code search). ``e.elapsed_cycles_sm`` = ``sm__cycles_elaps
 the same document's "Event Comparison" table as recalled, not re-read here; it agrees with an
 ncu-to-nvprof converter found with the code search and with elapsed_cycles_sm being the sum
 over the SMs (NVIDIA developer forum, "relation of elapsed_cycles_sm and kernel execution
-time"). docs/profile_import.md has the table.
+time"); a real H100 export (``sweeps/results/H100-SXM/ncu/``) confirms the sum over the SMs:
+cycles / (SMs x duration) is the SM clock. docs/profile_import.md has the table.
 
 Units (strict)
 --------------
@@ -420,6 +421,40 @@ def _ncu_counters(values: dict, path, line: int, kernel: str) -> dict:
     return out
 
 
+#: deterministic counters that grow with a run's work, in the order tried to tell runs apart
+#: (DRAM and L2 counts depend on what the cache held, so they are not used)
+WORK_COUNTERS = ("e.inst_executed", "m.Floating Point Operations(Single Precision)",
+                 "m.Global Load Transactions", "m.Global Store Transactions")
+#: launches of one kernel and launch whose work counter differs by more than this factor
+#: are different runs. Wide on purpose: the launches of one run can differ a little (the
+#: phases of bitonic, data-dependent branches), sizes of a sweep differ by 2x or more.
+RUN_SPLIT_FACTOR = 1.25
+
+
+def _split_runs(counters: list[dict]) -> list[list[int]]:
+    """Launches (indices into ``counters``) grouped into runs, in increasing order of work.
+
+    A kernel launched with one block and grid at several input sizes (a grid-stride loop)
+    gives launches that the export tells apart by nothing but their counters; the median
+    over them would describe none. The first :data:`WORK_COUNTERS` entry every launch has
+    orders them; a gap above :data:`RUN_SPLIT_FACTOR` between neighbours starts a new run.
+    Without such a counter all launches are one run.
+    """
+    for column in WORK_COUNTERS:
+        values = np.array([c.get(column, np.nan) for c in counters], dtype=float)
+        if np.isfinite(values).all():
+            break
+    else:
+        return [list(range(len(counters)))]
+    order = np.argsort(values, kind="stable")
+    runs = [[int(order[0])]]
+    for prev, cur in zip(order[:-1], order[1:]):
+        if values[cur] > RUN_SPLIT_FACTOR * max(values[prev], 0.0) and values[cur] - values[prev] > 1:
+            runs.append([])
+        runs[-1].append(int(cur))
+    return [sorted(r) for r in runs]
+
+
 def _read_nvprof(lines, path):
     """Per (device, kernel): kernel, device, first line and ``counters`` {perfml column: Avg in perfml's unit};
     and the set of metric names perfml does not use."""
@@ -453,6 +488,14 @@ def _read_nvprof(lines, path):
         rec = records.setdefault(key, {"kernel": row["Kernel"], "device": device, "line": line,
                                        **{c: np.nan for c in LAUNCH}, "counters": {}})
         rec["counters"][counter.column] = _nvprof_value(row["Avg"], counter, name, path, line)
+        if counter.column in WORK_COUNTERS and row.get("Min", "").strip() and row.get("Max", "").strip():
+            low, high = (_nvprof_value(row[c], counter, name, path, line) for c in ("Min", "Max"))
+            if high > RUN_SPLIT_FACTOR * max(low, 0.0) and high - low > 1:
+                raise ProfileImportError(
+                    f"{path}: line {line}: nvprof averaged {row.get('Invocations', 'several')} invocations of "
+                    f"{row['Kernel']!r} whose {name} ranges from {low:g} to {high:g}: different runs (sizes), and "
+                    "their average describes none; profile the reference's one run (nvprof --kernels "
+                    "::NAME:INVOCATION picks one invocation) or use ncu, which keeps launches apart")
     return records, ignored
 
 
@@ -466,8 +509,11 @@ def read_profile(path) -> pd.DataFrame:
         ``device``, ``block_x .. grid_z`` (NaN where the export has no launch: nvprof),
         ``line`` (first line of the kernel in the file), ``n_launches`` and one column per
         :data:`COUNTERS` entry (perfml's names and units; NaN where not profiled). Several
-        Nsight Compute launches of the same kernel and launch are combined by the median
-        (as ``profiles_nca`` does for bitonic). ``attrs``: ``format`` (ncu-details,
+        Nsight Compute launches of the same kernel and launch are one *run* combined by
+        the median (as ``profiles_nca`` does for bitonic), unless their work counters
+        tell them apart (:func:`_split_runs`: one kernel at several sizes with one launch,
+        a grid-stride loop); then each run is a row of its own, ``run`` numbering them in
+        order of work (0 = least) out of ``runs``. ``attrs``: ``format`` (ncu-details,
         ncu-raw, nvprof), ``ignored_metrics`` (sorted names perfml does not use), ``path``.
 
     Raises
@@ -498,7 +544,8 @@ def read_profile(path) -> pd.DataFrame:
         records, ignored = _read_nvprof(lines, path)
         used_seen = bool(records)
         for rec in records.values():
-            rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)} | {"n_launches": 1} | rec["counters"])
+            rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)} | {"n_launches": 1, "run": 0, "runs": 1}
+                        | rec["counters"])
     else:
         launches, ignored = _read_ncu(lines, header_line, kind, path)
         used_seen = any(rec["values"] for rec in launches.values())
@@ -508,11 +555,15 @@ def read_profile(path) -> pd.DataFrame:
             key = (rec["kernel"], rec["device"], *[("nan" if np.isnan(rec[c]) else rec[c]) for c in LAUNCH])
             groups.setdefault(key, []).append((rec, counters))
         for items in groups.values():
-            rec = items[0][0]
-            table = pd.DataFrame([c for _, c in items], dtype=float)
-            rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)} | {"n_launches": len(items)}
-                        | table.median(skipna=True).to_dict())
-    frame = pd.DataFrame(rows, columns=["kernel", "device", "line", *LAUNCH, "n_launches"])
+            runs = _split_runs([c for _, c in items])
+            for run, members in enumerate(runs):
+                rec = items[members[0]][0]
+                table = pd.DataFrame([items[i][1] for i in members], dtype=float)
+                rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)}
+                            | {"n_launches": len(members), "run": run, "runs": len(runs)}
+                            | table.median(skipna=True).to_dict())
+    frame = pd.DataFrame(rows, columns=["kernel", "device", "line", *LAUNCH, "n_launches", "run", "runs"])
+    frame[["run", "runs"]] = frame[["run", "runs"]].fillna({"run": 0, "runs": 1}).astype(int)
     for column in COUNTERS:
         frame[column] = [r.get(column, np.nan) for r in rows] if rows else pd.Series(dtype=float)
     frame[list(COUNTERS)] = frame[list(COUNTERS)].astype(float)
@@ -569,7 +620,11 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
         A profiled kernel matches no reference row (naming the kernels, their lines and
         the reference's kernels), matches runs of several boards or sizes (a profile
         carries no input size), a reference run is matched twice, or the launch block
-        is known from neither file.
+        is known from neither file. A profile holding k runs of one kernel and launch
+        (:func:`read_profile` ``runs``) pairs them with the reference's sizes of it in
+        increasing order (``attrs["paired_by_work"]`` lists each pair), and only when
+        the reference holds exactly k sizes of it on one board: the run that does the
+        least work is the smallest size.
     """
     names = [{str(a)} for a in reference["app_id"]]
     if reference_raw is not None:
@@ -584,7 +639,7 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
               if "input_size_2" in reference.columns else np.zeros(len(reference)))
     launch = {c: reference[c].to_numpy(dtype=float) if c in reference.columns else np.full(len(reference), np.nan)
               for c in LAUNCH}
-    unmatched, out, owner = [], [], {}
+    unmatched, out, owner, paired = [], [], {}, []
     for _, p in profile.iterrows():
         hit = np.array([p["app_id"] in n or p["kernel"] in n for n in names], dtype=bool)
         for c in LAUNCH:
@@ -602,13 +657,27 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
         if rows.size == 0:
             unmatched.append(p)
             continue
-        runs = {(boards[i], sizes[i], second[i]) for i in rows}
-        if len(runs) > 1:
-            listed = ", ".join(f"row {i + 1} ({boards[i]}, input_size {sizes[i]:g})" for i in rows[:5])
+        runs = sorted({(boards[i], sizes[i], second[i]) for i in rows}, key=lambda r: (r[1], r[2], r[0]))
+        listed = ", ".join(f"row {i + 1} ({boards[i]}, input_size {sizes[i]:g})" for i in rows[:5])
+        n_runs = int(p.get("runs", 1))
+        if n_runs > 1:
+            # a grid-stride kernel profiled at several sizes: runs pair with sizes in order of work
+            if len({r[0] for r in runs}) > 1 or len(runs) != n_runs:
+                raise ProfileImportError(
+                    f"{where}: line {p['line']}, kernel {p['kernel']!r}: the profile holds {n_runs} runs of this kernel and "
+                    f"launch (their work counters differ), and {reference_where} has {len(runs)} run(s) of it: {listed}; "
+                    "perfml pairs them in order of size only when the reference holds as many sizes of it on one board: "
+                    "profile exactly the reference's runs (ncu --launch-skip / --launch-count), or add the reference "
+                    "times of the other profiled sizes")
+            board_, size_, second_ = runs[int(p["run"])]
+            rows = np.array([i for i in rows if (boards[i], sizes[i], second[i]) == (board_, size_, second_)])
+            paired.append(f"{p['kernel']} run {int(p['run']) + 1} of {n_runs} -> input_size {size_:g}")
+        elif len(runs) > 1:
             raise ProfileImportError(
                 f"{where}: line {p['line']}, kernel {p['kernel']!r}: a profile carries no input size, and this kernel and "
-                f"launch match several runs of {reference_where}: {listed}; give one profile file per board and size, "
-                "or launches (ncu Block/Grid Size, reference block_x/grid_x) that tell them apart")
+                f"launch match several runs of {reference_where}: {listed}; profile each of these sizes (perfml tells "
+                "the launches apart by their work counters and pairs them with the sizes in order), keep one of them "
+                "in the reference, or use launches (ncu Block/Grid Size, reference block_x/grid_x) that tell them apart")
         for i in rows:
             if i in owner:
                 raise ProfileImportError(
@@ -636,7 +705,7 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
             "each kernel in the reference's app_id (or a kernel_name column) as the profiler does, with the same launch, "
             "or filter the export to the reference's kernels (ncu --kernel-name, nvprof --kernels)")
     frame = pd.DataFrame(out, columns=["board", "app_id", "input_size", "block_x", "block_y", *COUNTERS])
-    frame.attrs.update(profile.attrs, reference_rows=len(owner))
+    frame.attrs.update(profile.attrs, reference_rows=len(owner), paired_by_work=paired)
     return frame
 
 
@@ -694,5 +763,8 @@ def describe_profile(attached: pd.DataFrame) -> str:
     """One line for the CLI: what the profile gave (runs, counters) and how many metrics were ignored."""
     given = [c for c in COUNTERS if attached[c].notna().any()]
     ignored = attached.attrs.get("ignored_metrics", [])
+    paired = attached.attrs.get("paired_by_work", [])
+    order = (f"; {len(paired)} run(s) of kernels profiled at several sizes with one launch were paired with the "
+             "reference's sizes in order of their work counters" if paired else "")
     return (f"profile: counters of {len(attached)} reference run(s), {len(given)} of the {len(COUNTERS)} counters perfml "
-            f"uses; {len(ignored)} metric(s) perfml does not use were ignored")
+            f"uses; {len(ignored)} metric(s) perfml does not use were ignored{order}")
