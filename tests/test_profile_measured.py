@@ -1,14 +1,15 @@
-"""``--profile`` on a real Nsight Compute export: perfml's application kernels profiled on an H100.
+"""``--profile`` on real Nsight Compute exports: perfml's application kernels profiled on an H100 and an H200.
 
-``sweeps/results/H100-SXM/ncu/`` holds what ``experiments/profile_app_kernels_on_device.sh``
-wrote on an NVIDIA H100 80GB HBM3 (2026-11-27, ncu 2025.3.1, clocks as found): the 65
+``sweeps/results/<board>/ncu/`` holds what ``experiments/profile_app_kernels_on_device.sh``
+wrote on an NVIDIA H100 80GB HBM3 and an NVIDIA H200 (2026-11-27, ncu 2025.3.1, clocks as
+found, one device machine each): the 65
 points of the shipped ``applications`` spec, each launched twice (validation and one timed
 launch), with the Nsight Compute metrics perfml maps (:data:`perfml.learned.profile_import.COUNTERS`)
 plus ``gpu__time_duration.sum``, exported as the details page and the raw page. These are
 MEASUREMENTS, not synthetic rows. The checks below compare them with what the kernels do by
 construction (their sources in ``perfml/kernels/cuda``), with the board's registry clock, and
-with the uninstrumented result set of the same board (``sweeps/results/H100-SXM``, timed with
-CUDA events on another H100 of the same model).
+with the uninstrumented result set of the same board (``sweeps/results/<board>``, timed with
+CUDA events on another machine with the same GPU model).
 """
 
 from __future__ import annotations
@@ -25,26 +26,34 @@ from perfml.learned.profile_import import attach_profile, describe_profile, read
 from perfml.measure.runtime_rows import application_runtime_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "sweeps" / "results" / "H100-SXM"
-DETAILS = RESULTS / "ncu" / "apps_details.csv"
-RAW = RESULTS / "ncu" / "apps_raw.csv"
 SECTOR = 32  # bytes
+#: registry name -> the device name ncu prints
+BOARDS = {"H100-SXM": "NVIDIA H100 80GB HBM3", "H200": "NVIDIA H200"}
+
+
+@pytest.fixture(scope="module", params=sorted(BOARDS))
+def board(request):
+    return request.param
+
+
+def _export(board: str, page: str = "details") -> Path:
+    return ROOT / "sweeps" / "results" / board / "ncu" / f"apps_{page}.csv"
 
 
 @pytest.fixture(scope="module")
-def reference():
-    """The H100's application kernels as a --reference (time_ms from CUDA events, no profiler)."""
-    rows = application_runtime_rows(RESULTS)
+def reference(board):
+    """The board's application kernels as a --reference (time_ms from CUDA events, no profiler)."""
+    rows = application_runtime_rows(ROOT / "sweeps" / "results" / board)
     return rows[rows["spec"] == "applications"].reset_index(drop=True)
 
 
 @pytest.fixture(scope="module")
-def attached(reference):
-    return attach_profile(read_profile(DETAILS), reference)
+def attached(board, reference):
+    return attach_profile(read_profile(_export(board)), reference)
 
 
-def test_both_pages_of_the_export_give_the_same_counters():
-    details, raw = read_profile(DETAILS), read_profile(RAW)
+def test_both_pages_of_the_export_give_the_same_counters(board):
+    details, raw = read_profile(_export(board)), read_profile(_export(board, "raw"))
     assert details.attrs["format"] == "ncu-details" and raw.attrs["format"] == "ncu-raw"
     assert len(details) == len(raw) == 65
     counters = [c for c in details.columns if c.startswith(("e.", "m."))]
@@ -54,7 +63,7 @@ def test_both_pages_of_the_export_give_the_same_counters():
     pd.testing.assert_frame_equal(a[key + counters], b[key + counters], check_exact=False, rtol=1e-3)
     assert (a[["e.inst_executed", "m.Global Load Transactions"]] == b[["e.inst_executed", "m.Global Load Transactions"]]).all().all()
     assert (details["n_launches"] == 2).all()  # validation + one timed launch per point
-    assert set(details["device"]) == {"NVIDIA H100 80GB HBM3"}
+    assert set(details["device"]) == {BOARDS[board]}
 
 
 def test_every_reference_run_gets_its_own_counters(attached, reference):
@@ -113,12 +122,12 @@ def test_uncoalesced_variants_need_more_sectors_per_request_than_their_twins(att
         assert bad["m.Global Memory Load Efficiency"].max() < good["m.Global Memory Load Efficiency"].min()
 
 
-def _durations_ms() -> pd.DataFrame:
+def _durations_ms(board: str) -> pd.DataFrame:
     """``gpu__time_duration.sum`` per launch, read from the details page with the csv module
     (read_profile ignores it: perfml does not use it)."""
     scale = {"ns": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}
     rows = []
-    with DETAILS.open(newline="") as fh:
+    with _export(board).open(newline="") as fh:
         for rec in csv.DictReader(fh):
             if rec["Metric Name"] == "gpu__time_duration.sum":
                 rows.append({"launch": rec["ID"], "kernel": rec["Kernel Name"], "block": rec["Block Size"],
@@ -127,29 +136,29 @@ def _durations_ms() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_elapsed_cycles_sm_is_the_sum_over_the_sms_of_the_sm_clock():
+def test_elapsed_cycles_sm_is_the_sum_over_the_sms_of_the_sm_clock(board):
     """The mapping e.elapsed_cycles_sm = sm__cycles_elapsed.sum (nvprof's sum over the SMs) on a
     real export: over every SM and the kernel's duration, the cycles give the SM clock, which for
-    launches of 1 ms and more is the board's 1980 MHz boost clock (clocks were left as found)."""
-    board = get_board("H100-SXM")
+    launches of 1 ms and more is the board's boost clock (1980 MHz; clocks were left as found)."""
+    spec = get_board(board)
     cycles = {}
-    with DETAILS.open(newline="") as fh:
+    with _export(board).open(newline="") as fh:
         for rec in csv.DictReader(fh):
             if rec["Metric Name"] == "sm__cycles_elapsed.sum":
                 cycles[rec["ID"]] = float(rec["Metric Value"].replace(",", ""))
-    times = _durations_ms()
+    times = _durations_ms(board)
     long = times[times["ms"] >= 1.0]
     assert len(long) >= 20
-    mhz = np.array([cycles[i] for i in long["launch"]]) / board.sms / (long["ms"].to_numpy() * 1e-3) / 1e6
-    assert np.all(np.abs(mhz / board.boost_clock_mhz - 1) < 0.01), mhz
+    mhz = np.array([cycles[i] for i in long["launch"]]) / spec.sms / (long["ms"].to_numpy() * 1e-3) / 1e6
+    assert np.all(np.abs(mhz / spec.boost_clock_mhz - 1) < 0.01), mhz
 
 
-def test_ncu_durations_agree_with_the_result_sets_cuda_event_times(reference):
+def test_ncu_durations_agree_with_the_result_sets_cuda_event_times(board, reference):
     """Two tools on two H100 machines: kernels of 1 ms or more agree within 3 % (ncu prints three
     significant digits: "1.22" ms). Shorter kernels differ either way: ncu's duration leaves out
     the launch that CUDA events around it include, and ncu flushes the caches before each pass
-    while the timed repetitions of a small input find it in the 50 MB L2."""
-    times = _durations_ms()
+    while the timed repetitions of a small input find it in the L2 (50 / 60 MB)."""
+    times = _durations_ms(board)
     ref = reference.assign(block=[f"({int(x)}, {int(y)}, {int(z)})" for x, y, z in
                                   reference[["block_x", "block_y", "block_z"]].to_numpy()],
                            grid=[f"({int(x)}, {int(y)}, {int(z)})" for x, y, z in
