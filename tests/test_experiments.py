@@ -139,3 +139,60 @@ def test_a_data_selection_the_protocol_cannot_use_is_refused_before_any_model(tm
                     '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n')
     with pytest.raises(ExperimentSpecError, match=message):
         run_experiment(load_experiment(path), data_home=data_home, track=False)
+
+
+# ------------------------------------------------------------- perfml experiment run --n-jobs ----
+def test_n_jobs_reaches_every_learned_model_and_leaves_the_defaults_alone():
+    from perfml.experiments.runner import build_estimator
+
+    nine = {m.name: m for m in load_experiment(ROOT / "experiments" / "unseen_boards.toml").models}
+    ops = {m.name: m for m in load_experiment(ROOT / "experiments" / "dlops_unseen_boards.toml").models}
+    learned = next(m for m in nine.values() if m.kind == "learned")
+    op_learned = next(m for m in ops.values() if m.kind == "learned" and m.shrinkage != 0)
+    assert build_estimator(learned, n_jobs=5).n_jobs == 5
+    assert build_estimator(learned).n_jobs == 2
+    assert build_estimator(op_learned, corpus="dlops", n_jobs=5).n_jobs == 5
+    assert build_estimator(op_learned, corpus="dlops").n_jobs == 1
+    closed = next(m for m in nine.values() if m.kind == "closed_form")
+    assert not hasattr(build_estimator(closed, n_jobs=5), "n_jobs")  # nothing to thread
+
+
+@needs_data_home()
+def test_the_learners_trees_do_not_depend_on_n_jobs():
+    """Why --n-jobs may change only the wall time: the same fit with 1 and 2 threads predicts the same."""
+    from conftest import nca_every_third_size, shared_data_home
+    from perfml.learned.regressors import RuntimeRegressor
+
+    rt = nca_every_third_size(["GTX-680", "GTX-970", "Tesla-K40"], ["vectorAdd", "matMul_gpu", "dotProd"])
+    y = rt["measured_ms"].to_numpy()
+    preds = [RuntimeRegressor(learner_params={"n_estimators": 30, "max_depth": 4}, n_jobs=n, shrinkage=1.0,
+                              data_home=shared_data_home()).fit(rt, y).predict(rt) for n in (1, 2)]
+    assert (preds[0] == preds[1]).all()
+
+
+@needs_data_home()
+@pytest.mark.parametrize("argv, expected", [(["--n-jobs", "3"], 3), ([], None)])
+def test_experiment_run_passes_n_jobs_to_the_runner(monkeypatch, argv, expected):
+    import perfml.experiments.runner as runner
+    from perfml.cli import main
+
+    seen = {}
+
+    def fake(spec, *, n_jobs=None, models=None, progress=None, **kwargs):
+        seen["n_jobs"] = n_jobs
+        summary = pd.DataFrame({"model": ["m"], "mape": [1.0]})
+        per_board = pd.DataFrame({"board": ["b"], "model": ["m"], "mape": [1.0]})
+        return runner.ExperimentResult(spec.name, summary, per_board, per_board.rename(columns={"board": "app_id"}), summary)
+
+    monkeypatch.setattr(runner, "run_experiment", fake)
+    assert main(["experiment", "run", str(ROOT / "experiments" / "unseen_boards.toml"), "--no-track", *argv]) == 0
+    assert seen["n_jobs"] == expected
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "257", "two"])
+def test_experiment_run_refuses_a_bad_n_jobs_before_any_work(capsys, value):
+    from perfml.cli import main
+
+    assert main(["experiment", "run", str(ROOT / "experiments" / "unseen_boards.toml"), "--no-track", "--n-jobs", value]) == 2
+    err = capsys.readouterr().err
+    assert "--n-jobs" in err and "Traceback" not in err

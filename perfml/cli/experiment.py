@@ -43,6 +43,7 @@ def run(
     model: Optional[list[str]] = typer.Option(None, "--model", help="Run only these models of the file (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print only JSON."),
     dask: Optional[str] = typer.Option(None, "--dask", help="Run the folds on this Dask scheduler, e.g. tcp://127.0.0.1:8786 (joblib's Dask backend; same results as a local run)."),
+    n_jobs: Optional[int] = typer.Option(None, "--n-jobs", min=1, max=256, help="Threads of each learned model's learner (default: the model's own, 2 for the application models, 1 for the operator models; same trees at any count)."),
 ) -> None:
     """Run one experiment; log it to MLflow (default local SQLite store, MLFLOW_TRACKING_URI overrides)."""
     from perfml.cli._home import entry_data_home
@@ -103,7 +104,7 @@ def run(
 
         with dask_folds(dask) if dask else contextlib.nullcontext():
             result = run_experiment(spec, data_home=data_home, track=not no_track, storage=storage, models=model,
-                                    progress=on_model, recovery_wait_s=recovery_wait_s)
+                                    progress=on_model, recovery_wait_s=recovery_wait_s, n_jobs=n_jobs)
         advance(step=1 if started else 0)
     if as_json:
         from perfml.cli._output import frame_records, print_json

@@ -29,7 +29,7 @@ REGISTERED_MODEL_PREFIX = "perfml"
 
 
 def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state: int = 0, registry=None,
-                    characterizations=None, corpus: str = "runtimes"):
+                    characterizations=None, corpus: str = "runtimes", n_jobs: int | None = None):
     """The scikit-learn regressor on runtime rows an experiment's model entry describes.
 
     ``data_home`` (a :class:`perfml.datasets.DataHome`) and ``registry`` (a
@@ -37,12 +37,16 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
     ``characterizations`` (board -> Characterization) to a model that uses them
     (``characterized = true``, or the learned ``characterization`` / ``closed_form_peaks`` features).
     ``corpus="dlops"``: a model on operator rows (:mod:`perfml.experiments.dlops`).
+    ``n_jobs``: threads of a learned model's learner (None: the estimator's default, 2 for
+    :class:`~perfml.learned.regressors.RuntimeRegressor`, 1 for the operator models); a
+    closed form has none. xgboost's ``hist`` trees do not depend on it.
     """
     if corpus == "dlops":
         from perfml.experiments.dlops import build_operator_estimator
 
         return build_operator_estimator(model, random_state, registry,
-                                        characterizations if model.uses_characterization else None)
+                                        characterizations if model.uses_characterization else None,
+                                        **({"n_jobs": n_jobs} if n_jobs else {}))
     if model.kind == "closed_form":
         extra = {"characterizations": characterizations} if model.characterized else {}
         if model.model == "bsp":
@@ -70,6 +74,7 @@ def build_estimator(model: ModelSpec, data_home=None, storage=None, random_state
         data_home=data_home,
         registry=registry,
         **({"characterizations": characterizations} if model.uses_characterization else {}),
+        **({"n_jobs": n_jobs} if n_jobs else {}),
         **feats,
     )
     if model.tune:
@@ -305,8 +310,12 @@ def run_experiment(
     models: list[str] | None = None,
     progress=None,
     recovery_wait_s: float | None = None,
+    n_jobs: int | None = None,
 ) -> ExperimentResult:
     """Run ``spec`` (a comparison) and return the side-by-side table (and log it to MLflow).
+
+    ``n_jobs``: threads of each learned model's learner (:func:`build_estimator`; None: the
+    models' defaults). The folds run one after the other unless a joblib backend is active.
 
     ``recovery_wait_s``: how long to wait for a tracking server that failed mid-run to
     answer again, to mark the unfinished runs FAILED (default
@@ -330,7 +339,7 @@ def run_experiment(
     excluded = ~scored_mask(spec, rt)
     with failed_runs_marked(spec.name, recovery_wait_s) as guard:  # on failure no run is left RUNNING
         return _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
-                           characterizations, excluded)
+                           characterizations, excluded, n_jobs)
 
 
 def _refuse_diverged(spec, model, pred, counted) -> None:
@@ -355,7 +364,7 @@ def _refuse_diverged(spec, model, pred, counted) -> None:
 
 
 def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, progress, guard,
-                characterizations, excluded) -> ExperimentResult:
+                characterizations, excluded, n_jobs=None) -> ExperimentResult:
     """The fold loop of :func:`run_experiment` over ``selected`` models; logs as it goes."""
     from perfml.evaluation.harness import cross_val_predictions
 
@@ -367,7 +376,7 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
         if progress:
             progress(f"{model.name}: {spec.protocol} over {len(rt)} rows")
         est = build_estimator(model, data_home, storage, random_state, characterizations=characterizations,
-                              corpus=spec.corpus)
+                              corpus=spec.corpus, n_jobs=n_jobs)
         t0 = time.perf_counter()
         pred = cross_val_predictions(est, rt, y, splitter)
         seconds = time.perf_counter() - t0
