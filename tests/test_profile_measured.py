@@ -25,6 +25,8 @@ from perfml.boards import get_board
 from perfml.learned.profile_import import attach_profile, describe_profile, read_profile
 from perfml.measure.runtime_rows import application_runtime_rows
 
+from conftest import needs_data_home, shared_data_home
+
 ROOT = Path(__file__).resolve().parents[1]
 SECTOR = 32  # bytes
 #: registry name -> the device name ncu prints
@@ -172,3 +174,30 @@ def test_ncu_durations_agree_with_the_result_sets_cuda_event_times(board, refere
     long = merged["time_ms"] >= 1.0
     assert long.sum() >= 10
     assert np.all(np.abs(ratio[long] - 1) < 0.03), merged[long]
+
+
+@needs_data_home()
+def test_a_profile_moves_the_reference_row_and_the_target_row_alike():
+    """``perfml predict --reference (H100) --profile (its ncu export)`` for the H200: the counters
+    describe the kernel on both rows of the model's board ratio. Kept under the profiled board's
+    name, the reference row saw none of them, and the ratio took the difference between Hopper
+    counters and the training boards' as a difference between the boards (10.47 -> 10.98 % MAPE)."""
+    from perfml.learned.bundle import load_predictor, predict_any
+    from perfml.learned.profile_import import use_reference_profile
+    from perfml.learned.queries import check_reference
+
+    def rows(board):
+        frame = application_runtime_rows(ROOT / "sweeps" / "results" / board)
+        return frame[frame["spec"] == "applications"].drop(columns=["source", "spec", "point_id"]).reset_index(drop=True)
+
+    reference, target = rows("H100-SXM"), rows("H200")
+    queries = target.drop(columns=["time_ms"])
+    ref = check_reference(reference, "reference")
+    plain = load_predictor(ROOT / "models" / "default", data_home=shared_data_home())
+    profiled = load_predictor(ROOT / "models" / "default", data_home=shared_data_home())
+    attached = attach_profile(read_profile(_export("H100-SXM")), ref)
+    assert [use_reference_profile(m, attached) for m in profiled.amaris_models].count(None) >= 1
+    a = predict_any(plain, queries, "queries", reference=(ref, None), reference_where="reference")
+    b = predict_any(profiled, queries, "queries", reference=(ref, None), reference_where="reference")
+    assert (a["basis"] == "reference").all()
+    np.testing.assert_allclose(b["predicted_ms"], a["predicted_ms"], rtol=1e-3)
