@@ -1,0 +1,86 @@
+"""Does ``--profile`` change what perfml predicts for a user's own kernels?
+
+The nine applications' kernels measured on the two Hopper boards (``sweeps/results/H100-SXM``,
+``sweeps/results/H200``: spec ``applications``, vectorAdd left out as in
+``experiments/measured_board_check.py``) are given as the user's *own* kernels: ``app_id``
+renamed ``my_<app>`` (so ``models/default`` routes them to its ``undescribed`` sub-model,
+which knows nothing of them), the profiled kernel named in a ``kernel_name`` column. For each
+board as the reference, the other is predicted through the command line with
+``--reference`` alone and with ``--profile`` (the reference board's Nsight Compute export,
+``sweeps/results/<board>/ncu/apps_details.csv``, narrowed to the reference's kernels), and
+scored against its measurements. Prints the MAPE of each and the largest change a profile
+made to one prediction. Measures; asserts nothing.
+
+Usage: PYTHONPATH=. python experiments/profile_own_kernels_check.py [--model DIR] [--data-home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfml.experiments.cli_steps import run_perfml
+
+HERE = Path(__file__).resolve().parent.parent
+PAIRS = (("H100-SXM", "H200"), ("H200", "H100-SXM"))
+
+
+def _check_module():
+    """experiments/measured_board_check.py, for its rows and profile narrowing (one definition)."""
+    spec = importlib.util.spec_from_file_location("measured_board_check", HERE / "experiments" / "measured_board_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def own_kernel_rows(check, board: str) -> pd.DataFrame:
+    """The board's application runs (but vectorAdd) as a user's own kernels: ``my_<app>``, ``kernel_name`` <app>."""
+    rows = check.applications_spec_rows(HERE / "sweeps" / "results" / board, board)
+    rows = rows[rows["app_id"] != "vectorAdd"].drop(columns=["point_id"]).reset_index(drop=True)
+    return rows.assign(kernel_name=rows["app_id"], app_id="my_" + rows["app_id"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(HERE / "models" / "default"))
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    from perfml.datasets import find_data_home
+
+    home = str(find_data_home(args.data_home))
+    check = _check_module()
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        for reference_board, target_board in PAIRS:
+            reference, target = own_kernel_rows(check, reference_board), own_kernel_rows(check, target_board)
+            reference.to_csv(work / "reference.csv", index=False)
+            target.drop(columns=["time_ms"]).to_csv(work / "queries.csv", index=False)
+            kept = check.narrow_profile(HERE / "sweeps" / "results" / reference_board / "ncu" / "apps_details.csv",
+                                        set(reference["kernel_name"]), work / "profile.csv")
+            print(f"{target_board} from {reference_board}: {len(target)} runs of {target['app_id'].nunique()} own "
+                  f"kernels; profile: {kept} launches")
+            predicted = {}
+            for tier, extra in (("--reference", []), ("--reference --profile", ["--profile", str(work / "profile.csv")])):
+                out = work / "predicted.csv"
+                run_perfml(["predict", "--model", args.model, "--queries", str(work / "queries.csv"), "--reference",
+                            str(work / "reference.csv"), "--output", str(out), "--overwrite", "--data-home", home, *extra],
+                           last_lines=3)
+                predicted[tier] = pd.read_csv(out)["predicted_ms"].to_numpy(dtype=float)
+            y = target["time_ms"].to_numpy(dtype=float)
+            change = np.max(np.abs(predicted["--reference --profile"] / predicted["--reference"] - 1))
+            for tier, p in predicted.items():
+                results.append((f"{target_board} from {reference_board}", tier, 100 * np.mean(np.abs(p - y) / y)))
+            results.append((f"{target_board} from {reference_board}", "largest change by the profile", 100 * change))
+    print()
+    for what, tier, value in results:
+        print(f"{what:<24} {tier:<32} {value:8.4f} %")
+
+
+if __name__ == "__main__":
+    main()
