@@ -80,6 +80,23 @@ def main() -> None:
     print()
     for what, tier, value in results:
         print(f"{what:<24} {tier:<32} {value:8.4f} %")
+    print()
+    print(prof_splits(Path(args.model)))
+
+
+def prof_splits(model: Path) -> str:
+    """How often each Amaris sub-model's trees split on a profile counter (``prof_*``): why a
+    profile can move a prediction little or not at all."""
+    import xgboost
+
+    parts = []
+    for sub in ("described", "undescribed"):
+        booster = xgboost.Booster()
+        booster.load_model(model / sub / "booster.json")
+        splits = booster.get_score(importance_type="weight")
+        on_prof = sum(v for k, v in splits.items() if k.startswith("prof_"))
+        parts.append(f"{sub}: {on_prof:.0f} of {sum(splits.values()):.0f} splits on prof_* features")
+    return "tree splits: " + "; ".join(parts)
 
 
 if __name__ == "__main__":
