@@ -21,7 +21,7 @@ import numpy as np
 
 from perfml._files import parse_table
 from perfml._expr import ExpressionError, evaluate
-from perfml.errors import KernelDescriptionError, UnknownAppError
+from perfml.errors import InvalidValueError, KernelDescriptionError, UnknownAppError
 
 __all__ = ["BSP_FIELDS", "LAUNCH_FIELDS", "WORK_FIELDS", "AppDescription", "get_app", "list_apps"]
 
@@ -76,6 +76,11 @@ class AppDescription:
 
     def _env(self, n, launch):
         n = np.asarray(n, dtype=float)
+        bad = ~(np.isfinite(n) & (n > 0))
+        if bad.any():  # else a sidecar expression failed on it and the message blamed the sidecar
+            first = n.flat[int(np.flatnonzero(bad.ravel())[0])]
+            raise InvalidValueError(f"{self.app_id}: the problem size N must be a positive finite number, got {first:g}; "
+                                    "give the size the runs use (input_size of runtimes.csv)")
         bx, by, gx, gy = self.launch_dims(n, **launch)
         return {"N": n, "bx": bx, "by": by, "threads": bx * by * gx * gy}
 

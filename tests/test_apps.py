@@ -218,3 +218,16 @@ def test_every_measured_run_fits_in_its_boards_memory():
         memory = part["board"].map(lambda b: get_board(b).global_mem_bytes).to_numpy(dtype=float)
         worst = max(worst, float(np.nanmax(footprint / memory)))
     assert 0.5 < worst <= 1.0
+
+
+@pytest.mark.parametrize("size", [-5, 0, float("nan"), float("inf"), [1024, -1]])
+def test_a_size_that_is_no_problem_size_is_refused_naming_the_size_not_the_sidecar(size):
+    """A negative size gave negative FLOPs (or a sidecar expression failed on it and the message
+    said to fix the sidecar)."""
+    from perfml.apps import get_app
+    from perfml.errors import InvalidValueError
+
+    app = get_app("vectorAdd")
+    for method in (app.work_per_thread, app.bsp_counts, app.footprint_bytes):
+        with pytest.raises(InvalidValueError, match="problem size N must be a positive finite number"):
+            method(size)
