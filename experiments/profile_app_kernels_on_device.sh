@@ -24,6 +24,9 @@ work=$(mktemp -d)
 sed -e 's/^repetitions = .*/repetitions = 1/' -e 's/^warmup = .*/warmup = 0/' \
     -e 's/^time_budget_s = .*/time_budget_s = 100000/' -e 's/^max_point_s = .*/max_point_s = 100000/' \
     perfml/data/sweeps/applications.toml > "$work/applications.toml"
+for line in "repetitions = 1" "warmup = 0" "time_budget_s = 100000" "max_point_s = 100000"; do
+    grep -qx "$line" "$work/applications.toml" || { echo "the applications spec has no top-level '${line%% =*}' to set; update this script"; exit 2; }
+done
 metrics=$(PYTHONPATH=. python3 -c "from perfml.learned.profile_import import COUNTERS as C; \
 print(','.join(sorted({n for c in C.values() for n, _ in c.ncu} | {'device__attribute_display_name', 'gpu__time_duration.sum'})))")
 kernels=$(PYTHONPATH=. python3 -c "import tomllib; s = tomllib.load(open('$work/applications.toml', 'rb')); \
