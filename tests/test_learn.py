@@ -367,3 +367,22 @@ def test_a_users_own_registry_reaches_the_features(data, data_home):
         preds[label] = model.fit(train, y[train.index]).predict(q)
     np.testing.assert_array_equal(preds["none"], preds["same"])
     assert not np.allclose(preds["same"], preds["bigger"])
+
+
+def test_the_estimator_never_predicts_below_the_roofline_bound():
+    """A model fitted on one 2012 board and asked about an H100 put 62 of 105 runs below the
+    H100's physical lower bound (down to 0.09x); ``perfml predict`` raised them, the estimator
+    (what experiments and Python users call) did not."""
+    from perfml.learned.queries import roofline_bound_ms
+
+    rt = nca_every_third_size(["GTX-680"], ["vectorAdd", "matMul_gpu", "matrix_sum_coalesced"])
+    model = RuntimeRegressor(learner_params={"n_estimators": 30, "max_depth": 3}, shrinkage=1.0,
+                             data_home=HOME).fit(rt, rt["measured_ms"].to_numpy())
+    queries = rt.drop_duplicates(["app_id", "input_size", "block_x", "block_y"]).assign(board="H100-SXM")
+    bound = roofline_bound_ms(queries.reset_index(drop=True))
+    pred = model.predict(queries)
+    assert np.isfinite(bound).all()
+    assert (pred >= bound).all()
+    raw = model.predict_transfer(queries)  # the unfloored model, for the ratio a reference is carried by
+    assert (raw < bound).sum() > len(queries) // 4
+    np.testing.assert_array_equal(pred, np.maximum(raw, bound))
