@@ -193,6 +193,7 @@ FEATURES = {
     "baseline_selection": one_of("spread", "transfer-cv"),
     "compute_rate": one_of(*COMPUTE_RATES),
     "wave_scaling": either(BOOL, one_of("auto")),
+    "bound_floor": BOOL,
 }
 #: what a learned model of the dlops corpus (OperatorRegressor) takes
 DLOPS_FEATURES = ("characterization", "transfer", "tiles", "wave_base", "launch_floor", "board_identity")
