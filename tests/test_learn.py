@@ -373,7 +373,7 @@ def test_the_estimator_never_predicts_below_the_roofline_bound():
     """A model fitted on one 2012 board and asked about an H100 put 62 of 105 runs below the
     H100's physical lower bound (down to 0.09x); ``perfml predict`` raised them, the estimator
     (what experiments and Python users call) did not."""
-    from perfml.learned.queries import roofline_bound_ms
+    from perfml.closed_form.roofline import roofline_bound_ms
 
     rt = nca_every_third_size(["GTX-680"], ["vectorAdd", "matMul_gpu", "matrix_sum_coalesced"])
     model = RuntimeRegressor(learner_params={"n_estimators": 30, "max_depth": 3}, shrinkage=1.0,

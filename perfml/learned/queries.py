@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
+from perfml.closed_form.roofline import roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags
 
@@ -585,35 +586,6 @@ def _fill_nominal(q: pd.DataFrame, i: int) -> None:
     for c, v in nominal.items():
         if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
             q.iat[i, q.columns.get_loc(c)] = v
-
-
-def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
-    """Per row, the physical lower bound ``max(ops / peak_ops, bytes / peak_bw)`` (ms) where the work is known.
-
-    The roofline of Williams et al. (CACM 2009), eq. 1, at the board's boost-clock FP32 peak
-    and peak bandwidth (:mod:`perfml.boards`), with the operation count and the compulsory
-    traffic of the kernel description (:class:`perfml.closed_form.roofline.RooflineModel`),
-    less the board's L2 capacity: at most ``l2_bytes`` of the data can be served without
-    DRAM, so the memory term is ``max(bytes - l2_bytes, 0) / peak_bw``. (Without that
-    subtraction 19 of the 11,656 described-app runtimes of runtimes.csv.gz, inputs of at
-    most 1.5 x the L2 on GTX-750/970/980, run up to 1.5x faster than the "bound".)
-    NaN for kernels without a description (their work is unknown).
-    """
-    from perfml.apps import list_apps
-    from perfml.boards import get_board, l2_resident_roofline_ms, peak_bandwidth, peak_flops
-    from perfml.closed_form.roofline import RooflineModel
-
-    bound = np.full(len(q), np.nan)
-    mask = q["app_id"].isin(list_apps()).to_numpy()
-    if mask.any():
-        part = q[mask]
-        terms = RooflineModel(registry=registry).roofline_terms(part)
-        boards = {name: get_board(name, registry=registry) for name in part["board"].unique()}
-        fp, bw, l2 = (np.array([f(boards[name]) for name in part["board"]], dtype=float)
-                      for f in (peak_flops, peak_bandwidth, lambda b: float(b.l2_bytes or 0.0)))
-        bound[mask] = l2_resident_roofline_ms(terms["ops"].to_numpy(dtype=float), terms["bytes"].to_numpy(dtype=float),
-                                              peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)
-    return bound
 
 
 def own_board_first(reference_boards, owners, query_boards) -> np.ndarray:

@@ -423,7 +423,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predicted runtime in milliseconds, never below the row's roofline lower bound.
 
-        The bound is :func:`perfml.learned.queries.roofline_bound_ms` (Williams et al., CACM
+        The bound is :func:`perfml.closed_form.roofline.roofline_bound_ms` (Williams et al., CACM
         2009, eq. 1, with the board's peaks and the L2-resident share of the data), where the
         kernel's work is known (a described app); ``perfml predict`` applies the same bound
         and flags the rows it raised. Under leave-one-board-out on the nine apps it raises 1
@@ -457,7 +457,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         pred = self._predict_checked(X)
         if not getattr(self, "bound_floor", True):  # a model saved before the parameter existed floors
             return pred
-        from perfml.learned.queries import roofline_bound_ms
+        from perfml.closed_form.roofline import roofline_bound_ms
 
         bound = roofline_bound_ms(X, self.registry)
         return np.where(np.isfinite(bound) & (pred < bound), bound, pred)
