@@ -625,3 +625,27 @@ def test_thousands_separators_of_an_english_export_still_read(tmp_path):
 def test_a_value_beyond_a_float_is_called_too_large_not_a_unit_problem(tmp_path):
     with pytest.raises(ProfileImportError, match="value '1e400' is beyond any kernel call"):
         read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "1e400")))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(work=st.lists(st.integers(min_value=0, max_value=10**9), min_size=1, max_size=8),
+       sizes=st.lists(st.integers(min_value=1, max_value=2**30), min_size=1, max_size=5, unique=True))
+def test_any_runs_against_any_reference_sizes_pair_in_order_or_raise_a_typed_error(tmp_path, work, sizes):
+    """One kernel and launch profiled at arbitrary work counts, a reference at arbitrary sizes:
+    either every pair is (k-th least work, k-th smallest size), one per reference run, or a
+    ProfileImportError; never anything else."""
+    rows = [ncu_row("smsp__inst_executed.sum", "inst", str(w), launch_id=i) for i, w in enumerate(work)]
+    path = tmp_path / f"p{len(work)}_{len(sizes)}.csv"
+    path.write_text("\n".join([NCU_HEADER, *rows]) + "\n")
+    ref = pd.concat([reference(input_size=float(s)) for s in sizes], ignore_index=True)
+    prof = read_profile(path)
+    runs = int(prof["runs"].iloc[0])
+    assert len(prof) == runs
+    if runs != len(sizes):  # which run is which size cannot be told: refused, never guessed
+        with pytest.raises(ProfileImportError):
+            attach_profile(prof, ref)
+        return
+    attached = attach_profile(prof, ref)
+    assert len(attached) == runs and attached["input_size"].is_unique
+    ordered = attached.sort_values("input_size")["e.inst_executed"].to_numpy()
+    assert (np.diff(ordered) > 0).all()
