@@ -124,18 +124,26 @@ def test_uncoalesced_variants_need_more_sectors_per_request_than_their_twins(att
         assert bad["m.Global Memory Load Efficiency"].max() < good["m.Global Memory Load Efficiency"].min()
 
 
-def _durations_ms(board: str) -> pd.DataFrame:
-    """``gpu__time_duration.sum`` per launch, read from the details page with the csv module
-    (read_profile ignores it: perfml does not use it)."""
-    scale = {"ns": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}
+def _metric_per_launch(board: str, metric: str) -> pd.DataFrame:
+    """One metric per launch (``launch``, ``kernel``, ``block``, ``grid``, ``value``, ``unit``), read
+    from the details page with the csv module: perfml's reader does not use the metrics these
+    tests check it against."""
     rows = []
     with _export(board).open(newline="") as fh:
         for rec in csv.DictReader(fh):
-            if rec["Metric Name"] == "gpu__time_duration.sum":
+            if rec["Metric Name"] == metric:
                 rows.append({"launch": rec["ID"], "kernel": rec["Kernel Name"], "block": rec["Block Size"],
-                             "grid": rec["Grid Size"],
-                             "ms": float(rec["Metric Value"].replace(",", "")) * scale[rec["Metric Unit"]]})
+                             "grid": rec["Grid Size"], "value": float(rec["Metric Value"].replace(",", "")),
+                             "unit": rec["Metric Unit"]})
     return pd.DataFrame(rows)
+
+
+def _durations_ms(board: str) -> pd.DataFrame:
+    """``gpu__time_duration.sum`` per launch in ms (``ms`` column)."""
+    scale = {"ns": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}
+    times = _metric_per_launch(board, "gpu__time_duration.sum")
+    assert times["unit"].isin(list(scale)).all(), set(times["unit"])
+    return times.assign(ms=times["value"] * times["unit"].map(scale))
 
 
 def test_elapsed_cycles_sm_is_the_sum_over_the_sms_of_the_sm_clock(board):
@@ -143,15 +151,11 @@ def test_elapsed_cycles_sm_is_the_sum_over_the_sms_of_the_sm_clock(board):
     real export: over every SM and the kernel's duration, the cycles give the SM clock, which for
     launches of 1 ms and more is the board's boost clock (1980 MHz; clocks were left as found)."""
     spec = get_board(board)
-    cycles = {}
-    with _export(board).open(newline="") as fh:
-        for rec in csv.DictReader(fh):
-            if rec["Metric Name"] == "sm__cycles_elapsed.sum":
-                cycles[rec["ID"]] = float(rec["Metric Value"].replace(",", ""))
+    cycles = _metric_per_launch(board, "sm__cycles_elapsed.sum").set_index("launch")["value"]
     times = _durations_ms(board)
     long = times[times["ms"] >= 1.0]
     assert len(long) >= 20
-    mhz = np.array([cycles[i] for i in long["launch"]]) / spec.sms / (long["ms"].to_numpy() * 1e-3) / 1e6
+    mhz = cycles.loc[long["launch"]].to_numpy() / spec.sms / (long["ms"].to_numpy() * 1e-3) / 1e6
     assert np.all(np.abs(mhz / spec.boost_clock_mhz - 1) < 0.01), mhz
 
 

@@ -431,6 +431,11 @@ WORK_COUNTERS = ("e.inst_executed", "m.Floating Point Operations(Single Precisio
 RUN_SPLIT_FACTOR = 1.25
 
 
+def _different_runs(low: float, high: float) -> bool:
+    """Whether two work counts (``low <= high``) belong to different runs (:data:`RUN_SPLIT_FACTOR`)."""
+    return high > RUN_SPLIT_FACTOR * max(low, 0.0) and high - low > 1
+
+
 def _split_runs(counters: list[dict]) -> list[list[int]]:
     """Launches (indices into ``counters``) grouped into runs, in increasing order of work.
 
@@ -449,7 +454,7 @@ def _split_runs(counters: list[dict]) -> list[list[int]]:
     order = np.argsort(values, kind="stable")
     runs = [[int(order[0])]]
     for prev, cur in zip(order[:-1], order[1:]):
-        if values[cur] > RUN_SPLIT_FACTOR * max(values[prev], 0.0) and values[cur] - values[prev] > 1:
+        if _different_runs(values[prev], values[cur]):
             runs.append([])
         runs[-1].append(int(cur))
     return [sorted(r) for r in runs]
@@ -490,7 +495,7 @@ def _read_nvprof(lines, path):
         rec["counters"][counter.column] = _nvprof_value(row["Avg"], counter, name, path, line)
         if counter.column in WORK_COUNTERS and row.get("Min", "").strip() and row.get("Max", "").strip():
             low, high = (_nvprof_value(row[c], counter, name, path, line) for c in ("Min", "Max"))
-            if high > RUN_SPLIT_FACTOR * max(low, 0.0) and high - low > 1:
+            if _different_runs(low, high):
                 raise ProfileImportError(
                     f"{path}: line {line}: nvprof averaged {row.get('Invocations', 'several')} invocations of "
                     f"{row['Kernel']!r} whose {name} ranges from {low:g} to {high:g}: different runs (sizes), and "
@@ -563,7 +568,7 @@ def read_profile(path) -> pd.DataFrame:
                             | {"n_launches": len(members), "run": run, "runs": len(runs)}
                             | table.median(skipna=True).to_dict())
     frame = pd.DataFrame(rows, columns=["kernel", "device", "line", *LAUNCH, "n_launches", "run", "runs"])
-    frame[["run", "runs"]] = frame[["run", "runs"]].fillna({"run": 0, "runs": 1}).astype(int)
+    frame[["run", "runs"]] = frame[["run", "runs"]].astype(int)  # every row sets both
     for column in COUNTERS:
         frame[column] = [r.get(column, np.nan) for r in rows] if rows else pd.Series(dtype=float)
     frame[list(COUNTERS)] = frame[list(COUNTERS)].astype(float)
