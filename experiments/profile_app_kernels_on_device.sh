@@ -21,11 +21,11 @@ mkdir -p "$OUT"
 work=$(mktemp -d)
 # the shipped spec with one timed launch and no warm-up per point (same launches), and no
 # time budget (ncu's replay makes every launch slower than the spec's estimate)
-sed -e 's/^repetitions = .*/repetitions = 1/' -e 's/^warmup = .*/warmup = 0/' \
-    -e 's/^time_budget_s = .*/time_budget_s = 100000/' -e 's/^max_point_s = .*/max_point_s = 100000/' \
-    perfml/data/sweeps/applications.toml > "$work/applications.toml"
-for line in "repetitions = 1" "warmup = 0" "time_budget_s = 100000" "max_point_s = 100000"; do
-    grep -qx "$line" "$work/applications.toml" || { echo "the applications spec has no top-level '${line%% =*}' to set; update this script"; exit 2; }
+cp perfml/data/sweeps/applications.toml "$work/applications.toml"
+for setting in "repetitions = 1" "warmup = 0" "time_budget_s = 100000" "max_point_s = 100000"; do
+    key=${setting%% =*}
+    grep -q "^$key = " "$work/applications.toml" || { echo "the applications spec has no top-level '$key' to set; update this script"; exit 2; }
+    sed -i "s/^$key = .*/$setting/" "$work/applications.toml"
 done
 metrics=$(PYTHONPATH=. python3 -c "from perfml.learned.profile_import import COUNTERS as C; \
 print(','.join(sorted({n for c in C.values() for n, _ in c.ncu} | {'device__attribute_display_name', 'gpu__time_duration.sum'})))")
