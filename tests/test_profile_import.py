@@ -25,6 +25,7 @@ from perfml.learned.profile_import import (
     kernel_base_name,
     read_profile,
     use_reference_profile,
+    with_profiled_work,
 )
 
 NCU_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
@@ -502,15 +503,19 @@ def test_predict_with_a_profile_uses_the_users_counters(small_model_dir, tmp_pat
     # the same through the library: the profile is in the profile features of the query rows
     model = load_model(model_dir, data_home=home)
     ref = read_reference(tmp_path / "ref.csv")
-    assert use_reference_profile(model, read_reference_profile(profile, ref, tmp_path / "ref.csv")) is None
+    attached = read_reference_profile(profile, ref, tmp_path / "ref.csv")
+    assert use_reference_profile(model, attached) is None
     rows = pd.DataFrame({"board": ["GTX-970"], "app_id": ["my_kernel"], "input_size": [4096],
                          "block_x": [256.0], "block_y": [1.0], "grid_x": [16.0], "grid_y": [1.0]})
     feats = model.features_.transform(rows)
     assert feats["prof_gld_transactions"].iloc[0] == pytest.approx(math.log(4096))
     assert feats["prof_dram_read_tx"].iloc[0] == pytest.approx(math.log(2000))
     queries = pd.read_csv(tmp_path / "q.csv", dtype=str)
-    expected = predict_queries(model, queries, "q.csv", reference=ref)
+    # and the work it counted (here the warp instructions: the DRAM bytes need the writes too) carries the kernel
+    expected = predict_queries(model, queries, "q.csv", reference=with_profiled_work(ref, attached))
     assert np.allclose(written["predicted_ms"], expected["predicted_ms"], rtol=1e-12)
+    without_work = predict_queries(model, queries, "q.csv", reference=ref)
+    assert not np.allclose(written["predicted_ms"], without_work["predicted_ms"], rtol=1e-3)
 
 
 def test_predict_with_a_profile_of_another_kernel_exits_2_and_writes_nothing(small_model_dir, tmp_path, capsys):
@@ -649,3 +654,48 @@ def test_any_runs_against_any_reference_sizes_pair_in_order_or_raise_a_typed_err
     assert len(attached) == runs and attached["input_size"].is_unique
     ordered = attached.sort_values("input_size")["e.inst_executed"].to_numpy()
     assert (np.diff(ordered) > 0).all()
+
+
+def test_profiled_work_is_flops_dram_sectors_times_32_and_warp_instructions(tmp_path):
+    """The work a profile counted, on the reference row it describes; the DRAM bytes need both counts."""
+    ref = pd.concat([reference(), reference(input_size=8192.0, grid_x=32.0)], ignore_index=True)
+    both = ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "100", grid="(32, 1, 1)"),
+                    ncu_row("dram__sectors_write.sum", "sector", "50", grid="(32, 1, 1)"),
+                    ncu_row("smsp__inst_executed.sum", "inst", "7000", grid="(32, 1, 1)"))
+    out = with_profiled_work(ref, attach_profile(read_profile(both), ref))
+    assert out[["profiled_dram_bytes", "profiled_warp_instructions"]].iloc[1].tolist() == [32.0 * 150, 7000.0]
+    assert out[["profiled_flops", "profiled_dram_bytes", "profiled_warp_instructions"]].iloc[0].isna().all()
+    assert np.isnan(out["profiled_flops"].iloc[1])  # not in the export
+    reads_only = tmp_path / "reads"
+    reads_only.mkdir()
+    out = with_profiled_work(ref, attach_profile(read_profile(ncu_file(reads_only, ncu_row(
+        "dram__sectors_read.sum", "sector", "100", grid="(32, 1, 1)"))), ref))
+    assert np.isnan(out["profiled_dram_bytes"].iloc[1])
+
+
+def test_an_own_kernels_profile_carries_it_by_the_geometric_mean_of_the_model_and_its_roofline(small_model_dir):
+    """For a kernel the model knows nothing of, the carried time is sqrt(model carry x roofline carry),
+    the roofline carry being t_ref x R(query board) / R(reference board) of the profiled work; a
+    streaming kernel (DRAM bytes only) is so carried by the bandwidth ratio. A kernel the model
+    knows keeps the model's carry. (The interval: tests/test_profile_measured.py, with a model
+    that has one.)"""
+    from perfml.boards import get_board, peak_bandwidth
+    from perfml.learned.persistence import load_model
+    from perfml.learned.queries import predict_queries
+
+    model_dir, home = small_model_dir
+    model = load_model(model_dir, data_home=home)
+    queries = pd.DataFrame([{"board": b, "app_id": "my_kernel", "input_size": 4096, "block_x": 256, "block_y": 1,
+                             "grid_x": 16, "grid_y": 1} for b in ("GTX-970", "Tesla-K40")])
+    plain = predict_queries(model, queries, "q", reference=reference())["predicted_ms"].to_numpy()
+    streaming = reference(profiled_flops=np.nan, profiled_dram_bytes=1e9, profiled_warp_instructions=np.nan)
+    got = predict_queries(model, queries, "q", reference=streaming)
+    bw = {b: peak_bandwidth(get_board(b)) for b in ("GTX-680", "GTX-970", "Tesla-K40")}
+    roof = np.array([0.25 * bw["GTX-680"] / bw[b] for b in ("GTX-970", "Tesla-K40")])
+    np.testing.assert_allclose(got["predicted_ms"], np.sqrt(plain * roof), rtol=1e-9)
+    # a kernel the model was trained on keeps the model's carry, profile or not
+    known = queries.assign(app_id="vectorAdd", input_size=1048576)
+    ref_known = reference(app_id="vectorAdd", input_size=1048576.0)
+    np.testing.assert_allclose(
+        predict_queries(model, known, "q", reference=ref_known.assign(profiled_dram_bytes=1e9))["predicted_ms"],
+        predict_queries(model, known, "q", reference=ref_known)["predicted_ms"], rtol=1e-12)

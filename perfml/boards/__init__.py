@@ -23,6 +23,7 @@ from perfml.boards._derived import (
     occupancy,
     peak_bandwidth,
     peak_flops,
+    peak_warp_instructions,
     wave_size,
 )
 from perfml.boards._registry import (
@@ -58,6 +59,7 @@ __all__ = [
     "board_generation",
     "get_board",
     "issue_limited_flops",
+    "peak_warp_instructions",
     "l2_resident_roofline_ms",
     "list_boards",
     "load_registry",

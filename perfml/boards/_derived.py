@@ -11,6 +11,9 @@ References
 .. [3] NVIDIA, CUDA C Programming Guide, "Maximize Utilization", "Multiprocessor Level"
    (warp instructions an SM issues per clock) and appendix "Compute Capabilities",
    sections "Architecture" (warp schedulers per SM, dual issue on 2.1 and 3.x).
+.. [4] N. Ding and S. Williams, "An Instruction Roofline Model for GPUs", PMBS workshop
+   at SC 2019: the instruction ceiling is the warp instructions the SMs' schedulers can
+   issue per second, SMs x warp schedulers x one instruction per clock x clock.
 .. [2] NVIDIA, CUDA Occupancy Calculator (CUDA_Occupancy_Calculator.xls), sheet
    "Calculator": warps, registers and shared memory per block rounded to the
    allocation units of the compute capability; active blocks per SM are the minimum
@@ -102,6 +105,29 @@ def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boos
     units = board.require(_UNITS_FIELD[precision], needed_for=purpose)
     mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
     return float(sms * units * mhz * 1e6 * 2)
+
+
+def peak_warp_instructions(board: Board, clock: Clock = "boost") -> float:
+    """Warp instructions the board can issue per second: ``sms * warp_issue_per_clock * clock``.
+
+    The instruction ceiling of the Instruction Roofline Model [4]_ (one instruction per
+    warp scheduler per clock, no dual issue [3]_); a kernel that executes ``I`` warp
+    instructions takes at least ``I`` over this rate.
+
+    Raises
+    ------
+    MissingBoardParameterError
+        If the SM count, the issue rate (from the compute capability table) or the clock
+        is unknown.
+    """
+    board = _as_board(board)
+    if clock not in _CLOCK_FIELD:
+        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
+    purpose = "peak warp instructions per second"
+    sms = board.require("sms", needed_for=purpose)
+    issue = board.require("warp_issue_per_clock", needed_for=purpose)
+    mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
+    return float(sms * float(issue) * mhz * 1e6)
 
 
 def issue_limited_flops(board: Board, clock: Clock = "boost") -> float:

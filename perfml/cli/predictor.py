@@ -191,10 +191,17 @@ def predict(
     if ref is not None:
         for warning in reference_repeat_warnings(ref, f"--reference {reference}"):
             typer.echo(f"warning: {warning}", err=True)
-    from perfml.learned.profile_import import describe_profile, read_reference_profile, use_reference_profile
+    from perfml.learned.profile_import import (
+        describe_profile,
+        read_reference_profile,
+        use_reference_profile,
+        with_profiled_work,
+    )
 
     # profiler counters describe application kernels: they attach to the reference's application rows
     prof = read_reference_profile(profile, ref[0] if ref is not None else None, reference) if profile is not None else None
+    if prof is not None:  # the work it counted carries the user's own kernels (queries.predict_queries)
+        ref = (with_profiled_work(ref[0], prof), *ref[1:])
     from perfml.cli._home import entry_data_home
 
     bundle = load_predictor(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point

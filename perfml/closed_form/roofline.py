@@ -212,3 +212,40 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
         bound[mask] = l2_resident_roofline_ms(terms["ops"].to_numpy(dtype=float), terms["bytes"].to_numpy(dtype=float),
                                               peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)
     return bound
+
+
+def profiled_roofline_ms(boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
+    """Per row, the roofline time (ms) of work counted by a profiler, on the row's board.
+
+    ``1e3 * max(flops / peak FP32, dram_bytes / peak bandwidth, warp_instructions / peak
+    warp instruction rate)``: the roofline of Williams et al. (CACM 2009) with the
+    instruction ceiling of Ding & Williams' Instruction Roofline Model (PMBS 2019,
+    :func:`perfml.boards.peak_warp_instructions`), which bounds the kernels that do little
+    floating-point work (integer, control and address arithmetic) where the FLOP roof
+    says nothing. Boost-clock peaks of the registry. A missing term (NaN, or a board
+    figure the entry lacks) is left out; NaN where every term is.
+
+    Used to carry a user's measurement of a kernel perfml knows nothing of to another
+    board by the ratio of this time on the two boards (``--profile``,
+    :func:`perfml.learned.queries.predict_queries`).
+    """
+    from perfml.boards import get_board, peak_bandwidth, peak_flops, peak_warp_instructions
+    from perfml.errors import MissingBoardParameterError
+
+    codes, names = pd.factorize(pd.Series(boards, dtype=object).astype(str))
+    rates = np.full((len(names), 3), np.nan)
+    for j, name in enumerate(names):
+        board = get_board(name, registry=registry)
+        for k, rate in enumerate((peak_flops, peak_bandwidth, peak_warp_instructions)):
+            try:
+                rates[j, k] = rate(board)
+            except MissingBoardParameterError:
+                pass
+    work = np.column_stack([np.asarray(w, dtype=float) for w in (flops, dram_bytes, warp_instructions)])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = work / rates[codes]
+    seconds = np.where(np.isfinite(seconds) & (seconds >= 0), seconds, np.nan)
+    known = ~np.isnan(seconds).all(axis=1)
+    out = np.full(len(work), np.nan)
+    out[known] = 1e3 * np.nanmax(seconds[known], axis=1)
+    return out

@@ -644,7 +644,7 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
               if "input_size_2" in reference.columns else np.zeros(len(reference)))
     launch = {c: reference[c].to_numpy(dtype=float) if c in reference.columns else np.full(len(reference), np.nan)
               for c in LAUNCH}
-    unmatched, out, owner, paired = [], [], {}, []
+    unmatched, out, owner, paired, positions = [], [], {}, [], []
     for _, p in profile.iterrows():
         hit = np.array([p["app_id"] in n or p["kernel"] in n for n in names], dtype=bool)
         for c in LAUNCH:
@@ -701,6 +701,7 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
             block["block_y"] = 1.0
         out.append({"board": boards[i], "app_id": str(reference["app_id"].iloc[i]), "input_size": sizes[i], **block,
                     **{c: p[c] for c in COUNTERS}})
+        positions.append([int(j) for j in rows])
     if unmatched:
         listed = ", ".join(f"{q['kernel']!r} (line {q['line']})" for q in unmatched[:5])
         more = f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""
@@ -710,8 +711,46 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
             "each kernel in the reference's app_id (or a kernel_name column) as the profiler does, with the same launch, "
             "or filter the export to the reference's kernels (ncu --kernel-name, nvprof --kernels)")
     frame = pd.DataFrame(out, columns=["board", "app_id", "input_size", "block_x", "block_y", *COUNTERS])
-    frame.attrs.update(profile.attrs, reference_rows=len(owner), paired_by_work=paired)
+    frame.attrs.update(profile.attrs, reference_rows=len(owner), paired_by_work=paired, reference_positions=positions)
     return frame
+
+
+#: The work a profile counted on a reference run, as columns of that reference row
+#: (:func:`with_profiled_work`): FP32 FLOPs, DRAM bytes (read and write sectors x 32 B)
+#: and warp instructions executed.
+PROFILED_WORK = ("profiled_flops", "profiled_dram_bytes", "profiled_warp_instructions")
+#: bytes per DRAM transaction of nvprof's dram_read/write_transactions and ncu's dram__sectors (a sector)
+SECTOR_BYTES = 32.0
+
+
+def profiled_work(attached: pd.DataFrame) -> pd.DataFrame:
+    """The :data:`PROFILED_WORK` of each attached run, from its counters; NaN where a counter is missing.
+
+    DRAM bytes need both the read and the write count (a profile of reads alone would
+    make a kernel that writes look lighter than it is).
+    """
+    flops = attached["m.Floating Point Operations(Single Precision)"].to_numpy(dtype=float)
+    reads = attached["m.Device Memory Read Transactions"].to_numpy(dtype=float)
+    writes = attached["m.Device Memory Write Transactions"].to_numpy(dtype=float)
+    instructions = attached["e.inst_executed"].to_numpy(dtype=float)
+    return pd.DataFrame({"profiled_flops": flops, "profiled_dram_bytes": SECTOR_BYTES * (reads + writes),
+                         "profiled_warp_instructions": instructions}, index=attached.index)
+
+
+def with_profiled_work(reference: pd.DataFrame, attached: pd.DataFrame) -> pd.DataFrame:
+    """``reference`` with the :data:`PROFILED_WORK` columns of the runs ``attached`` covers (NaN elsewhere).
+
+    ``attached`` is :func:`attach_profile` of the same reference (its
+    ``attrs["reference_positions"]`` says which reference rows each profiled run is).
+    """
+    out = reference.copy()
+    work = profiled_work(attached).to_numpy(dtype=float)
+    values = np.full((len(reference), len(PROFILED_WORK)), np.nan)
+    for k, rows in enumerate(attached.attrs.get("reference_positions", [])):
+        values[rows] = work[k]
+    for j, column in enumerate(PROFILED_WORK):
+        out[column] = values[:, j]
+    return out
 
 
 #: the board under which the user's counters join the profile table: no board's name ("<" is

@@ -623,9 +623,16 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     closed-form (or cores x clock, bandwidth) ratio the transfer baseline uses. Where the
     reference measured the run on the row's own board, only those rows count
     (:func:`own_board_first`). ``known``: the kernels whose work the model knows (trained on or
-    described); the others' intervals also span the boards' ratios (:func:`_unknown_work_alternatives`).
+    described); the others' intervals also span the boards' ratios (:func:`_unknown_work_alternatives`),
+    and where ``reference`` carries the work a profile counted on the run
+    (:data:`~perfml.learned.profile_import.PROFILED_WORK`, ``--profile``), such a kernel is carried
+    by the geometric mean of the model's ratio and the ratio of that work's roofline
+    (:func:`_with_profiled_roofline`).
     """
-    pairs, owners, times = [], [], []
+    from perfml.learned.profile_import import PROFILED_WORK
+
+    pairs, owners, times, work = [], [], [], []
+    profiled = [c for c in PROFILED_WORK if c in reference.columns]
     for i in np.flatnonzero(q["app_id"].isin(set(reference["app_id"])).to_numpy()):
         row = q.iloc[i]
         hits = reference[_same_run(reference, row) & launch_agrees(reference, row)]
@@ -634,6 +641,7 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
             pairs.append(row.to_dict() | {"board": r["board"]})
             owners.append(i)
             times.append(r["time_ms"])
+            work.append([r[c] if c in profiled else np.nan for c in PROFILED_WORK])
     if not pairs:
         return carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q))
     moved = pd.DataFrame(pairs)
@@ -644,8 +652,50 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     # a kernel the model knows nothing of has model times that are only a ratio: no floor for them
     floor = np.where(unknown, 0.0, floor_ms)
     logs = np.log(np.asarray(times)) + np.log(np.maximum(pred[owners], floor)) - np.log(np.maximum(at_ref, floor))
-    return carried_references(owners, logs, len(q), alternatives=_unknown_work_alternatives(model, q, moved, owners,
-                                                                                            times, unknown))
+    alternatives = _unknown_work_alternatives(model, q, moved, owners, times, unknown)
+    logs, alternatives = _with_profiled_roofline(model, q, moved, owners, times, np.asarray(work, dtype=float),
+                                                 unknown, logs, alternatives)
+    return carried_references(owners, logs, len(q), alternatives=alternatives)
+
+
+def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times, work: np.ndarray,
+                            unknown: np.ndarray, logs: np.ndarray, alternatives: tuple) -> tuple[np.ndarray, tuple]:
+    """For the reference pairs of a kernel whose work is unknown to the model but was profiled (``--profile``):
+    the carried time is the geometric mean of the model's carry and the carry by the profiled roofline.
+
+    The profiled roofline (:func:`perfml.closed_form.roofline.profiled_roofline_ms`: the
+    reference run's FP32 FLOPs, DRAM bytes and warp instructions against each board's
+    peaks) says by which ratio the kernel's own work moves between the two boards; the
+    model's ratio is what kernels of the training boards did. Neither is known to be the
+    better one for a kernel no training row describes: alone, each misses where the other
+    holds (the roofline carries a streaming kernel by the bandwidth ratio, which a kernel
+    below its bandwidth roof does not reach; the model does not know the kernel streams),
+    and their geometric mean misses less than either on the measured checks
+    (``experiments/profile_roofline_own_kernels.py``). Both carries also enter the row's
+    spread (its interval holds each). ``work``: per pair, the :data:`PROFILED_WORK` of its
+    reference row (NaN where the profile gave none). Returns ``(logs, alternatives)``.
+    """
+    from perfml.closed_form.roofline import profiled_roofline_ms
+
+    use = unknown & np.isfinite(work).any(axis=1)
+    if not use.any():
+        return logs, alternatives
+    registry = getattr(model, "registry", None)
+    pick = np.flatnonzero(use)
+    columns = [work[pick, k] for k in range(work.shape[1])]
+    on_query = profiled_roofline_ms(q["board"].iloc[owners[pick]].to_numpy(), *columns, registry=registry)
+    on_reference = profiled_roofline_ms(moved["board"].iloc[pick].to_numpy(), *columns, registry=registry)
+    with np.errstate(all="ignore"):
+        roof = np.log(np.asarray(times, dtype=float)[pick]) + np.log(on_query) - np.log(on_reference)
+    ok = np.isfinite(roof)
+    pick, roof = pick[ok], roof[ok]
+    logs = logs.copy()
+    model_logs = logs[pick]
+    logs[pick] = 0.5 * (model_logs + roof)
+    alt_owners, alt_logs = alternatives
+    alternatives = (np.concatenate([np.asarray(alt_owners, dtype=int), owners[pick], owners[pick]]),
+                    np.concatenate([np.asarray(alt_logs, dtype=float), model_logs, roof]))
+    return logs, alternatives
 
 
 def _unknown_work_alternatives(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times,

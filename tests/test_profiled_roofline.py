@@ -1,0 +1,57 @@
+"""The profiled roofline: the work a profiler counted on a run, against each board's three ceilings.
+
+Truth: Williams et al. (CACM 2009) roofline, time = max over the roofs of work / peak; the
+instruction ceiling of Ding & Williams' Instruction Roofline Model (PMBS 2019): SMs x warp
+schedulers (one warp instruction per clock each) x clock; the registry's fields.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfml.boards import get_board, peak_bandwidth, peak_flops, peak_warp_instructions
+from perfml.closed_form.roofline import profiled_roofline_ms
+from perfml.errors import MissingBoardParameterError
+
+
+@pytest.mark.parametrize("name", ["GTX-680", "GTX-980", "Tesla-V100-PCIe-32GB", "H100-SXM"])
+def test_peak_warp_instructions_is_sms_times_schedulers_times_clock(name):
+    board = get_board(name)
+    assert peak_warp_instructions(board) == pytest.approx(board.sms * board.warp_issue_per_clock * board.boost_clock_mhz * 1e6)
+    if board.base_clock_mhz:
+        assert peak_warp_instructions(board, "base") <= peak_warp_instructions(board)
+
+
+def test_a_board_without_an_issue_rate_says_what_is_missing():
+    with pytest.raises(MissingBoardParameterError, match="warp instructions"):
+        peak_warp_instructions(get_board("Tesla-P4"))  # the registry gives it no compute capability
+
+
+def test_the_longest_roof_sets_the_time_and_a_missing_term_is_left_out():
+    h100 = get_board("H100-SXM")
+    flops, dram, warps = 1e12, 1e9, 1e6
+    got = profiled_roofline_ms(["H100-SXM"] * 4, [flops, np.nan, np.nan, np.nan], [dram, dram, np.nan, np.nan],
+                               [warps, warps, warps, np.nan])
+    terms = [flops / peak_flops(h100), dram / peak_bandwidth(h100), warps / peak_warp_instructions(h100)]
+    np.testing.assert_allclose(got[:3], [1e3 * max(terms), 1e3 * max(terms[1:]), 1e3 * terms[2]])
+    assert np.isnan(got[3])
+
+
+def test_a_board_without_a_ceiling_keeps_the_others():
+    """The Tesla-P4 has no issue rate in the registry: its instruction term is left out, not the row."""
+    p4 = get_board("Tesla-P4")
+    got = profiled_roofline_ms(["Tesla-P4"], [np.nan], [1e9], [1e12])
+    np.testing.assert_allclose(got, [1e3 * 1e9 / peak_bandwidth(p4)])
+
+
+def test_more_bandwidth_never_makes_a_streaming_run_slower():
+    """The H200 has the H100's processor and more bandwidth: every profiled run is no slower on it,
+    and a streaming one (DRAM bytes its longest roof) is faster by the bandwidth ratio."""
+    rng = np.random.default_rng(0)
+    work = [10 ** rng.uniform(6, 12, 200) for _ in range(3)]
+    h100 = profiled_roofline_ms(["H100-SXM"] * 200, *work)
+    h200 = profiled_roofline_ms(["H200"] * 200, *work)
+    assert (h200 <= h100 * (1 + 1e-12)).all()
+    streaming = profiled_roofline_ms(["H200", "H100-SXM"], [1.0, 1.0], [1e10, 1e10], [1.0, 1.0])
+    assert streaming[0] / streaming[1] == pytest.approx(peak_bandwidth(get_board("H100-SXM")) / peak_bandwidth(get_board("H200")))
