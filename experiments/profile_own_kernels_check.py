@@ -8,8 +8,9 @@ which knows nothing of them), the profiled kernel named in a ``kernel_name`` col
 board as the reference, the other is predicted through the command line with
 ``--reference`` alone and with ``--profile`` (the reference board's Nsight Compute export,
 ``sweeps/results/<board>/ncu/apps_details.csv``, narrowed to the reference's kernels), and
-scored against its measurements. Prints the MAPE of each and the largest change a profile
-made to one prediction. Measures; asserts nothing.
+scored against its measurements. Prints the MAPE of each (and of the carry by the profiled
+roofline alone, which ``--profile`` averages with the model's) and the largest change a
+profile made to one prediction. Measures; asserts nothing.
 
 Usage: PYTHONPATH=. python experiments/profile_own_kernels_check.py [--model DIR] [--data-home DIR]
 """
@@ -45,6 +46,26 @@ def own_kernel_rows(check, board: str) -> pd.DataFrame:
     return rows.assign(kernel_name=rows["app_id"], app_id="my_" + rows["app_id"])
 
 
+def roofline_carry(reference: pd.DataFrame, target: pd.DataFrame, work: Path) -> np.ndarray:
+    """Each target run as the reference time x the ratio of the profiled roofline on the two boards
+    (:func:`perfml.closed_form.roofline.profiled_roofline_ms` of the work the reference board's
+    export counted): the carry ``--profile`` averages with the model's, alone, for comparison."""
+    from perfml.closed_form.roofline import profiled_roofline_ms
+    from perfml.learned.profile_import import PROFILED_WORK, read_reference_profile, with_profiled_work
+    from perfml.learned.queries import read_reference
+
+    ref = read_reference(work / "reference.csv")
+    ref = with_profiled_work(ref, read_reference_profile(work / "profile.csv", ref, work / "reference.csv"))
+    keys = ["app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y"]
+    numbers = {k: float for k in keys[1:]}
+    at = target[keys].astype(numbers).merge(ref[keys + ["board", "time_ms", *PROFILED_WORK]].astype(numbers),
+                                            on=keys, how="left")
+    amounts = [at[c].to_numpy(dtype=float) for c in PROFILED_WORK]
+    ratio = (profiled_roofline_ms(target["board"].to_numpy(), *amounts)
+             / profiled_roofline_ms(at["board"].to_numpy(), *amounts))
+    return at["time_ms"].to_numpy(dtype=float) * ratio
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
@@ -72,6 +93,7 @@ def main() -> None:
                             str(work / "reference.csv"), "--output", str(out), "--overwrite", "--data-home", home, *extra],
                            last_lines=3)
                 predicted[tier] = pd.read_csv(out)["predicted_ms"].to_numpy(dtype=float)
+            predicted["profiled roofline alone"] = roofline_carry(reference, target, work)
             y = target["time_ms"].to_numpy(dtype=float)
             change = np.max(np.abs(predicted["--reference --profile"] / predicted["--reference"] - 1))
             for tier, p in predicted.items():

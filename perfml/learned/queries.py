@@ -668,11 +668,16 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     peaks) says by which ratio the kernel's own work moves between the two boards; the
     model's ratio is what kernels of the training boards did. Neither is known to be the
     better one for a kernel no training row describes: alone, each misses where the other
-    holds (the roofline carries a streaming kernel by the bandwidth ratio, which a kernel
-    below its bandwidth roof does not reach; the model does not know the kernel streams),
-    and their geometric mean misses less than either on the measured checks
-    (``experiments/profile_roofline_own_kernels.py``). Both carries also enter the row's
-    spread (its interval holds each). ``work``: per pair, the :data:`PROFILED_WORK` of its
+    holds (the model does not know that a kernel streams; the roofline carries it by the
+    full bandwidth ratio, which a kernel below its bandwidth roof does not reach, and carries
+    a compute- or latency-bound kernel by peaks it does not reach either). Measured, pooled,
+    the geometric mean misses less than either: the nine apps as own kernels on the
+    2012-2016 boards 24.69 % MAPE against 25.22 % (model) and 28.82 % (roofline), median
+    13.74 against 14.92 and 14.54 % (``experiments/profile_roofline_own_kernels.py``); on
+    the Hopper boards 7.64 and 7.60 % against 10.38 and 8.17 % (model)
+    (``experiments/profile_own_kernels_check.py``). It gains on the streaming kernels and
+    loses on the compute- and latency-bound ones (matMul, subSeqMax). Both carries also
+    enter the row's spread (its interval holds each). ``work``: per pair, the :data:`PROFILED_WORK` of its
     reference row (NaN where the profile gave none). Returns ``(logs, alternatives)``.
     """
     from perfml.closed_form.roofline import profiled_roofline_ms
