@@ -48,9 +48,9 @@ def own_kernel_rows(check, board: str) -> pd.DataFrame:
 
 def roofline_carry(reference: pd.DataFrame, target: pd.DataFrame, work: Path) -> np.ndarray:
     """Each target run as the reference time x the ratio of the profiled roofline on the two boards
-    (:func:`perfml.closed_form.roofline.profiled_roofline_ms` of the work the reference board's
+    (:func:`perfml.closed_form.roofline.profiled_roofline_ratio` of the work the reference board's
     export counted): the carry ``--profile`` averages with the model's, alone, for comparison."""
-    from perfml.closed_form.roofline import profiled_roofline_ms
+    from perfml.closed_form.roofline import profiled_roofline_ratio
     from perfml.learned.profile_import import PROFILED_WORK, read_reference_profile, with_profiled_work
     from perfml.learned.queries import read_reference
 
@@ -61,8 +61,7 @@ def roofline_carry(reference: pd.DataFrame, target: pd.DataFrame, work: Path) ->
     at = target[keys].astype(numbers).merge(ref[keys + ["board", "time_ms", *PROFILED_WORK]].astype(numbers),
                                             on=keys, how="left")
     amounts = [at[c].to_numpy(dtype=float) for c in PROFILED_WORK]
-    ratio = (profiled_roofline_ms(target["board"].to_numpy(), *amounts)
-             / profiled_roofline_ms(at["board"].to_numpy(), *amounts))
+    ratio = profiled_roofline_ratio(target["board"].to_numpy(), at["board"].to_numpy(), *amounts)
     return at["time_ms"].to_numpy(dtype=float) * ratio
 
 

@@ -12,7 +12,7 @@ counters of each run (``profiles_nca``: the counters an nvprof export gives, rea
 * ``with profile``: ``--reference`` with the profiled work (the query path: the geometric mean
   of the model's carry and the profiled roofline's, :mod:`perfml.learned.queries`);
 * ``roofline alone``: the reference time x the ratio of the profiled roofline
-  (:func:`perfml.closed_form.roofline.profiled_roofline_ms`) on the two boards, for context.
+  (:func:`perfml.closed_form.roofline.profiled_roofline_ratio`) on the two boards, for context.
 
 ``models/default`` was trained on these boards (on other kernels, and on these kernels under
 their own names, which the renaming hides): the board ratios it learned are not unseen-board
@@ -60,7 +60,7 @@ def reference_work(data_home, board: str) -> pd.DataFrame:
 
 def carry_from(bundle, runs: pd.DataFrame, board: str, data_home) -> pd.DataFrame:
     """Every other board's runs of ``board``'s runs, predicted from ``board``'s times: the three carries."""
-    from perfml.closed_form.roofline import profiled_roofline_ms
+    from perfml.closed_form.roofline import profiled_roofline_ratio
     from perfml.learned.bundle import predict_any
     from perfml.learned.profile_import import PROFILED_WORK
     from perfml.learned.queries import check_reference
@@ -74,8 +74,7 @@ def carry_from(bundle, runs: pd.DataFrame, board: str, data_home) -> pd.DataFram
     with_profile = predict_any(bundle, ask, "queries", reference=(profiled, None), reference_where=board)["predicted_ms"]
     at = queries.merge(profiled[RUN + ["time_ms", *PROFILED_WORK]], on=RUN, how="left")
     work = [at[c].to_numpy(dtype=float) for c in PROFILED_WORK]
-    roofline = at["time_ms"] * (profiled_roofline_ms(at["board"].to_numpy(), *work)
-                                / profiled_roofline_ms(np.full(len(at), board), *work))
+    roofline = at["time_ms"] * profiled_roofline_ratio(at["board"].to_numpy(), np.full(len(at), board), *work)
     return queries.assign(reference=board, model=model.to_numpy(), with_profile=with_profile.to_numpy(),
                           roofline_alone=roofline.to_numpy(), profiled=np.isfinite(np.column_stack(work)).any(axis=1))
 

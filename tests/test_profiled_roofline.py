@@ -55,3 +55,21 @@ def test_more_bandwidth_never_makes_a_streaming_run_slower():
     assert (h200 <= h100 * (1 + 1e-12)).all()
     streaming = profiled_roofline_ms(["H200", "H100-SXM"], [1.0, 1.0], [1e10, 1e10], [1.0, 1.0])
     assert streaming[0] / streaming[1] == pytest.approx(peak_bandwidth(get_board("H100-SXM")) / peak_bandwidth(get_board("H200")))
+
+
+def test_the_ratio_compares_only_the_roofs_both_boards_have():
+    """From the Tesla-P4 (no issue rate in the registry) to the Tesla-T4: an instruction-heavy run
+    is carried by the FLOP and bandwidth roofs alone, on both sides; per board, the T4's time
+    would have taken its instruction roof and the P4's could not, a ratio of unlike ceilings."""
+    from perfml.closed_form.roofline import profiled_roofline_ratio
+
+    p4, t4 = get_board("Tesla-P4"), get_board("Tesla-T4")
+    flops, dram, warps = 1e9, 1e8, 1e12
+    got = profiled_roofline_ratio(["Tesla-T4"], ["Tesla-P4"], [flops], [dram], [warps])
+    expected = max(flops / peak_flops(t4), dram / peak_bandwidth(t4)) / max(flops / peak_flops(p4), dram / peak_bandwidth(p4))
+    np.testing.assert_allclose(got, [expected])
+    unlike = profiled_roofline_ms(["Tesla-T4"], [flops], [dram], [warps]) / profiled_roofline_ms(["Tesla-P4"], [flops], [dram], [warps])
+    assert not np.allclose(got, unlike)
+    # no roof on both sides, or no work: no ratio
+    assert np.isnan(profiled_roofline_ratio(["Tesla-T4"], ["Tesla-P4"], [np.nan], [np.nan], [warps])).all()
+    assert np.isnan(profiled_roofline_ratio(["Tesla-T4"], ["Tesla-P4"], [0.0], [0.0], [0.0])).all()

@@ -214,21 +214,10 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     return bound
 
 
-def profiled_roofline_ms(boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
-    """Per row, the roofline time (ms) of work counted by a profiler, on the row's board.
-
-    ``1e3 * max(flops / peak FP32, dram_bytes / peak bandwidth, warp_instructions / peak
-    warp instruction rate)``: the roofline of Williams et al. (CACM 2009) with the
-    instruction ceiling of Ding & Williams' Instruction Roofline Model (PMBS 2019,
-    :func:`perfml.boards.peak_warp_instructions`), which bounds the kernels that do little
-    floating-point work (integer, control and address arithmetic) where the FLOP roof
-    says nothing. Boost-clock peaks of the registry. A missing term (NaN, or a board
-    figure the entry lacks) is left out; NaN where every term is.
-
-    Used to carry a user's measurement of a kernel perfml knows nothing of to another
-    board by the ratio of this time on the two boards (``--profile``,
-    :func:`perfml.learned.queries.predict_queries`).
-    """
+def profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
+    """Per row, the seconds of each roof of :func:`profiled_roofline_ms` (columns: FLOPs, DRAM bytes,
+    warp instructions): the work over the board's peak; NaN where the work or the board figure is
+    missing."""
     from perfml.boards import get_board, peak_bandwidth, peak_flops, peak_warp_instructions
     from perfml.errors import MissingBoardParameterError
 
@@ -244,8 +233,46 @@ def profiled_roofline_ms(boards, flops, dram_bytes, warp_instructions, registry=
     work = np.column_stack([np.asarray(w, dtype=float) for w in (flops, dram_bytes, warp_instructions)])
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = work / rates[codes]
-    seconds = np.where(np.isfinite(seconds) & (seconds >= 0), seconds, np.nan)
+    return np.where(np.isfinite(seconds) & (seconds >= 0), seconds, np.nan)
+
+
+def _longest(seconds: np.ndarray) -> np.ndarray:
+    """Per row, 1e3 x the largest non-NaN term (ms); NaN where every term is."""
     known = ~np.isnan(seconds).all(axis=1)
-    out = np.full(len(work), np.nan)
+    out = np.full(len(seconds), np.nan)
     out[known] = 1e3 * np.nanmax(seconds[known], axis=1)
     return out
+
+
+def profiled_roofline_ms(boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
+    """Per row, the roofline time (ms) of work counted by a profiler, on the row's board.
+
+    ``1e3 * max(flops / peak FP32, dram_bytes / peak bandwidth, warp_instructions / peak
+    warp instruction rate)``: the roofline of Williams et al. (CACM 2009) with the
+    instruction ceiling of Ding & Williams' Instruction Roofline Model (PMBS 2019,
+    :func:`perfml.boards.peak_warp_instructions`), which bounds the kernels that do little
+    floating-point work (integer, control and address arithmetic) where the FLOP roof
+    says nothing. Boost-clock peaks of the registry. A missing term (NaN, or a board
+    figure the entry lacks) is left out; NaN where every term is.
+    """
+    return _longest(profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, registry))
+
+
+def profiled_roofline_ratio(to_boards, from_boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
+    """Per row, :func:`profiled_roofline_ms` on ``to_boards`` over the same on ``from_boards``, with
+    only the roofs both boards have.
+
+    A roof one board lacks a figure for (the registry gives the Tesla-P4 no issue rate) is left
+    out on both sides, so that the ratio compares the same ceilings. NaN where no roof is
+    known on both, or the time on ``from_boards`` is 0. Used to carry a user's measurement of a
+    kernel perfml knows nothing of to another board (``--profile``,
+    :func:`perfml.learned.queries.predict_queries`).
+    """
+    work = (flops, dram_bytes, warp_instructions)
+    to = profiled_roofline_terms(to_boards, *work, registry=registry)
+    fro = profiled_roofline_terms(from_boards, *work, registry=registry)
+    both = ~(np.isnan(to) | np.isnan(fro))
+    to, fro = np.where(both, to, np.nan), np.where(both, fro, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = _longest(to) / _longest(fro)
+    return np.where(np.isfinite(ratio) & (ratio > 0), ratio, np.nan)

@@ -663,9 +663,9 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     """For the reference pairs of a kernel whose work is unknown to the model but was profiled (``--profile``):
     the carried time is the geometric mean of the model's carry and the carry by the profiled roofline.
 
-    The profiled roofline (:func:`perfml.closed_form.roofline.profiled_roofline_ms`: the
+    The profiled roofline (:func:`perfml.closed_form.roofline.profiled_roofline_ratio`: the
     reference run's FP32 FLOPs, DRAM bytes and warp instructions against each board's
-    peaks) says by which ratio the kernel's own work moves between the two boards; the
+    peaks, the roofs both boards have) says by which ratio the kernel's own work moves between the two boards; the
     model's ratio is what kernels of the training boards did. Neither is known to be the
     better one for a kernel no training row describes: alone, each misses where the other
     holds (the model does not know that a kernel streams; the roofline carries it by the
@@ -680,18 +680,16 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     enter the row's spread (its interval holds each). ``work``: per pair, the :data:`PROFILED_WORK` of its
     reference row (NaN where the profile gave none). Returns ``(logs, alternatives)``.
     """
-    from perfml.closed_form.roofline import profiled_roofline_ms
+    from perfml.closed_form.roofline import profiled_roofline_ratio
 
     use = unknown & np.isfinite(work).any(axis=1)
     if not use.any():
         return logs, alternatives
-    registry = getattr(model, "registry", None)
     pick = np.flatnonzero(use)
-    columns = [work[pick, k] for k in range(work.shape[1])]
-    on_query = profiled_roofline_ms(q["board"].iloc[owners[pick]].to_numpy(), *columns, registry=registry)
-    on_reference = profiled_roofline_ms(moved["board"].iloc[pick].to_numpy(), *columns, registry=registry)
+    ratio = profiled_roofline_ratio(q["board"].iloc[owners[pick]].to_numpy(), moved["board"].iloc[pick].to_numpy(),
+                                    *(work[pick, k] for k in range(work.shape[1])), registry=getattr(model, "registry", None))
     with np.errstate(all="ignore"):
-        roof = np.log(np.asarray(times, dtype=float)[pick]) + np.log(on_query) - np.log(on_reference)
+        roof = np.log(np.asarray(times, dtype=float)[pick]) + np.log(ratio)
     ok = np.isfinite(roof)
     pick, roof = pick[ok], roof[ok]
     logs = logs.copy()
