@@ -693,9 +693,11 @@ def test_an_own_kernels_profile_carries_it_by_the_geometric_mean_of_the_model_an
     bw = {b: peak_bandwidth(get_board(b)) for b in ("GTX-680", "GTX-970", "Tesla-K40")}
     roof = np.array([0.25 * bw["GTX-680"] / bw[b] for b in ("GTX-970", "Tesla-K40")])
     np.testing.assert_allclose(got["predicted_ms"], np.sqrt(plain * roof), rtol=1e-9)
+    assert (got["basis"] == "reference+profile").all()
     # a kernel the model was trained on keeps the model's carry, profile or not
     known = queries.assign(app_id="vectorAdd", input_size=1048576)
     ref_known = reference(app_id="vectorAdd", input_size=1048576.0)
-    np.testing.assert_allclose(
-        predict_queries(model, known, "q", reference=ref_known.assign(profiled_dram_bytes=1e9))["predicted_ms"],
-        predict_queries(model, known, "q", reference=ref_known)["predicted_ms"], rtol=1e-12)
+    with_work = predict_queries(model, known, "q", reference=ref_known.assign(profiled_dram_bytes=1e9))
+    np.testing.assert_allclose(with_work["predicted_ms"],
+                               predict_queries(model, known, "q", reference=ref_known)["predicted_ms"], rtol=1e-12)
+    assert (with_work["basis"] == "reference").all()

@@ -240,6 +240,7 @@ def test_an_own_kernels_profile_carries_its_streaming_runs_part_way_by_the_bandw
     streaming = (target["app_id"] == "my_matrix_sum_coalesced").to_numpy()
     compute = (target["app_id"] == "my_matMul_gpu").to_numpy()
     assert streaming.sum() >= 4 and compute.sum() >= 4
+    assert (plain["basis"] == "reference").all() and (got["basis"] == "reference+profile").all()
     model_ratio = plain["predicted_ms"].to_numpy() / ref_ms
     np.testing.assert_allclose(model_ratio, 1.0, rtol=0.01)
     bandwidth = peak_bandwidth(get_board("H100-SXM")) / peak_bandwidth(get_board("H200"))

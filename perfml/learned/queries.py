@@ -71,6 +71,10 @@ NOMINAL_LAUNCH_NOTE = (
 MAX_INPUT_SIZE = 2**53
 
 
+#: the ``basis`` values of a row carried from the user's own measurement of the same run
+REFERENCE_BASES = ("reference", "reference+profile")
+
+
 def _num(value):
     """A plain Python number for messages (no ``np.float64(...)``; integers without ``.0``)."""
     if isinstance(value, (np.integer, np.floating)):
@@ -643,7 +647,7 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
             times.append(r["time_ms"])
             work.append([r[c] if c in profiled else np.nan for c in PROFILED_WORK])
     if not pairs:
-        return carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q))
+        return (*carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q)), np.zeros(len(q), dtype=bool))
     moved = pd.DataFrame(pairs)
     with np.errstate(all="ignore"):
         at_ref = np.asarray(model.predict_transfer(moved), dtype=float)  # a ratio: any kernel
@@ -653,9 +657,11 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     floor = np.where(unknown, 0.0, floor_ms)
     logs = np.log(np.asarray(times)) + np.log(np.maximum(pred[owners], floor)) - np.log(np.maximum(at_ref, floor))
     alternatives = _unknown_work_alternatives(model, q, moved, owners, times, unknown)
-    logs, alternatives = _with_profiled_roofline(model, q, moved, owners, times, np.asarray(work, dtype=float),
-                                                 unknown, logs, alternatives)
-    return carried_references(owners, logs, len(q), alternatives=alternatives)
+    logs, alternatives, by_profile = _with_profiled_roofline(model, q, moved, owners, times,
+                                                             np.asarray(work, dtype=float), unknown, logs, alternatives)
+    profiled = np.zeros(len(q), dtype=bool)
+    profiled[owners[by_profile]] = True
+    return (*carried_references(owners, logs, len(q), alternatives=alternatives), profiled)
 
 
 def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times, work: np.ndarray,
@@ -678,13 +684,14 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     (``experiments/profile_own_kernels_check.py``). It gains on the streaming kernels and
     loses on the compute- and latency-bound ones (matMul, subSeqMax). Both carries also
     enter the row's spread (its interval holds each). ``work``: per pair, the :data:`PROFILED_WORK` of its
-    reference row (NaN where the profile gave none). Returns ``(logs, alternatives)``.
+    reference row (NaN where the profile gave none). Returns ``(logs, alternatives, used)``,
+    ``used`` marking the pairs the profiled roofline carried.
     """
     from perfml.closed_form.roofline import profiled_roofline_ratio
 
     use = unknown & np.isfinite(work).any(axis=1)
     if not use.any():
-        return logs, alternatives
+        return logs, alternatives, np.zeros(len(logs), dtype=bool)
     pick = np.flatnonzero(use)
     ratio = profiled_roofline_ratio(q["board"].iloc[owners[pick]].to_numpy(), moved["board"].iloc[pick].to_numpy(),
                                     *(work[pick, k] for k in range(work.shape[1])), registry=getattr(model, "registry", None))
@@ -698,7 +705,9 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     alt_owners, alt_logs = alternatives
     alternatives = (np.concatenate([np.asarray(alt_owners, dtype=int), owners[pick], owners[pick]]),
                     np.concatenate([np.asarray(alt_logs, dtype=float), model_logs, roof]))
-    return logs, alternatives
+    used = np.zeros(len(logs), dtype=bool)
+    used[pick] = True
+    return logs, alternatives, used
 
 
 def _unknown_work_alternatives(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times,
@@ -770,7 +779,9 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     (the ``level`` conformal interval of :mod:`perfml.learned.intervals`, empty when the
     model stores no calibration); ``basis``, what the prediction rests on, first that
     applies: ``reference`` (the user's measurement of the same run on another board,
-    scaled by the model's board ratio), ``training-boards`` (the kernel was measured on
+    scaled by the model's board ratio), ``reference+profile`` (the same, for a kernel the
+    model knows nothing of whose reference run carries the work a profile counted: scaled by
+    the geometric mean of the model's ratio and the profiled roofline's), ``training-boards`` (the kernel was measured on
     the training boards), ``description`` (only the kernel description); ``clamped_to_bound``
     (the prediction was below the roofline lower bound of the row's work and was raised
     to it: a prediction never beats the board's peaks); ``extrapolated`` / ``extrapolation``.
@@ -803,10 +814,12 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
     floor = call_floor_ms(meta.get("training"), reference)
     if reference is not None:
-        scaled, spread = _reference_predictions(model, q, pred, reference, known=trained | described, floor_ms=floor)
+        scaled, spread, profiled = _reference_predictions(model, q, pred, reference, known=trained | described,
+                                                          floor_ms=floor)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
+        basis[has & profiled] = "reference+profile"
     for i in np.flatnonzero(~(np.isfinite(pred) & (pred > 0))):
         # a board without the figures every prediction rests on: said first, as it is the cause
         # whatever the row's kernel (a reference carried there is NaN too)
@@ -814,7 +827,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         if lacking:
             raise QueryValidationError(f"{_at(where, int(i))}: no prediction on board {q['board'].iloc[i]}: the "
                                        f"closed-form times under the model need a figure its entry lacks: {lacking}")
-    unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & (basis != "reference"))
+    unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & ~np.isin(basis, REFERENCE_BASES))
     if unknown.size:  # a kernel known only from the reference, at a size it does not measure
         from perfml.errors import UnsupportedQueryError
 
@@ -902,7 +915,7 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
-    the user's own measurement of that run, ``basis == "reference"``), whose interval is
+    the user's own measurement of that run, ``basis`` in :data:`REFERENCE_BASES`), whose interval is
     widened. ``board_flags``: ``(flags, reasons)`` of the rows whose board is beyond the
     training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
     flagged whatever the basis (a reference on another board is carried to this one by the
@@ -917,7 +930,7 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     """
     from perfml.learned.intervals import check_calibration, interval_bounds
 
-    flags = np.where(basis == "reference", False, flags)  # the user measured this very run
+    flags = np.where(np.isin(basis, REFERENCE_BASES), False, flags)  # the user measured this very run
     reasons = [r if f else "" for r, f in zip(reasons, flags)]
     beyond = np.zeros(len(flags), dtype=bool)
     if board_flags is not None:
