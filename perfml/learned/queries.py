@@ -665,14 +665,15 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
 
 
 def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times, work: np.ndarray,
-                            unknown: np.ndarray, logs: np.ndarray, alternatives: tuple) -> tuple[np.ndarray, tuple]:
+                            unknown: np.ndarray, logs: np.ndarray,
+                            alternatives: tuple) -> tuple[np.ndarray, tuple, np.ndarray]:
     """For the reference pairs of a kernel whose work is unknown to the model but was profiled (``--profile``):
     the carried time is the geometric mean of the model's carry and the carry by the profiled roofline.
 
     The profiled roofline (:func:`perfml.closed_form.roofline.profiled_roofline_ratio`: the
     reference run's FP32 FLOPs, DRAM bytes and warp instructions against each board's
-    peaks, the roofs both boards have) says by which ratio the kernel's own work moves between the two boards; the
-    model's ratio is what kernels of the training boards did. Neither is known to be the
+    peaks, the roofs both boards have) says by which ratio the kernel's own work moves
+    between the two boards; the model's ratio is what kernels of the training boards did. Neither is known to be the
     better one for a kernel no training row describes: alone, each misses where the other
     holds (the model does not know that a kernel streams; the roofline carries it by the
     full bandwidth ratio, which a kernel below its bandwidth roof does not reach, and carries
@@ -683,9 +684,10 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     the Hopper boards 7.64 and 7.60 % against 10.38 and 8.17 % (model)
     (``experiments/profile_own_kernels_check.py``). It gains on the streaming kernels and
     loses on the compute- and latency-bound ones (matMul, subSeqMax). Both carries also
-    enter the row's spread (its interval holds each). ``work``: per pair, the :data:`PROFILED_WORK` of its
-    reference row (NaN where the profile gave none). Returns ``(logs, alternatives, used)``,
-    ``used`` marking the pairs the profiled roofline carried.
+    enter the row's spread (its interval holds each). ``work``: per pair, the
+    :data:`~perfml.learned.profile_import.PROFILED_WORK` of its reference row (NaN where the
+    profile gave none). Returns ``(logs, alternatives, used)``, ``used`` marking the pairs
+    the profiled roofline carried.
     """
     from perfml.closed_form.roofline import profiled_roofline_ratio
 
@@ -781,8 +783,9 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     applies: ``reference`` (the user's measurement of the same run on another board,
     scaled by the model's board ratio), ``reference+profile`` (the same, for a kernel the
     model knows nothing of whose reference run carries the work a profile counted: scaled by
-    the geometric mean of the model's ratio and the profiled roofline's), ``training-boards`` (the kernel was measured on
-    the training boards), ``description`` (only the kernel description); ``clamped_to_bound``
+    the geometric mean of the model's ratio and the profiled roofline's), ``training-boards``
+    (the kernel was measured on the training boards), ``description`` (only the kernel
+    description); ``clamped_to_bound``
     (the prediction was below the roofline lower bound of the row's work and was raised
     to it: a prediction never beats the board's peaks); ``extrapolated`` / ``extrapolation``.
 
