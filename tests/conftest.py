@@ -415,6 +415,16 @@ def data_home_path():
         return None
 
 
+def experiment_script(name: str):
+    """``experiments/<name>.py`` imported as a module (the scripts are not a package), once per call."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "experiments" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def needs_data_home():
     """A ``skipif`` marker for tests that read the shared datasets (skipped only under ``--without-data-home``)."""
     return pytest.mark.skipif(data_home_path() is None, reason="no data home (--without-data-home)")

@@ -5,20 +5,14 @@ Truth: the registry's SM counts and the occupancy rules (perfml.boards.wave_size
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import experiment_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("littles_law_transfer", ROOT / "experiments" / "littles_law_transfer.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("littles_law_transfer")
 
 
 def test_resident_threads_are_the_launch_up_to_one_wave():

@@ -8,21 +8,16 @@ has only what the script reads before it measures.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import experiment_script
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script(name)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from perfml.characterize import characterize_results, load_characterization
 from perfml.measure import ReplayBackend
 from perfml.measure.store import ResultSet
 
-from conftest import needs_data_home
+from conftest import experiment_script, needs_data_home
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "sweeps" / "results" / "H100-SXM"
@@ -206,14 +206,11 @@ def test_the_h100_sweep_enters_training_as_runtime_rows():
 def test_the_measured_characterization_carries_hong_kim_to_the_h100(data_home):
     """issue 11 §2 on real data: Hong & Kim with the H100's measured latency and bandwidth is far
     closer to the H100's measured application-kernel times than with the paper's GTX 280 values."""
-    import importlib.util
 
     from perfml.characterize import board_characterization
     from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
 
-    spec = importlib.util.spec_from_file_location("measured_board_check", ROOT / "experiments" / "measured_board_check.py")
-    check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(check)
+    check = experiment_script("measured_board_check")
     rows = check.applications_spec_rows(H100, "H100-SXM").assign(input_size_2=np.nan)
     y = rows["time_ms"].to_numpy(dtype=float)
     measured = load_characterization(H100 / "characterization.json", board="H100-SXM")

@@ -6,20 +6,14 @@ same board and size) and the registry's bus widths.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import experiment_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("partition_camping", ROOT / "experiments" / "partition_camping.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("partition_camping")
 
 
 @pytest.fixture(scope="module")

@@ -7,24 +7,19 @@ counters (FLOPs, DRAM transactions of 32 bytes, warp instructions).
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import needs_data_home
+from conftest import experiment_script, needs_data_home
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("profile_roofline_own_kernels",
-                                                  ROOT / "experiments" / "profile_roofline_own_kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("profile_roofline_own_kernels")
 
 
 @needs_data_home()

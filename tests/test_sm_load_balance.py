@@ -7,24 +7,20 @@ runtimes of shared/datasets.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import needs_data_home
+from conftest import experiment_script, needs_data_home
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("sm_load_balance", ROOT / "experiments" / "sm_load_balance.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("sm_load_balance")
 
 
 def test_static_load_balance_is_the_average_over_the_busiest_sm(script):

@@ -73,6 +73,14 @@ def _whole(value, name: str, low: int) -> int:
     return int(number)
 
 
+def _per_sm_figures(board: Board, clock: str, purpose: str, *fields: str) -> tuple[float, ...]:
+    """``(sms, *fields, clock in Hz)`` of ``board``, each required for ``purpose`` (the clock checked first)."""
+    if clock not in _CLOCK_FIELD:
+        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
+    values = [board.require(name, needed_for=purpose) for name in ("sms", *fields, _CLOCK_FIELD[clock])]
+    return (*(float(v) for v in values[:-1]), float(values[-1]) * 1e6)
+
+
 def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boost") -> float:
     """Peak floating-point rate of the board in FLOP/s (an FMA counts as 2 FLOP).
 
@@ -98,13 +106,8 @@ def peak_flops(board: Board, precision: Precision = "fp32", clock: Clock = "boos
     board = _as_board(board)
     if precision not in _UNITS_FIELD:
         raise InvalidValueError(f"precision must be one of {sorted(_UNITS_FIELD)}, got {precision!r}")
-    if clock not in _CLOCK_FIELD:
-        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
-    purpose = f"peak {precision} FLOP/s"
-    sms = board.require("sms", needed_for=purpose)
-    units = board.require(_UNITS_FIELD[precision], needed_for=purpose)
-    mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
-    return float(sms * units * mhz * 1e6 * 2)
+    sms, units, hz = _per_sm_figures(board, clock, f"peak {precision} FLOP/s", _UNITS_FIELD[precision])
+    return sms * units * hz * 2
 
 
 def peak_warp_instructions(board: Board, clock: Clock = "boost") -> float:
@@ -120,14 +123,8 @@ def peak_warp_instructions(board: Board, clock: Clock = "boost") -> float:
         If the SM count, the issue rate (from the compute capability table) or the clock
         is unknown.
     """
-    board = _as_board(board)
-    if clock not in _CLOCK_FIELD:
-        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
-    purpose = "peak warp instructions per second"
-    sms = board.require("sms", needed_for=purpose)
-    issue = board.require("warp_issue_per_clock", needed_for=purpose)
-    mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
-    return float(sms * float(issue) * mhz * 1e6)
+    sms, issue, hz = _per_sm_figures(_as_board(board), clock, "peak warp instructions per second", "warp_issue_per_clock")
+    return sms * issue * hz
 
 
 def issue_limited_flops(board: Board, clock: Clock = "boost") -> float:
@@ -149,16 +146,9 @@ def issue_limited_flops(board: Board, clock: Clock = "boost") -> float:
         If the SM count, cores per SM, warp size, issue rate or clock is unknown (the
         issue rate comes from the board's compute capability table).
     """
-    board = _as_board(board)
-    if clock not in _CLOCK_FIELD:
-        raise InvalidValueError(f"clock must be one of {sorted(_CLOCK_FIELD)}, got {clock!r}")
-    purpose = "issue-limited FP32 FLOP/s"
-    sms = board.require("sms", needed_for=purpose)
-    cores = board.require("fp32_cores_per_sm", needed_for=purpose)
-    warp = board.require("warp_size", needed_for=purpose)
-    issue = board.require("warp_issue_per_clock", needed_for=purpose)
-    mhz = board.require(_CLOCK_FIELD[clock], needed_for=purpose)
-    return 2.0 * sms * min(float(cores), float(warp) * float(issue)) * mhz * 1e6
+    sms, cores, warp, issue, hz = _per_sm_figures(_as_board(board), clock, "issue-limited FP32 FLOP/s",
+                                                  "fp32_cores_per_sm", "warp_size", "warp_issue_per_clock")
+    return 2.0 * sms * min(cores, warp * issue) * hz
 
 
 def peak_bandwidth(board: Board) -> float:
