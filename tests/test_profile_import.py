@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from perfml.errors import ProfileImportError
 from perfml.learned.profile_import import (
     COUNTERS,
+    PROFILED_WORK,
     attach_profile,
     kernel_base_name,
     read_profile,
@@ -139,17 +140,19 @@ def test_ncu_count_units_are_scaled_to_plain_counts(tmp_path, unit, value, expec
 
 
 def test_a_sum_counter_adds_its_weighted_terms(tmp_path):
-    # flop_count_sp = fadd + fmul + 2 * ffma (Metric Comparison table)
+    # flop_count_sp = fadd + fmul + 2 * ffma, flop_count_dp = dadd + dmul + 2 * dfma (Metric Comparison table)
     rows = [ncu_row(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum", "inst", v)
-            for op, v in (("fadd", "10"), ("fmul", "20"), ("ffma", "30"))]
+            for op, v in (("fadd", "10"), ("fmul", "20"), ("ffma", "30"), ("dadd", "1"), ("dmul", "2"), ("dfma", "3"))]
     prof = read_profile(ncu_file(tmp_path, *rows))
     assert prof["m.Floating Point Operations(Single Precision)"].iloc[0] == 10 + 20 + 2 * 30
+    assert prof["m.Floating Point Operations(Double Precision)"].iloc[0] == 1 + 2 + 2 * 3
 
 
 def test_the_mapping_names_a_source_for_every_counter_perfml_uses():
     from perfml.learned.features._common import PROFILE_METRICS
 
-    used = set(PROFILE_METRICS.values()) | {"e.elapsed_cycles_sm", "m.Floating Point Operations(Single Precision)"}
+    used = set(PROFILE_METRICS.values()) | {"e.elapsed_cycles_sm", "m.Floating Point Operations(Single Precision)",
+                                            "m.Floating Point Operations(Double Precision)"}
     assert used == set(COUNTERS)
     assert all(c.source for c in COUNTERS.values())
     assert all(c.ncu_units for c in COUNTERS.values() if c.ncu)
@@ -498,7 +501,7 @@ def test_predict_with_a_profile_uses_the_users_counters(small_model_dir, tmp_pat
     code, out = _predict_cli(model_dir, tmp_path, "--profile", str(profile), "--data-home", str(home.path))
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "profile: counters of 1 reference run(s), 3 of the 17 counters perfml uses; 0 metric(s)" in err
+    assert "profile: counters of 1 reference run(s), 3 of the 18 counters perfml uses; 0 metric(s)" in err
     written = pd.read_csv(out)
     # the same through the library: the profile is in the profile features of the query rows
     model = load_model(model_dir, data_home=home)
@@ -664,8 +667,8 @@ def test_profiled_work_is_flops_dram_sectors_times_32_and_warp_instructions(tmp_
                     ncu_row("smsp__inst_executed.sum", "inst", "7000", grid="(32, 1, 1)"))
     out = with_profiled_work(ref, attach_profile(read_profile(both), ref))
     assert out[["profiled_dram_bytes", "profiled_warp_instructions"]].iloc[1].tolist() == [32.0 * 150, 7000.0]
-    assert out[["profiled_flops", "profiled_dram_bytes", "profiled_warp_instructions"]].iloc[0].isna().all()
-    assert np.isnan(out["profiled_flops"].iloc[1])  # not in the export
+    assert out[list(PROFILED_WORK)].iloc[0].isna().all()
+    assert np.isnan(out["profiled_flops"].iloc[1]) and np.isnan(out["profiled_dp_flops"].iloc[1])  # not in the export
     reads_only = tmp_path / "reads"
     reads_only.mkdir()
     out = with_profiled_work(ref, attach_profile(read_profile(ncu_file(reads_only, ncu_row(

@@ -73,3 +73,17 @@ def test_the_ratio_compares_only_the_roofs_both_boards_have():
     # no roof on both sides, or no work: no ratio
     assert np.isnan(profiled_roofline_ratio(["Tesla-T4"], ["Tesla-P4"], [np.nan], [np.nan], [warps])).all()
     assert np.isnan(profiled_roofline_ratio(["Tesla-T4"], ["Tesla-P4"], [0.0], [0.0], [0.0])).all()
+
+
+def test_a_double_precision_run_is_carried_by_the_fp64_peaks():
+    """FP64 work has its own ceiling: the V100 runs it at half its FP32 rate, the T4 at 1/32, so a
+    run that only does FP64 arithmetic is carried between them by the FP64 peaks, not the FP32."""
+    from perfml.closed_form.roofline import profiled_roofline_ratio
+
+    v100, t4 = get_board("Tesla-V100-PCIe-32GB"), get_board("Tesla-T4")
+    dp = 1e12
+    got = profiled_roofline_ratio(["Tesla-T4"], ["Tesla-V100-PCIe-32GB"], [np.nan], [1e6], [np.nan], [dp])
+    np.testing.assert_allclose(got, [peak_flops(v100, "fp64") / peak_flops(t4, "fp64")])
+    sp = profiled_roofline_ratio(["Tesla-T4"], ["Tesla-V100-PCIe-32GB"], [dp], [1e6], [np.nan], [np.nan])
+    np.testing.assert_allclose(sp, [peak_flops(v100) / peak_flops(t4)])
+    assert got[0] > 3 * sp[0]

@@ -214,23 +214,26 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     return bound
 
 
-def profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
-    """Per row, the seconds of each roof of :func:`profiled_roofline_ms` (columns: FLOPs, DRAM bytes,
-    warp instructions): the work over the board's peak; NaN where the work or the board figure is
-    missing."""
+def profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, dp_flops=None, registry=None) -> np.ndarray:
+    """Per row, the seconds of each roof of :func:`profiled_roofline_ms` (columns: FP32 FLOPs, DRAM
+    bytes, warp instructions, FP64 FLOPs): the work over the board's peak; NaN where the work or
+    the board figure is missing."""
     from perfml.boards import get_board, peak_bandwidth, peak_flops, peak_warp_instructions
     from perfml.errors import MissingBoardParameterError
 
     codes, names = pd.factorize(pd.Series(boards, dtype=object).astype(str))
-    rates = np.full((len(names), 3), np.nan)
+    peaks = (peak_flops, peak_bandwidth, peak_warp_instructions, lambda board: peak_flops(board, "fp64"))
+    rates = np.full((len(names), len(peaks)), np.nan)
     for j, name in enumerate(names):
         board = get_board(name, registry=registry)
-        for k, rate in enumerate((peak_flops, peak_bandwidth, peak_warp_instructions)):
+        for k, rate in enumerate(peaks):
             try:
                 rates[j, k] = rate(board)
             except MissingBoardParameterError:
                 pass
-    work = np.column_stack([np.asarray(w, dtype=float) for w in (flops, dram_bytes, warp_instructions)])
+    if dp_flops is None:
+        dp_flops = np.full(len(codes), np.nan)
+    work = np.column_stack([np.asarray(w, dtype=float) for w in (flops, dram_bytes, warp_instructions, dp_flops)])
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = work / rates[codes]
     return np.where(np.isfinite(seconds) & (seconds >= 0), seconds, np.nan)
@@ -244,21 +247,23 @@ def _longest(seconds: np.ndarray) -> np.ndarray:
     return out
 
 
-def profiled_roofline_ms(boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
+def profiled_roofline_ms(boards, flops, dram_bytes, warp_instructions, dp_flops=None, registry=None) -> np.ndarray:
     """Per row, the roofline time (ms) of work counted by a profiler, on the row's board.
 
     ``1e3 * max(flops / peak FP32, dram_bytes / peak bandwidth, warp_instructions / peak
-    warp instruction rate)``: the roofline of Williams et al. (CACM 2009) with the
-    instruction ceiling of Ding & Williams' Instruction Roofline Model (PMBS 2019,
-    :func:`perfml.boards.peak_warp_instructions`), which bounds the kernels that do little
-    floating-point work (integer, control and address arithmetic) where the FLOP roof
-    says nothing. Boost-clock peaks of the registry. A missing term (NaN, or a board
-    figure the entry lacks) is left out; NaN where every term is.
+    warp instruction rate, dp_flops / peak FP64)``: the roofline of Williams et al. (CACM
+    2009), one ceiling per precision, with the instruction ceiling of Ding & Williams'
+    Instruction Roofline Model (PMBS 2019, :func:`perfml.boards.peak_warp_instructions`),
+    which bounds the kernels that do little floating-point work (integer, control and
+    address arithmetic) where the FLOP roofs say nothing. Boost-clock peaks of the
+    registry. A missing term (NaN, or a board figure the entry lacks) is left out; NaN
+    where every term is.
     """
-    return _longest(profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, registry))
+    return _longest(profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, dp_flops, registry))
 
 
-def profiled_roofline_ratio(to_boards, from_boards, flops, dram_bytes, warp_instructions, registry=None) -> np.ndarray:
+def profiled_roofline_ratio(to_boards, from_boards, flops, dram_bytes, warp_instructions, dp_flops=None,
+                            registry=None) -> np.ndarray:
     """Per row, :func:`profiled_roofline_ms` on ``to_boards`` over the same on ``from_boards``, with
     only the roofs both boards have.
 
@@ -268,7 +273,7 @@ def profiled_roofline_ratio(to_boards, from_boards, flops, dram_bytes, warp_inst
     kernel perfml knows nothing of to another board (``--profile``,
     :func:`perfml.learned.queries.predict_queries`).
     """
-    work = (flops, dram_bytes, warp_instructions)
+    work = (flops, dram_bytes, warp_instructions, dp_flops)
     to = profiled_roofline_terms(to_boards, *work, registry=registry)
     fro = profiled_roofline_terms(from_boards, *work, registry=registry)
     both = ~(np.isnan(to) | np.isnan(fro))

@@ -159,6 +159,10 @@ COUNTERS: dict[str, Counter] = dict([
        [("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1.0),
         ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1.0),
         ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 2.0)], ["inst"]),
+    _c("m.Floating Point Operations(Double Precision)", "flop_count_dp", "count",
+       [("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", 1.0),
+        ("smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", 1.0),
+        ("smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", 2.0)], ["inst"]),
 ])
 
 _BY_NVPROF = {c.nvprof: c for c in COUNTERS.values()}
@@ -716,9 +720,10 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
 
 
 #: The work a profile counted on a reference run, as columns of that reference row
-#: (:func:`with_profiled_work`): FP32 FLOPs, DRAM bytes (read and write sectors x 32 B)
-#: and warp instructions executed.
-PROFILED_WORK = ("profiled_flops", "profiled_dram_bytes", "profiled_warp_instructions")
+#: (:func:`with_profiled_work`): FP32 FLOPs, DRAM bytes (read and write sectors x 32 B),
+#: warp instructions executed and FP64 FLOPs (the order of
+#: :func:`perfml.closed_form.roofline.profiled_roofline_terms`' arguments).
+PROFILED_WORK = ("profiled_flops", "profiled_dram_bytes", "profiled_warp_instructions", "profiled_dp_flops")
 #: bytes per DRAM transaction of nvprof's dram_read/write_transactions and ncu's dram__sectors (a sector)
 SECTOR_BYTES = 32.0
 
@@ -729,12 +734,15 @@ def profiled_work(attached: pd.DataFrame) -> pd.DataFrame:
     DRAM bytes need both the read and the write count (a profile of reads alone would
     make a kernel that writes look lighter than it is).
     """
-    flops = attached["m.Floating Point Operations(Single Precision)"].to_numpy(dtype=float)
-    reads = attached["m.Device Memory Read Transactions"].to_numpy(dtype=float)
-    writes = attached["m.Device Memory Write Transactions"].to_numpy(dtype=float)
-    instructions = attached["e.inst_executed"].to_numpy(dtype=float)
-    return pd.DataFrame({"profiled_flops": flops, "profiled_dram_bytes": SECTOR_BYTES * (reads + writes),
-                         "profiled_warp_instructions": instructions}, index=attached.index)
+    def counter(column):  # an export of another tool version may lack a column: NaN
+        return attached[column].to_numpy(dtype=float) if column in attached else np.full(len(attached), np.nan)
+
+    reads, writes = counter("m.Device Memory Read Transactions"), counter("m.Device Memory Write Transactions")
+    return pd.DataFrame({"profiled_flops": counter("m.Floating Point Operations(Single Precision)"),
+                         "profiled_dram_bytes": SECTOR_BYTES * (reads + writes),
+                         "profiled_warp_instructions": counter("e.inst_executed"),
+                         "profiled_dp_flops": counter("m.Floating Point Operations(Double Precision)")},
+                        index=attached.index)
 
 
 def with_profiled_work(reference: pd.DataFrame, attached: pd.DataFrame) -> pd.DataFrame:

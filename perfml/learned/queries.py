@@ -671,7 +671,7 @@ def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners:
     the carried time is the geometric mean of the model's carry and the carry by the profiled roofline.
 
     The profiled roofline (:func:`perfml.closed_form.roofline.profiled_roofline_ratio`: the
-    reference run's FP32 FLOPs, DRAM bytes and warp instructions against each board's
+    reference run's FP32 and FP64 FLOPs, DRAM bytes and warp instructions against each board's
     peaks, the roofs both boards have) says by which ratio the kernel's own work moves
     between the two boards; the model's ratio is what kernels of the training boards did. Neither is known to be the
     better one for a kernel no training row describes: alone, each misses where the other
