@@ -9,8 +9,9 @@ board as the reference, the other is predicted through the command line with
 ``--reference`` alone and with ``--profile`` (the reference board's Nsight Compute export,
 ``sweeps/results/<board>/ncu/apps_details.csv``, narrowed to the reference's kernels), and
 scored against its measurements. Prints the MAPE of each (and of the carry by the profiled
-roofline alone, which ``--profile`` averages with the model's) and the largest change a
-profile made to one prediction. Measures; asserts nothing.
+roofline alone, which ``--profile`` averages with the model's), the share of the runs the
+90 % interval holds and its median width (upper / lower), and the largest change a profile
+made to one prediction. Measures; asserts nothing.
 
 Usage: PYTHONPATH=. python experiments/profile_own_kernels_check.py [--model DIR] [--data-home DIR]
 """
@@ -85,19 +86,24 @@ def main() -> None:
                                         set(reference["kernel_name"]), work / "profile.csv")
             print(f"{target_board} from {reference_board}: {len(target)} runs of {target['app_id'].nunique()} own "
                   f"kernels; profile: {kept} launches")
-            predicted = {}
+            predicted, intervals = {}, {}
+            y = target["time_ms"].to_numpy(dtype=float)
             for tier, extra in (("--reference", []), ("--reference --profile", ["--profile", str(work / "profile.csv")])):
                 out = work / "predicted.csv"
                 run_perfml(["predict", "--model", args.model, "--queries", str(work / "queries.csv"), "--reference",
                             str(work / "reference.csv"), "--output", str(out), "--overwrite", "--data-home", home, *extra],
                            last_lines=3)
-                predicted[tier] = pd.read_csv(out)["predicted_ms"].to_numpy(dtype=float)
+                written = pd.read_csv(out)
+                predicted[tier] = written["predicted_ms"].to_numpy(dtype=float)
+                lower, upper = written["lower_ms"].to_numpy(dtype=float), written["upper_ms"].to_numpy(dtype=float)
+                intervals[tier] = (100 * np.mean((lower <= y) & (y <= upper)), np.median(upper / lower))
             predicted["profiled roofline alone"] = roofline_carry(reference, target, work)
-            y = target["time_ms"].to_numpy(dtype=float)
             change = np.max(np.abs(predicted["--reference --profile"] / predicted["--reference"] - 1))
             for tier, p in predicted.items():
                 results.append((f"{target_board} from {reference_board}", tier, 100 * np.mean(np.abs(p - y) / y)))
             results.append((f"{target_board} from {reference_board}", "largest change by the profile", 100 * change))
+            for tier, (cover, width) in intervals.items():
+                print(f"  {tier}: the 90 % interval holds {cover:.1f} % of the runs, median upper / lower {width:.2f}")
     print()
     for what, tier, value in results:
         print(f"{what:<24} {tier:<32} {value:8.4f} %")
