@@ -354,9 +354,10 @@ def test_ctrl_c_prints_interrupted_and_exits_130(monkeypatch, capsys):
     assert err.strip() == "interrupted"
 
 
-def test_sigterm_prints_interrupted_and_exits_130_and_the_handler_is_restored(monkeypatch, capsys):
+def test_sigterm_prints_terminated_and_exits_143_and_the_handler_is_restored(monkeypatch, capsys):
     # kill/timeout/Slurm send SIGTERM: it ended the process at once (an MLflow run left RUNNING,
-    # a sweep's last points lost); during a command it now stops it as Ctrl-C does
+    # a sweep's last points lost); during a command it now stops it as Ctrl-C does, and exits
+    # 128 + 15 as a shell reports it (it exited 130, Ctrl-C's status: a log could not tell them apart)
     import os
     import signal
 
@@ -368,9 +369,35 @@ def test_sigterm_prints_interrupted_and_exits_130_and_the_handler_is_restored(mo
 
     before = signal.getsignal(signal.SIGTERM)
     monkeypatch.setattr(perfml.boards, "get_board", terminated)
-    assert main(["boards", "show", "GTX-680"]) == 130
-    assert capsys.readouterr().err.strip() == "interrupted"
+    assert main(["boards", "show", "GTX-680"]) == 143
+    assert capsys.readouterr().err.strip() == "terminated"
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_sigterm_a_finalizer_swallowed_comes_again_as_sigterm(monkeypatch, capsys):
+    """The interrupt delivered again after a finalizer swallowed it keeps its kind: 143, not 130."""
+    import gc
+    import os
+    import signal
+    import time
+
+    import perfml.boards
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)  # lands here, in a finalizer: Python swallows it
+
+    def swallowed(*args, **kwargs):
+        Finalized()
+        gc.collect()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # the interrupt delivered again must end this loop
+            time.sleep(0.001)
+        raise AssertionError("the swallowed SIGTERM did not come again")
+
+    monkeypatch.setattr(perfml.boards, "get_board", swallowed)
+    assert main(["boards", "show", "GTX-680"]) == 143
+    assert capsys.readouterr().err.strip() == "terminated"
 
 
 @pytest.mark.parametrize("exc", [AssertionError("invariant broken"), TypeError("unsupported operand"), KeyError("lambda")])

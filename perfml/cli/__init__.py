@@ -13,7 +13,8 @@ Failures, by kind (the exit status in brackets):
   xgboost, Optuna, MLflow and SQLAlchemy errors) is translated by
   :func:`perfml.cli._errors.translate` into a typed one-line error naming the file and
   the fix [2];
-* Ctrl-C prints ``interrupted`` [130];
+* Ctrl-C prints ``interrupted`` [130]; SIGTERM (``kill``, ``timeout``, Slurm) runs the same
+  clean-up and prints ``terminated`` [143, 128 + the signal number, as a shell reports it];
 * anything else is a bug in perfml: one line ``internal error: ...`` [1], and the
   traceback only with ``perfml --debug ...`` or ``PERFML_DEBUG=1``.
 
@@ -52,8 +53,23 @@ class _Escaped(Exception):
         self.debug = debug
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt so that every command's Ctrl-C clean-up runs for it too
+    (:func:`terminate_as_interrupt`), told apart at the end by its exit status."""
+
+
 class _Interrupted(Exception):
-    """Ctrl-C, carried past click's ``Aborted!``."""
+    """Ctrl-C or SIGTERM (``terminated``), carried past click's ``Aborted!``."""
+
+    def __init__(self, terminated: bool = False):
+        super().__init__()
+        self.terminated = terminated
+
+
+def _was_terminated(exc: BaseException) -> bool:
+    """Whether an interrupt reaching :func:`main` was SIGTERM (directly, carried, or under click's Abort)."""
+    return (isinstance(exc, _Terminated) or getattr(exc, "terminated", False)
+            or isinstance(exc.__cause__, _Terminated) or isinstance(exc.__context__, _Terminated))
 
 
 class _PerfmlGroup(TyperGroup):
@@ -69,8 +85,8 @@ class _PerfmlGroup(TyperGroup):
             return super().invoke(ctx)
         except (_cx.ClickException, typer.Exit, typer.Abort, PerfmlError):
             raise
-        except KeyboardInterrupt:
-            raise _Interrupted() from None
+        except KeyboardInterrupt as exc:
+            raise _Interrupted(terminated=isinstance(exc, _Terminated)) from None
         except Exception as exc:
             raise _Escaped(exc, debug=bool(ctx.params.get("debug"))) from exc
 
@@ -195,13 +211,16 @@ def main(argv: list[str] | None = None) -> int:
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    """While a command runs, SIGTERM stops it as Ctrl-C does (``interrupted``, exit 130).
+    """While a command runs, SIGTERM stops it as Ctrl-C does (``terminated``, exit 143).
 
     ``kill``, ``timeout``, Slurm and ``docker stop`` send SIGTERM, which ended the process at
     once: a sweep lost the points measured since its last flush, and ``experiment run`` left
     its MLflow run RUNNING for ever. Ctrl-C raises ``KeyboardInterrupt``, which every command
     turns into a final flush (sweeps) or a FAILED run (experiments, tuning); SIGTERM now does
-    the same. Left as it is outside the main thread (an in-process caller's own threads).
+    the same (raised as :class:`_Terminated`, a ``KeyboardInterrupt``); :func:`main` then
+    says ``terminated`` and exits 143 (128 + SIGTERM), where Ctrl-C exits 130, so that a
+    scheduler's log tells the two apart. Left as it is outside the main thread (an
+    in-process caller's own threads).
 
     A ``KeyboardInterrupt`` (Ctrl-C or SIGTERM) raised while a finalizer runs is swallowed
     by Python ("Exception ignored in ... __del__"): a SIGTERM that landed in xgboost's
@@ -212,19 +231,25 @@ def terminate_as_interrupt():
     import signal
     import sys
 
-    def interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise KeyboardInterrupt
+    swallowed = [KeyboardInterrupt]  # the kind of the last interrupt a finalizer swallowed
+
+    def terminate(signum, frame):  # noqa: ARG001 - signal handler signature
+        raise _Terminated
+
+    def deliver_again(signum, frame):  # noqa: ARG001 - signal handler signature
+        raise swallowed[0]
 
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
+        previous = signal.signal(signal.SIGTERM, terminate)
     except ValueError:  # not the main thread
         yield
         return
-    previous_alarm = signal.signal(signal.SIGALRM, interrupt)
+    previous_alarm = signal.signal(signal.SIGALRM, deliver_again)
     previous_hook = sys.unraisablehook
 
     def unraisable(info):
         if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+            swallowed[0] = info.exc_type
             signal.setitimer(signal.ITIMER_REAL, 0.01)  # deliver it again, outside the finalizer
             return
         previous_hook(info)
@@ -257,7 +282,10 @@ def _main(argv: list[str] | None) -> int:
     except _cx.ClickException as exc:
         _say(_usage_line(exc))
         return 2
-    except (_Interrupted, KeyboardInterrupt, typer.Abort):
+    except (_Interrupted, KeyboardInterrupt, typer.Abort) as exc:
+        if _was_terminated(exc):
+            typer.echo("terminated", err=True)
+            return 143
         typer.echo("interrupted", err=True)
         return 130
     except _Escaped as escaped:
