@@ -214,28 +214,38 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     return bound
 
 
+def board_rates(boards, rates, registry=None) -> np.ndarray:
+    """Per row, each of ``rates`` (functions of a :class:`~perfml.boards.Board`, e.g.
+    :func:`perfml.boards.peak_flops`) of the row's board: an array of rows x rates, NaN where
+    the board lacks a figure the rate needs. Each board is looked up once."""
+    from perfml.boards import get_board
+    from perfml.errors import MissingBoardParameterError
+
+    codes, names = pd.factorize(pd.Series(boards, dtype=object).astype(str))
+    table = np.full((len(names), len(rates)), np.nan)
+    for j, name in enumerate(names):
+        board = get_board(name, registry=registry)
+        for k, rate in enumerate(rates):
+            try:
+                table[j, k] = rate(board)
+            except MissingBoardParameterError:
+                pass
+    return table[codes]
+
+
 def profiled_roofline_terms(boards, flops, dram_bytes, warp_instructions, dp_flops=None, registry=None) -> np.ndarray:
     """Per row, the seconds of each roof of :func:`profiled_roofline_ms` (columns: FP32 FLOPs, DRAM
     bytes, warp instructions, FP64 FLOPs): the work over the board's peak; NaN where the work or
     the board figure is missing."""
-    from perfml.boards import get_board, peak_bandwidth, peak_flops, peak_warp_instructions
-    from perfml.errors import MissingBoardParameterError
+    from perfml.boards import peak_bandwidth, peak_flops, peak_warp_instructions
 
-    codes, names = pd.factorize(pd.Series(boards, dtype=object).astype(str))
-    peaks = (peak_flops, peak_bandwidth, peak_warp_instructions, lambda board: peak_flops(board, "fp64"))
-    rates = np.full((len(names), len(peaks)), np.nan)
-    for j, name in enumerate(names):
-        board = get_board(name, registry=registry)
-        for k, rate in enumerate(peaks):
-            try:
-                rates[j, k] = rate(board)
-            except MissingBoardParameterError:
-                pass
+    rates = board_rates(boards, (peak_flops, peak_bandwidth, peak_warp_instructions,
+                                 lambda board: peak_flops(board, "fp64")), registry)
     if dp_flops is None:
-        dp_flops = np.full(len(codes), np.nan)
+        dp_flops = np.full(len(rates), np.nan)
     work = np.column_stack([np.asarray(w, dtype=float) for w in (flops, dram_bytes, warp_instructions, dp_flops)])
     with np.errstate(invalid="ignore", divide="ignore"):
-        seconds = work / rates[codes]
+        seconds = work / rates
     return np.where(np.isfinite(seconds) & (seconds >= 0), seconds, np.nan)
 
 

@@ -285,21 +285,8 @@ def other_boards_median(table: pd.DataFrame, keys: list[str], value_cols: list[s
 
 def board_peaks(boards: pd.Series, registry=None) -> pd.DataFrame:
     """Per row: FP32 peak (FLOP/s) and peak bandwidth (bytes/s) of the board, NaN if unknown."""
-    from perfml.boards import get_board, peak_bandwidth, peak_flops
-    from perfml.errors import MissingBoardParameterError
+    from perfml.boards import peak_bandwidth, peak_flops
+    from perfml.closed_form.roofline import board_rates
 
-    codes, names = pd.factorize(boards)
-    table = {}
-    for name in names:
-        board = get_board(name, registry=registry)
-        try:
-            compute = peak_flops(board, "fp32")
-        except MissingBoardParameterError:
-            compute = np.nan
-        try:
-            bandwidth = peak_bandwidth(board)
-        except MissingBoardParameterError:
-            bandwidth = np.nan
-        table[name] = (compute, bandwidth)
-    values = np.array([table[name] for name in names], dtype=float).reshape(len(names), 2)
-    return pd.DataFrame(values[codes], columns=["compute", "bandwidth"], index=boards.index)
+    values = board_rates(boards, (peak_flops, peak_bandwidth), registry)
+    return pd.DataFrame(values, columns=["compute", "bandwidth"], index=boards.index)
