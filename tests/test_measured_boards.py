@@ -78,6 +78,9 @@ def test_committed_characterization_is_what_the_results_give(measured):
     assert ours.keys() == theirs.keys()
     for key, value in ours.items():
         assert theirs[key] == pytest.approx(value, rel=1e-9), key
+    assert committed.stream_curve is not None  # from the set's calibration runs
+    assert list(committed.stream_curve.bytes) == list(ch.stream_curve.bytes)
+    assert list(committed.stream_curve.seconds) == pytest.approx(list(ch.stream_curve.seconds), rel=1e-9)
 
 
 @pytest.mark.parametrize("quantity, unit", [
@@ -107,9 +110,46 @@ def test_latencies_order_by_memory_level(measured):
 def test_a_dram_chase_held_by_the_l2_gives_no_dram_latency():
     run2 = characterize_results(RUN2, board="H100-SXM")
     assert not [v for v in run2.values if v.quantity == "dram_latency"]
-    (warning,) = run2.warnings
+    (warning,) = [w for w in run2.warnings if not w.startswith("calibrated tier:")]
     assert "latency_global.dram" in warning and "L2" in warning
     assert [v for v in run2.values if v.quantity == "l2_latency"]
+
+
+def test_the_sets_calibration_runs_give_its_streaming_curve_and_launch_floor(measured):
+    """The `calibration` spec's vectorAdd runs in a result set calibrate its board as
+    `perfml characterize --from-runtimes RESULTS` does: the curve (18 sizes, 12 kB to 1.6 GB)
+    and the launch floor join the microbenchmarks' measured values, which stay preferred.
+    Before, `perfml characterize RESULTS` dropped them and predict told the user to time the
+    calibration kernel they had timed."""
+    from perfml.characterize.calibrate import calibrate_from_runtimes
+
+    board, folder, ch = measured
+    alone = calibrate_from_runtimes(folder, board)
+    curve = ch.stream_curve
+    assert curve is not None and curve.tier == "calibrated" and curve.kernel == "vectorAdd"
+    assert len(curve.bytes) == 18 and curve.bytes[0] == 12 * 1024 and curve.bytes[-1] == 12 * 2**27
+    assert list(curve.bytes) == list(alone.stream_curve.bytes)
+    assert list(curve.seconds) == pytest.approx(list(alone.stream_curve.seconds), rel=1e-12)
+    launch = ch.best("launch_overhead", "ms")
+    assert launch.tier == "calibrated" and launch.value == pytest.approx(alone.best("launch_overhead", "ms").value)
+    assert 0.001 < launch.value < 0.05  # a CUDA-event-timed launch: microseconds
+    # the dram microbenchmark's bandwidth (measured) stays first, the vectorAdd one beside it
+    assert ch.best("dram_bandwidth", "B/s").tier == "measured"
+    assert [v for v in ch.values if v.quantity == "dram_bandwidth" and v.tier == "calibrated"]
+    assert ch.provenance["calibrated_tier"]["command"] == f"perfml characterize {folder}"
+    # what the CLI writes reads back with the curve
+    from perfml.characterize import Characterization
+
+    again = Characterization.from_dict(json.loads(ch.to_json()))
+    assert again.stream_curve is not None and list(again.stream_curve.bytes) == list(curve.bytes)
+
+
+def test_a_set_without_large_calibration_runs_says_what_its_calibrated_tier_lacks():
+    """The superseded run measured only the applications spec (three vectorAdd sizes, all
+    under 4x the L2): no calibrated DRAM bandwidth, and the characterization says why."""
+    run2 = characterize_results(RUN2, board="H100-SXM")
+    assert not [v for v in run2.values if v.quantity == "dram_bandwidth" and v.tier == "calibrated"]
+    assert any(w.startswith("calibrated tier: dram_bandwidth not calibrated") for w in run2.warnings)
 
 
 def test_the_guard_needs_a_small_l2_to_keep_it():
@@ -348,3 +388,24 @@ def test_a_folder_that_is_no_measured_board_is_refused_before_training(tmp_path,
     code = main(["train", "--out", str(out), "--corpus", "described", "--measured", str(tmp_path / "nothing-here")])
     err = capsys.readouterr().err
     assert code == 2 and "nothing-here" in err and "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("synthetic, board, why", [
+    (True, "H100-SXM", "synthetic"),
+    (False, None, "not in the registry"),
+])
+def test_no_calibrated_tier_from_a_synthetic_set_or_an_unknown_device(h100, synthetic, board, why):
+    """The same rows, as a synthetic set or one of a device the registry lacks: the measured
+    tier alone, and a warning that says why the calibration runs were not used."""
+    from types import SimpleNamespace
+
+    from perfml.characterize.build import with_calibrated_tier
+
+    rs = ResultSet.open(H100)
+    frame = rs.read()
+    bare = type(h100)(board=h100.board, values=tuple(v for v in h100.values if v.tier != "calibrated"))
+    stand_in = SimpleNamespace(synthetic=synthetic, device=rs.device, path=rs.path, read=rs.read)
+    got = with_calibrated_tier(bare, stand_in, board=board, frame=frame)
+    assert got.stream_curve is None and not [v for v in got.values if v.tier == "calibrated"]
+    (warning,) = got.warnings
+    assert warning.startswith("calibrated tier not built") and why in warning

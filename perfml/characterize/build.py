@@ -21,7 +21,7 @@ from perfml.characterize.functions import CharacterizationFunction, sample_quant
 from perfml.characterize.summary import summarize_results
 from perfml.errors import PerfmlError
 
-__all__ = ["DEFAULT_SOURCES", "FunctionSource", "characterize_frame", "characterize_results"]
+__all__ = ["DEFAULT_SOURCES", "FunctionSource", "characterize_frame", "characterize_results", "with_calibrated_tier"]
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,7 @@ def characterize_results(
     frame = rs.read()  # checked: one device, each point once, measured values only
     reg_board, name = _lookup_board(board, rs.device.name)
     try:
-        return characterize_frame(
+        measured = characterize_frame(
             frame,
             board=reg_board,
             board_name=name,
@@ -262,8 +262,56 @@ def characterize_results(
             device=rs.device.to_dict(),
             synthetic=rs.synthetic,
         )
+        return with_calibrated_tier(measured, rs, board=name if reg_board is not None else None, frame=frame)
     except PerfmlError as exc:  # a value's own message names neither the set nor that it was edited
         if str(path) in str(exc):
             raise
         raise type(exc)(f"characterizing the result set {path}: {exc} (the set's rows give this: was it edited? "
                         "re-measure it with `perfml sweep run`)") from None
+
+
+def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, frame=None) -> Characterization:
+    """``measured`` plus the calibrated tier of the set's own application kernels.
+
+    A result set that holds application kernels of known work (the ``calibration`` spec's
+    vectorAdd over sizes, the ``applications`` spec) calibrates its board exactly as
+    ``perfml characterize --from-runtimes RESULTS`` does
+    (:func:`~perfml.characterize.calibrate.calibrate_from_rows`): the streaming curve, the
+    launch floor and the achieved DRAM bandwidth and FP32 rate of those runs are added as
+    ``calibrated`` values. The microbenchmarks' ``measured`` values stay first in
+    :data:`~perfml.characterize.values.TIER_PREFERENCE`, so the calibrated tier adds what
+    they do not give (the curve, the launch floor); without it, a measured characterization
+    sent users to time the calibration kernel they had already timed.
+
+    Left as ``measured`` (with a warning saying why) when the set is synthetic (no
+    measurement to calibrate from), its device is not in the registry (``board`` None), or
+    its application kernels give no calibrated value; unchanged when it holds none.
+    ``frame`` is the set's rows when the caller has read them already.
+    """
+    from dataclasses import replace
+
+    from perfml.characterize.calibrate import calibrate_from_rows
+    from perfml.errors import CalibrationDataError
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    frame = rs.read() if frame is None else frame
+    if len(frame) == 0 or not (frame["kind"].astype(str) == "application").any():
+        return measured
+    why = None
+    if rs.synthetic:
+        why = "the set is synthetic (no measurement to calibrate from)"
+    elif board is None:
+        why = f"its device {rs.device.name!r} is not in the registry (pass --board)"
+    if why is not None:
+        return measured.with_values(warnings=(f"calibrated tier not built from the application kernels: {why}",))
+    command = f"perfml characterize {rs.path}"
+    try:
+        calibrated = calibrate_from_rows(application_runtime_rows(rs, board=board), board,
+                                         file=rs.path, command=command)
+    except CalibrationDataError as exc:
+        return measured.with_values(warnings=(f"calibrated tier not built from the application kernels: {exc}",))
+    added = tuple(v for v in calibrated.values if v.tier == "calibrated")
+    warnings = tuple(f"calibrated tier: {w}" for w in calibrated.warnings)
+    provenance = {**measured.provenance, "calibrated_tier": dict(calibrated.provenance)}
+    return replace(measured.with_values(*added, warnings=warnings), provenance=provenance,
+                   stream_curve=calibrated.stream_curve)
