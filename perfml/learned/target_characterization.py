@@ -102,10 +102,38 @@ class TargetFirst:
         return characterization_for(board, board_characterization if self.others is None else self.others)
 
 
-def _achieved_quantities(characterization) -> set[str]:
+def _achieved_quantities(characterization) -> set[tuple[str, str]]:
+    """``(quantity, tier)`` of every achieved (not datasheet) value of ``characterization``."""
     from perfml.closed_form._characterized import ACHIEVED_TIERS
 
-    return {v.quantity for v in characterization.values if v.tier in ACHIEVED_TIERS}
+    return {(v.quantity, v.tier) for v in characterization.values if v.tier in ACHIEVED_TIERS}
+
+
+def as_trained(characterization, trained: Mapping) -> tuple[object, list[tuple[str, str]], bool]:
+    """``characterization`` reduced to what the model's training characterizations held.
+
+    A value of a quantity and tier that no training board had (the FP32 rate a naive matMul
+    reached, a microbenchmark's DRAM bandwidth where training saw only that of ``add``
+    calls), or a streaming curve where no training board had one, would reach the features
+    on a scale the model never learned; the training boards' features read the datasheet
+    there. Measured on the H100 with its sweep characterization: the naive matMuls'
+    calibrated 8.1 TFLOP/s put the GEMMs at about 5x their times (BMM 439 % MAPE; 38 %
+    without it). The datasheet values (``spec``) all stay. Returns the reduced
+    characterization, the ``(quantity, tier)`` dropped, and whether the curve was dropped.
+    """
+    from dataclasses import replace
+
+    from perfml.closed_form._characterized import ACHIEVED_TIERS
+
+    known = set.union(*(_achieved_quantities(ch) for ch in trained.values()))
+    kept = tuple(v for v in characterization.values if v.tier not in ACHIEVED_TIERS or (v.quantity, v.tier) in known)
+    dropped = sorted(_achieved_quantities(characterization) - known)
+    curve_dropped = characterization.stream_curve is not None and not any(
+        getattr(ch, "stream_curve", None) is not None for ch in trained.values())
+    if not dropped and not curve_dropped:
+        return characterization, [], False
+    return (replace(characterization, values=kept, stream_curve=None if curve_dropped else characterization.stream_curve),
+            dropped, curve_dropped)
 
 
 def _curve_warnings(characterization, where) -> list[str]:
@@ -154,8 +182,8 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
     warnings to show: the characterization's own (less those every training board's had
     too); one when the model was trained without the characterization features (then the
     file changes no prediction); those of its streaming curve (:func:`_curve_warnings`);
-    one when the file gives achieved quantities the model's training characterizations
-    lacked.
+    one naming the achieved values (quantity and tier) and the curve the model's training
+    characterizations lacked, which are not used (:func:`as_trained`).
 
     Raises
     ------
@@ -170,6 +198,9 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
         return characterizations.others if isinstance(characterizations, TargetFirst) else characterizations
 
     trained = own(model.characterizations)
+    dropped, curve_dropped = [], False
+    if isinstance(trained, Mapping) and trained:
+        characterization, dropped, curve_dropped = as_trained(characterization, trained)
     # an operator model fitted with transfer="auto" may hold a second model for some op classes
     for part in (model, getattr(model, "no_transfer_model_", None)):
         if part is None:
@@ -212,15 +243,13 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
             f"{charged:.4g} ms (the smallest calls of their hosts' framework), not this host's: a --calibration of "
             "add calls timed on this host gives its own"
         )
-    if isinstance(trained, Mapping) and trained:
-        known = set.union(*(_achieved_quantities(ch) for ch in trained.values()))
-        extra = sorted(_achieved_quantities(characterization) - known)
-        if extra:
-            warnings.append(
-                f"{where} gives {', '.join(extra)}, which no training board of the model had (they were characterized "
-                "from their calibration runs only): the model never saw such values and may mispredict; a "
-                "--calibration file of the runs the model names matches its training"
-            )
+    if dropped or curve_dropped:
+        named = [f"{q} ({tier})" for q, tier in dropped] + ["its streaming curve"] * curve_dropped
+        warnings.append(
+            f"{where} gives {', '.join(named)}, which no training board of the model had (they were characterized "
+            "from their calibration runs only): not used, the model reads the datasheet there as it did in "
+            "training; a --calibration file of the runs the model names matches its training"
+        )
     return warnings
 
 
