@@ -28,6 +28,12 @@ against those measurements, per op class and per application:
 * ``reference-<corpus board>`` (operators only; ``--corpus-reference``, default the
   A100-PCIe-40GB): ``--reference`` with the corpus' time of the same call on that board
   (the Habitat setting: measured on the GPU one has);
+* ``calibrated-sweep-repeat`` and ``repeat-sweep-char`` (``--calibration-repeat DIR``: a
+  second run of the ``calibration`` spec on another machine of the same board model): the
+  ``calibrated-sweep`` and ``measured-char`` tiers with that run instead (``--calibration
+  DIR``; ``--characterization`` of its ``perfml characterize``), and the two runs' streaming
+  curves and predictions side by side: how much a calibrated prediction depends on which
+  calibration run it was given;
 * ``reference-<measured board>`` (``--measured-reference DIR``, operators and
   applications): ``--reference`` with another board's measurements made by this project,
   same calls, same host software: "I measured my kernels on the GPU I have (an H100); how
@@ -60,7 +66,7 @@ side by side in the MLflow UI.
 
 Usage: PYTHONPATH=. python experiments/measured_board_check.py --board BOARD [--results DIR]
        [--repeat DIR] [--corpus-reference BOARD] [--measured-reference DIR]
-       [--measured-reference-profile FILE] [--model DIR] [--data-home DIR] [--workdir DIR] [--tracking-uri URI]
+       [--measured-reference-profile FILE] [--calibration-repeat DIR] [--model DIR] [--data-home DIR] [--workdir DIR] [--tracking-uri URI]
 """
 
 from __future__ import annotations
@@ -241,6 +247,34 @@ def narrow_profile(path: Path, kernels: set[str], out: Path) -> int:
     return len({r["ID"] for r in rows})
 
 
+def calibration_repeat_lines(results: Path, repeat: Path, board: str, predicted: dict) -> list[str]:
+    """The two runs' calibrated tiers (``perfml characterize --from-runtimes`` of each folder)
+    and how far the predictions made with each lie apart."""
+    from perfml.characterize.calibrate import calibrate_from_runtimes
+
+    a, b = calibrate_from_runtimes(results, board), calibrate_from_runtimes(repeat, board)
+    lines = []
+    for quantity, unit, scale, shown in (("dram_bandwidth", "B/s", 1e-12, "TB/s"), ("launch_overhead", "ms", 1e3, "us")):
+        va, vb = a.value(quantity, unit), b.value(quantity, unit)
+        if va is not None and vb is not None:
+            lines.append(f"calibrated {quantity:<16} {va * scale:9.4g} vs {vb * scale:9.4g} {shown}  (ratio {vb / va:.3f})")
+    if a.stream_curve is not None and b.stream_curve is not None:
+        knots = np.array(sorted(set(a.stream_curve.bytes) & set(b.stream_curve.bytes)))
+        ratio = b.stream_curve.time_s(knots) / a.stream_curve.time_s(knots)
+        lines.append(f"streaming curve, {len(knots)} shared sizes: time ratio median {np.median(ratio):.3f}, "
+                     f"range {ratio.min():.3f} .. {ratio.max():.3f}")
+    for corpus_name, first, second in (("app", "calibrated-sweep", "calibrated-sweep-repeat"),
+                                       ("op", "measured-char", "repeat-sweep-char"),
+                                       ("app", "measured-char", "repeat-sweep-char")):
+        if (corpus_name, first) in predicted and (corpus_name, second) in predicted:
+            r = (predicted[(corpus_name, second)]["predicted_ms"].to_numpy(dtype=float)
+                 / predicted[(corpus_name, first)]["predicted_ms"].to_numpy(dtype=float))
+            dev = np.abs(r - 1) * 100
+            lines.append(f"{corpus_name} predictions, {second} / {first}: |ratio - 1| median {np.median(dev):.2f} %, "
+                         f"max {dev.max():.2f} % over {len(r)} rows")
+    return lines
+
+
 def measured_board(results: Path) -> str:
     """The registry name a measured result folder was recorded for (the board of its operator
     table, checked to be one: :func:`perfml.learned.training.measured_board_rows`)."""
@@ -265,6 +299,9 @@ def main() -> None:
     parser.add_argument("--measured-reference-profile", type=Path, default=None,
                         help="an `ncu --csv` export of the --measured-reference board's application kernels: "
                              "a reference tier with --profile")
+    parser.add_argument("--calibration-repeat", type=Path, default=None,
+                        help="a second run of the calibration spec on the same board model (a result folder with "
+                             "its characterization.json): calibrated tiers from it, and its curve beside this one's")
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--workdir", default=None, help="keep the query and prediction files here")
@@ -314,6 +351,13 @@ def main() -> None:
         ]
         if swept:  # the result folder itself: its vectorAdd runs of both specs (issue 11 §3's short sweep)
             plans.append(("app", "calibrated-sweep", ["--calibration", str(results)]))
+        if args.calibration_repeat is not None:
+            if measured_board(args.calibration_repeat) != board:
+                raise SystemExit(f"--calibration-repeat {args.calibration_repeat} is not a run of {board}")
+            repeat_char = str(args.calibration_repeat / "characterization.json")
+            plans += [("app", "calibrated-sweep-repeat", ["--calibration", str(args.calibration_repeat)]),
+                      ("op", "repeat-sweep-char", ["--characterization", repeat_char]),
+                      ("app", "repeat-sweep-char", ["--characterization", repeat_char])]
         if args.measured_reference is not None:
             other = measured_board(args.measured_reference)
             if other == board:
@@ -382,6 +426,11 @@ def main() -> None:
                 if m.any():
                     print(f"  {g:<34} {int(m.sum()):>5}  model {np.median(ours[m] / theirs[m]):6.3f}  "
                           f"measured {np.median(y[m] / theirs[m]):6.3f}")
+        print()
+    if args.calibration_repeat is not None:
+        print(f"two calibration runs ({results}, {args.calibration_repeat}):")
+        for line in calibration_repeat_lines(results, args.calibration_repeat, board, predicted):
+            print(f"  {line}")
         print()
     if args.tracking_uri:
         log_runs(args.tracking_uri, logged, model=args.model, board=board, results=results)
