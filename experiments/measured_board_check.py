@@ -352,8 +352,12 @@ def main() -> None:
         if swept:  # the result folder itself: its vectorAdd runs of both specs (issue 11 §3's short sweep)
             plans.append(("app", "calibrated-sweep", ["--calibration", str(results)]))
         if args.calibration_repeat is not None:
-            if measured_board(args.calibration_repeat) != board:
-                raise SystemExit(f"--calibration-repeat {args.calibration_repeat} is not a run of {board}")
+            from perfml.boards import resolve_board_name
+            from perfml.measure.store import ResultSet
+
+            repeat_board = resolve_board_name(ResultSet.open(args.calibration_repeat).device.name)
+            if repeat_board != board:
+                raise SystemExit(f"--calibration-repeat {args.calibration_repeat} is a run of {repeat_board}, not {board}")
             repeat_char = str(args.calibration_repeat / "characterization.json")
             plans += [("app", "calibrated-sweep-repeat", ["--calibration", str(args.calibration_repeat)]),
                       ("op", "repeat-sweep-char", ["--characterization", repeat_char]),
