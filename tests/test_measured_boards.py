@@ -409,3 +409,23 @@ def test_no_calibrated_tier_from_a_synthetic_set_or_an_unknown_device(h100, synt
     assert got.stream_curve is None and not [v for v in got.values if v.tier == "calibrated"]
     (warning,) = got.warnings
     assert warning.startswith("calibrated tier not built") and why in warning
+
+
+def test_an_unphysical_calibration_leaves_the_measured_tier_and_says_so(h100, monkeypatch):
+    """A calibration above physical limits (here forced) is left out by name; the microbenchmarks'
+    characterization still comes (before, the error would have cost the whole characterization)."""
+    import perfml.characterize.calibrate as calibrate
+    from perfml.characterize.build import with_calibrated_tier
+    from perfml.errors import PhysicalLimitError
+
+    def unphysical(*args, **kwargs):
+        raise PhysicalLimitError("dram_bandwidth 9e12 B/s is above 1.5x the specification")
+
+    monkeypatch.setattr(calibrate, "calibrate_from_rows", unphysical)
+    rs = ResultSet.open(H100)
+    bare = type(h100)(board=h100.board, values=tuple(v for v in h100.values if v.tier != "calibrated"))
+    got = with_calibrated_tier(bare, rs, board="H100-SXM")
+    assert got.stream_curve is None and [v for v in got.values if v.tier == "measured"] == \
+        [v for v in bare.values if v.tier == "measured"]
+    (warning,) = got.warnings
+    assert warning.startswith("calibrated tier not built") and "above 1.5x" in warning

@@ -285,13 +285,14 @@ def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, f
 
     Left as ``measured`` (with a warning saying why) when the set is synthetic (no
     measurement to calibrate from), its device is not in the registry (``board`` None), or
-    its application kernels give no calibrated value; unchanged when it holds none.
+    its application kernels give no calibrated value or an unphysical one (above 1.5x the
+    specification: :class:`~perfml.errors.PhysicalLimitError`); unchanged when it holds none.
     ``frame`` is the set's rows when the caller has read them already.
     """
     from dataclasses import replace
 
     from perfml.characterize.calibrate import calibrate_from_rows
-    from perfml.errors import CalibrationDataError
+    from perfml.errors import CalibrationDataError, PhysicalLimitError
     from perfml.measure.runtime_rows import application_runtime_rows
 
     frame = rs.read() if frame is None else frame
@@ -308,7 +309,9 @@ def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, f
     try:
         calibrated = calibrate_from_rows(application_runtime_rows(rs, board=board), board,
                                          file=rs.path, command=command)
-    except CalibrationDataError as exc:
+    except (CalibrationDataError, PhysicalLimitError) as exc:
+        # the microbenchmarks' tier stands on its own: an unusable or unphysical calibration is
+        # left out, by name, and `--from-runtimes RESULTS` raises the same error with its detail
         return measured.with_values(warnings=(f"calibrated tier not built from the application kernels: {exc}",))
     added = tuple(v for v in calibrated.values if v.tier == "calibrated")
     warnings = tuple(f"calibrated tier: {w}" for w in calibrated.warnings)
