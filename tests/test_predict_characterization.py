@@ -271,9 +271,10 @@ def test_a_value_no_training_board_had_is_not_used_and_named(tmp_path, capsys):
 
 def test_the_h100_sweep_characterization_keeps_its_gemms_near_their_times(tmp_path, capsys):
     """Real data: sweeps/results/H100-SXM/characterization.json (microbenchmarks, and the calibrated
-    tier of its calibration and applications runs: the naive matMuls' 8.1 TFLOP/s) on the H100's
-    measured bmm / linear calls of 1 ms or more (dlops_torch.csv): predicted within 2x of their
-    times (with the matMul rate used, they came out at 4-8x)."""
+    tier of its calibration runs) on the H100's measured bmm / linear calls of 1 ms or more
+    (dlops_torch.csv): predicted within 2x of their times. When the file also carried the naive
+    matMuls' calibrated FP32 rate and predict used it, they came out at 4-8x (commit 273601d,
+    experiments/results/measured_board_check_H100-SXM.txt)."""
     import json
     from pathlib import Path
 

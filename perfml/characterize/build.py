@@ -21,7 +21,8 @@ from perfml.characterize.functions import CharacterizationFunction, sample_quant
 from perfml.characterize.summary import summarize_results
 from perfml.errors import PerfmlError
 
-__all__ = ["DEFAULT_SOURCES", "FunctionSource", "characterize_frame", "characterize_results", "with_calibrated_tier"]
+__all__ = ["CALIBRATION_SPEC", "DEFAULT_SOURCES", "FunctionSource", "characterize_frame", "characterize_results",
+           "with_calibrated_tier"]
 
 
 @dataclass(frozen=True)
@@ -270,24 +271,29 @@ def characterize_results(
                         "re-measure it with `perfml sweep run`)") from None
 
 
-def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, frame=None) -> Characterization:
-    """``measured`` plus the calibrated tier of the set's own application kernels.
+#: the spec whose runs calibrate a board (``perfml/data/sweeps/calibration.toml``: vectorAdd over sizes)
+CALIBRATION_SPEC = "calibration"
 
-    A result set that holds application kernels of known work (the ``calibration`` spec's
-    vectorAdd over sizes, the ``applications`` spec) calibrates its board exactly as
-    ``perfml characterize --from-runtimes RESULTS`` does
+
+def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, frame=None) -> Characterization:
+    """``measured`` plus the calibrated tier of the set's ``calibration`` spec runs.
+
+    The runs of the :data:`CALIBRATION_SPEC` spec (vectorAdd from 12 kB to 1.6 GB, work
+    known) calibrate the board as ``perfml characterize --from-runtimes`` does
     (:func:`~perfml.characterize.calibrate.calibrate_from_rows`): the streaming curve, the
-    launch floor and the achieved DRAM bandwidth and FP32 rate of those runs are added as
-    ``calibrated`` values. The microbenchmarks' ``measured`` values stay first in
+    launch floor and the achieved DRAM bandwidth are added as ``calibrated`` values. The
+    microbenchmarks' ``measured`` values stay first in
     :data:`~perfml.characterize.values.TIER_PREFERENCE`, so the calibrated tier adds what
     they do not give (the curve, the launch floor); without it, a measured characterization
-    sent users to time the calibration kernel they had already timed.
+    sent users to time the calibration kernel they had already timed. The ``applications``
+    spec's kernels stay out: they are what a characterization is checked against
+    (``experiments/measured_board_check.py``), not an input to it.
 
     Left as ``measured`` (with a warning saying why) when the set is synthetic (no
     measurement to calibrate from), its device is not in the registry (``board`` None), or
-    its application kernels give no calibrated value or an unphysical one (above 1.5x the
-    specification: :class:`~perfml.errors.PhysicalLimitError`); unchanged when it holds none.
-    ``frame`` is the set's rows when the caller has read them already.
+    its calibration runs give no calibrated value or an unphysical one (above 1.5x the
+    specification: :class:`~perfml.errors.PhysicalLimitError`); unchanged when it holds no
+    calibration run. ``frame`` is the set's rows when the caller has read them already.
     """
     from dataclasses import replace
 
@@ -296,7 +302,7 @@ def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, f
     from perfml.measure.runtime_rows import application_runtime_rows
 
     frame = rs.read() if frame is None else frame
-    if len(frame) == 0 or not (frame["kind"].astype(str) == "application").any():
+    if len(frame) == 0 or not (frame["spec"].astype(str) == CALIBRATION_SPEC).any():
         return measured
     why = None
     if rs.synthetic:
@@ -304,17 +310,21 @@ def with_calibrated_tier(measured: Characterization, rs, *, board: str | None, f
     elif board is None:
         why = f"its device {rs.device.name!r} is not in the registry (pass --board)"
     if why is not None:
-        return measured.with_values(warnings=(f"calibrated tier not built from the application kernels: {why}",))
+        return measured.with_values(warnings=(f"calibrated tier not built from the calibration runs: {why}",))
     command = f"perfml characterize {rs.path}"
     try:
-        calibrated = calibrate_from_rows(application_runtime_rows(rs, board=board), board,
-                                         file=rs.path, command=command)
+        rows = application_runtime_rows(rs, board=board)
+        calibrated = calibrate_from_rows(rows[rows["spec"] == CALIBRATION_SPEC], board, file=rs.path, command=command)
     except (CalibrationDataError, PhysicalLimitError) as exc:
         # the microbenchmarks' tier stands on its own: an unusable or unphysical calibration is
         # left out, by name, and `--from-runtimes RESULTS` raises the same error with its detail
-        return measured.with_values(warnings=(f"calibrated tier not built from the application kernels: {exc}",))
+        return measured.with_values(warnings=(f"calibrated tier not built from the calibration runs: {exc}",))
     added = tuple(v for v in calibrated.values if v.tier == "calibrated")
-    warnings = tuple(f"calibrated tier: {w}" for w in calibrated.warnings)
+    # "<quantity> not calibrated: ..." of a quantity the microbenchmarks measured is no news
+    # (the calibration spec times vectorAdd only, so it never gives an FP32 rate)
+    have = {v.quantity for v in measured.values if v.tier == "measured"}
+    warnings = tuple(f"calibrated tier: {w}" for w in calibrated.warnings
+                     if not any(w.startswith(f"{q} not calibrated") for q in have))
     provenance = {**measured.provenance, "calibrated_tier": dict(calibrated.provenance)}
     return replace(measured.with_values(*added, warnings=warnings), provenance=provenance,
                    stream_curve=calibrated.stream_curve)

@@ -116,9 +116,10 @@ def as_trained(characterization, trained: Mapping) -> tuple[object, list[tuple[s
     reached, a microbenchmark's DRAM bandwidth where training saw only that of ``add``
     calls), or a streaming curve where no training board had one, would reach the features
     on a scale the model never learned; the training boards' features read the datasheet
-    there. Measured on the H100 with its sweep characterization: the naive matMuls'
-    calibrated 8.1 TFLOP/s put the GEMMs at about 5x their times (BMM 439 % MAPE; 38 %
-    without it). The datasheet values (``spec``) all stay. Returns the reduced
+    there. Seen on the H100: a characterization that carried the naive matMuls' calibrated
+    8.1 TFLOP/s put the GEMMs at about 5x their times (commit 273601d's recording in
+    ``experiments/results/measured_board_check_H100-SXM.txt``). The datasheet values
+    (``spec``) all stay. Returns the reduced
     characterization, the ``(quantity, tier)`` dropped, and whether the curve was dropped.
     """
     from dataclasses import replace
