@@ -23,8 +23,9 @@ against those measurements, per op class and per application:
 * ``calibrated-sweep`` (applications, where the set holds the ``calibration`` spec's
   points): ``--calibration`` with the result folder itself, so its vectorAdd runs of both
   specs (issue 11's "short sweep on the target": 18 sizes from 12 kB to 1.6 GB);
-* ``measured-char``: ``--characterization characterization.json`` (the microbenchmark
-  sweep's characterization, nothing of the scored kernels);
+* ``measured-char``: ``--characterization characterization.json`` (``perfml characterize``
+  of the folder: the microbenchmarks' measured tier and the calibrated tier of the
+  ``calibration`` spec's vectorAdd runs; nothing of the scored kernels);
 * ``reference-<corpus board>`` (operators only; ``--corpus-reference``, default the
   A100-PCIe-40GB): ``--reference`` with the corpus' time of the same call on that board
   (the Habitat setting: measured on the GPU one has);
@@ -248,11 +249,16 @@ def narrow_profile(path: Path, kernels: set[str], out: Path) -> int:
 
 
 def calibration_repeat_lines(results: Path, repeat: Path, board: str, predicted: dict) -> list[str]:
-    """The two runs' calibrated tiers (``perfml characterize --from-runtimes`` of each folder)
-    and how far the predictions made with each lie apart."""
-    from perfml.characterize.calibrate import calibrate_from_runtimes
+    """The two runs' calibrated tiers (each folder's ``calibration`` spec runs, as ``perfml
+    characterize`` takes them) and how far the predictions made with each lie apart."""
+    from perfml.characterize.build import CALIBRATION_SPEC
+    from perfml.characterize.calibrate import calibrate_from_rows
 
-    a, b = calibrate_from_runtimes(results, board), calibrate_from_runtimes(repeat, board)
+    def calibrated(folder: Path):
+        rows = application_rows(folder, board)
+        return calibrate_from_rows(rows[rows["spec"] == CALIBRATION_SPEC], board)
+
+    a, b = calibrated(results), calibrated(repeat)
     lines = []
     for quantity, unit, scale, shown in (("dram_bandwidth", "B/s", 1e-12, "TB/s"), ("launch_overhead", "ms", 1e3, "us")):
         va, vb = a.value(quantity, unit), b.value(quantity, unit)
