@@ -157,6 +157,244 @@ def test_a_set_without_calibration_runs_gets_no_calibrated_tier():
     assert not [w for w in run2.warnings if "calibrated tier" in w]
 
 
+def test_the_guard_needs_a_small_l2_to_keep_it():
+    """The same rows on a board whose L2 the ring outgrows: the DRAM latency is kept."""
+    from perfml.characterize.measured import measured_values
+    from perfml.characterize.summary import summarize_results
+
+    summary = summarize_results(ResultSet.open(RUN2).read())
+    kept = measured_values(summary, "run2", l2_bytes=1.5 * 2**20)
+    dropped = measured_values(summary, "run2", l2_bytes=50 * 2**20)
+    assert [v for v in kept if v.quantity == "dram_latency"]
+    assert not [v for v in dropped if v.quantity == "dram_latency"]
+
+
+def test_the_devices_own_l2_size_decides_and_a_registry_that_disagrees_is_named():
+    """A result set records the L2 size the device reports; the guard uses it over the
+    registry's (the H200's registry entry said 50 MB, the device 60 MiB) and says so."""
+    from perfml.boards import get_board
+    from perfml.characterize.build import characterize_frame
+
+    frame = ResultSet.open(RUN2).read()
+    board = get_board("H100-SXM")
+    small = characterize_frame(frame, board=board, board_name="H100-SXM", device={"l2_cache_bytes": 1.5 * 2**20})
+    assert [v for v in small.values if v.quantity == "dram_latency"]  # the 16 MiB chase outgrows 1.5 MiB
+    (warning,) = small.warnings
+    assert "device reports an L2 of 1572864 bytes" in warning and "registry" in warning and "H100-SXM" in warning
+    agreeing = characterize_frame(frame, board=board, board_name="H100-SXM", device={"l2_cache_bytes": board.l2_bytes})
+    assert not [v for v in agreeing.values if v.quantity == "dram_latency"]
+    assert len(agreeing.warnings) == 1 and "L2" in agreeing.warnings[0] and "registry" not in agreeing.warnings[0]
+
+
+def test_replay_serves_the_recorded_h100_points():
+    """Three vectorAdd launches were measured by two specs (applications, then calibration):
+    the latest recording of a launch is served."""
+    backend = ReplayBackend(H100)
+    frame = ResultSet.open(H100).read()
+    latest = frame.drop_duplicates("launch_key", keep="last").set_index("launch_key")
+    launches = backend.launches()
+    assert len(launches) == 253 == frame["launch_key"].nunique()
+    twice = frame[frame.duplicated("launch_key", keep=False)]
+    assert len(twice) == 6 and set(twice["spec"]) == {"applications", "calibration"}
+    for launch in launches[:: 40] + [backend.launches()[i] for i in range(len(launches))
+                                     if launches[i].key in set(twice["launch_key"])]:
+        m = backend.run(launch)
+        assert m.median_s == pytest.approx(float(latest.loc[launch.key, "time_median_s"]))
+
+
+@pytest.mark.parametrize("board", sorted(MEASURED))
+def test_operator_table_is_measured_and_reads_as_queries(tmp_path, board):
+    from perfml.learned.queries import read_query_csv
+
+    ops = pd.read_csv(MEASURED[board][0] / "dlops_torch.csv")
+    assert len(ops) == 2955 and ops["config_id"].is_unique
+    assert set(ops["source"]) == {"perfml-measured"} and set(ops["board"]) == {board}
+    assert (ops["time_ms"] > 0).all() and np.isfinite(ops["time_ms"]).all()
+    assert (ops["time_ms"] <= ops["time_ms_median"] * 1.0001).all()  # mean of the 5 fastest <= median
+    queries = tmp_path / "q.csv"
+    ops.drop(columns=["time_ms", "time_ms_median"]).to_csv(queries, index=False)
+    read = read_query_csv(queries)
+    assert len(read) == len(ops)
+
+
+@pytest.mark.parametrize("board, repeat", [("H100-SXM", RUN2), ("H200", H200_RUN2)])
+def test_repeat_run_agrees_on_the_large_calls(board, repeat):
+    """Two boards of the same model: calls of >= 0.05 ms agree within a few percent (median),
+    the application kernels' times too; the repeat names the same board model, another card."""
+    folder = MEASURED[board][0]
+    a = pd.read_csv(folder / "dlops_torch.csv")
+    b = pd.read_csv(repeat / "dlops_torch.csv")
+    m = a.merge(b, on="config_id", suffixes=("", "_2"))
+    large = m[m["time_ms"] >= 0.05]
+    assert len(large) > 1000 and set(b["board"]) == {board}
+    assert np.median(np.abs(large["time_ms"] / large["time_ms_2"] - 1)) < 0.05
+    fa, fb = ResultSet.open(folder).read(), ResultSet.open(repeat).read()
+    apps = fa.merge(fb, on="point_id", suffixes=("", "_2"))
+    apps = apps[apps["kind"] == "application"]
+    assert len(apps) == 65 and np.median(np.abs(apps["time_median_s"] / apps["time_median_s_2"] - 1)) < 0.05
+    mine, theirs = (json.loads((f / "manifest.json").read_text())["device"] for f in (folder, repeat))
+    assert mine["uuid"] != theirs["uuid"] and mine["name"] == theirs["name"]
+
+
+def test_the_h100_sweep_enters_training_as_runtime_rows():
+    """issue 11 §2: a board's sweep rows become training rows; the DRAM kernels' rate is the board's."""
+    from perfml.boards import get_board, peak_bandwidth
+    from perfml.measure.runtime_rows import sweep_runtime_rows
+
+    rows = sweep_runtime_rows(H100)
+    assert len(rows) == 256 and set(rows["board"]) == {"H100-SXM"} and set(rows["source"]) == {"sweep"}
+    dram = rows[rows["app"] == "dram"]
+    rate = dram["work_dram_bytes"] / (dram["time_ms_median"] * 1e-3)
+    assert 0.6 <= rate.max() / peak_bandwidth(get_board("H100-SXM")) <= 1.05
+
+
+def test_the_measured_characterization_carries_hong_kim_to_the_h100(data_home):
+    """issue 11 §2 on real data: Hong & Kim with the H100's measured latency and bandwidth is far
+    closer to the H100's measured application-kernel times than with the paper's GTX 280 values."""
+
+    from perfml.characterize import board_characterization
+    from perfml.closed_form.hongkim_runtime import HongKimRuntimeModel
+
+    check = experiment_script("measured_board_check")
+    rows = check.applications_spec_rows(H100, "H100-SXM").assign(input_size_2=np.nan)
+    y = rows["time_ms"].to_numpy(dtype=float)
+    measured = load_characterization(H100 / "characterization.json", board="H100-SXM")
+    chs = {"H100-SXM": board_characterization("H100-SXM", extra=(measured,))}
+    paper = HongKimRuntimeModel(data_home=data_home).fit(rows, y).predict(rows)
+    char = HongKimRuntimeModel(data_home=data_home, hardware="characterized", characterizations=chs).fit(rows, y).predict(rows)
+    mape = lambda p: float(np.mean(np.abs(np.asarray(p, dtype=float) / y - 1)))  # noqa: E731
+    assert mape(char) < 0.5 * mape(paper)
+
+
+def test_the_h200_is_the_h100s_processor_with_more_dram_bandwidth():
+    """Same GH100 arithmetic (FP32, FP64, SFU within 2 %), HBM3e: measured DRAM bandwidth
+    above the H100's by more than the run-to-run spread, under the datasheets' ratio 4.8 / 3.35."""
+    a = characterize_results(H100, board="H100-SXM")
+    b = characterize_results(H200, board="H200")
+    for q in ("fp32_throughput", "fp64_throughput", "sfu_throughput"):
+        ra = max(v.value for v in a.values if v.tier == "measured" and v.quantity == q and v.unit == "instructions/cycle/SM")
+        rb = max(v.value for v in b.values if v.tier == "measured" and v.quantity == q and v.unit == "instructions/cycle/SM")
+        assert rb == pytest.approx(ra, rel=0.02), q
+    ratio = _measured(b, "dram_bandwidth", "B/s") / _measured(a, "dram_bandwidth", "B/s")
+    assert 1.15 < ratio < 4.8 / 3.35 * 1.05
+
+
+def test_same_calls_on_both_boards_memory_bound_ones_faster_on_the_h200():
+    """The 2,955 calls are the same configurations on both boards; the large element-wise
+    calls (streaming, no reuse) run faster on the H200 by about its bandwidth ratio, the large
+    matmuls (compute-bound, same SMs and clocks) about equally fast."""
+    from perfml.operators import OP_CLASS
+
+    a = pd.read_csv(H100 / "dlops_torch.csv")
+    b = pd.read_csv(H200 / "dlops_torch.csv")
+    m = b.merge(a, on=["config_id", "op", "B", "M", "N", "K", "H"], suffixes=("", "_h100"))
+    assert len(m) == 2955
+    large = m[m["time_ms"] >= 0.05]
+    speedup = (large["time_ms_h100"] / large["time_ms"]).groupby(large["op"].map(OP_CLASS)).median()
+    assert 1.15 < speedup["EW"] < 4.8 / 3.35 * 1.1
+    assert speedup["BMM"] == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize("board", sorted(MEASURED))
+def test_application_kernels_of_a_result_set_read_as_runtime_rows(board):
+    """The applications spec's kernels as runtimes.csv rows: the app's name, N as input_size,
+    the launch, the median time; one row per measured point."""
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    folder = MEASURED[board][0]
+    rows = application_runtime_rows(folder)
+    frame = ResultSet.open(folder).read()
+    apps = frame[frame["kind"] == "application"]
+    # 65 of the applications spec, 18 vectorAdd runs of the calibration spec
+    assert len(rows) == len(apps) == 83 and set(rows["board"]) == {board} and set(rows["source"]) == {"sweep"}
+    assert set(rows["app_id"]) == set(apps["family"]) and "vectorAdd" in set(rows["app_id"])
+    by_point = apps.set_index("point_id")
+    for _, r in rows.sample(10, random_state=0).iterrows():
+        p = by_point.loc[r["point_id"]]
+        assert r["input_size"] == json.loads(p["params_json"])["N"]
+        assert r["time_ms"] == pytest.approx(1e3 * p["time_median_s"])
+        assert (r["block_x"], r["grid_x"]) == (p["block_x"], p["grid_x"])
+
+
+def test_a_result_set_folder_is_a_calibration_file(tmp_path):
+    """`--calibration DIR` / `--from-runtimes DIR`: the folder's application kernels calibrate
+    the board exactly as the same rows written to a CSV do, and the provenance hashes the set."""
+    from perfml.characterize.calibrate import calibrate_from_runtimes
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    csv = tmp_path / "rows.csv"
+    application_runtime_rows(H200).to_csv(csv, index=False)
+    from_dir = calibrate_from_runtimes(H200, "H200")
+    from_csv = calibrate_from_runtimes(csv, "H200")
+    key = lambda ch: {(v.quantity, v.unit, v.tier): v.value for v in ch.values}  # noqa: E731
+    assert key(from_dir) == key(from_csv) and any(t == "calibrated" for _, _, t in key(from_dir))
+    assert len(from_dir.provenance["sha256"]) == 64 and from_dir.provenance["sha256"] != from_csv.provenance["sha256"]
+
+
+def test_a_folder_that_cannot_calibrate_is_a_typed_error(tmp_path, synthetic_recording):
+    from perfml.characterize.calibrate import read_runtime_rows
+    from perfml.errors import CalibrationDataError
+
+    with pytest.raises(CalibrationDataError, match="synthetic"):
+        read_runtime_rows(synthetic_recording)
+    (tmp_path / "not-a-set").mkdir()
+    with pytest.raises(CalibrationDataError, match="calibration folder .*not-a-set"):
+        read_runtime_rows(tmp_path / "not-a-set")
+
+
+def test_a_measured_board_becomes_training_rows():
+    """`perfml train --measured DIR`: the nine apps' kernels (a launch two specs measured
+    once) and the operator calls, labelled as this project's measurements."""
+    from perfml.learned.training import MEASURED_SOURCE, measured_board_rows
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    rows = measured_board_rows(H100)
+    assert set(rows) == {"described", "dlops"}
+    described, ops = rows["described"], rows["dlops"]
+    assert len(described) == 83 - 3 and set(described["source"]) == {MEASURED_SOURCE}
+    assert set(described["board"]) == {"H100-SXM"} and described["measured_ms"].gt(0).all()
+    apps = application_runtime_rows(H100)
+    latest = apps.drop_duplicates(["app_id", "input_size", "block_x", "grid_x"], keep="last")
+    assert sorted(described["measured_ms"]) == pytest.approx(sorted(latest["time_ms"]))
+    assert dict(zip(described["app_id"], described["app"]))["matMul_gpu_sharedmem"] == "matMul"
+    assert len(ops) == 2955 and (ops["measured_ms"] == ops["time_ms"]).all() and set(ops["source"]) == {MEASURED_SOURCE}
+
+
+def test_measured_rows_join_the_selected_corpora_and_obey_exclusion(data_home):
+    from perfml.learned.training import corpus_rows, measured_board_rows
+
+    extra = measured_board_rows(H200)
+    rows = corpus_rows(data_home, corpora=["described"], measured=[extra])
+    assert set(rows) == {"described"}  # the operator calls wait for a run that trains dlops
+    assert (rows["described"]["board"] == "H200").sum() == len(extra["described"])
+    rows = corpus_rows(data_home, corpora=["described"], measured=[extra], exclude_boards=["H200"])
+    assert not (rows["described"]["board"] == "H200").any()
+
+
+@needs_data_home()
+def test_a_folder_that_is_no_measured_board_is_refused_before_training(tmp_path, capsys):
+    from perfml.cli import main
+    from perfml.errors import DatasetSchemaError
+    from perfml.learned.training import measured_board_rows
+
+    with pytest.raises(DatasetSchemaError, match="neither a sweep result set"):
+        measured_board_rows(tmp_path)
+    two = pd.read_csv(H100 / "dlops_torch.csv").head(4)
+    two.loc[two.index[:2], "board"] = "H200"
+    two.to_csv(tmp_path / "dlops_torch.csv", index=False)
+    with pytest.raises(DatasetSchemaError, match="one board"):
+        measured_board_rows(tmp_path)
+    zero = pd.read_csv(H100 / "dlops_torch.csv").head(4)
+    zero.loc[zero.index[2], "time_ms"] = 0.0  # refused deep in the operator model before, without file or row
+    zero.to_csv(tmp_path / "dlops_torch.csv", index=False)
+    with pytest.raises(DatasetSchemaError, match=r"dlops_torch.csv: row 3 \(line 4\), column time_ms: expected a measured time"):
+        measured_board_rows(tmp_path)
+    out = tmp_path / "model"
+    code = main(["train", "--out", str(out), "--corpus", "described", "--measured", str(tmp_path / "nothing-here")])
+    err = capsys.readouterr().err
+    assert code == 2 and "nothing-here" in err and "Traceback" not in err and not out.exists()
+
+
 @pytest.mark.parametrize("synthetic, board, why", [
     (True, "H100-SXM", "synthetic"),
     (False, None, "not in the registry"),
