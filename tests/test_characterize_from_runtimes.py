@@ -384,3 +384,20 @@ def test_a_calibration_file_without_the_board_is_named(tmp_path, capsys):
     _apps_rows(board="GTX-970").to_csv(tmp_path / "cal970.csv", index=False)
     assert main(["characterize", "--from-runtimes", str(tmp_path / "cal970.csv"), "--board", "GTX-980"]) == 2
     assert "no row of board 'GTX-980' in cal970.csv (boards present: GTX-970)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source, timing", [
+    (None, "not recorded in the rows"),
+    ("gpuperfpredict-nca", "nvprof kernel duration (excludes host launch latency)"),
+    ("sweep", "CUDA events around each launch"),
+    ("my-lab", "not recorded in the rows"),
+])
+def test_the_launch_floor_says_how_its_rows_were_timed(source, timing):
+    """A launch floor means another thing timed by nvprof (kernel only) than between CUDA
+    events (with the launch): every application row was labelled nvprof, a perfml sweep's
+    CUDA-event times and a user's file of unknown timing included. Synthetic rows."""
+    rows = _apps_rows(sizes=[2**k for k in range(10, 29)])
+    if source is not None:
+        rows["source"] = source
+    ch = calibrate_from_rows(rows, "GTX-980")
+    assert timing in ch.best("launch_overhead", "ms").provenance["timing"]

@@ -61,9 +61,11 @@ __all__ = [
     "L2_FACTOR",
     "MAX_FLOOR_INTENSITY",
     "MIN_ROWS",
+    "NVPROF_SOURCES",
     "TOP_FRACTION",
     "calibrate_from_rows",
     "calibrate_from_runtimes",
+    "launch_timing",
     "read_runtime_rows",
 ]
 
@@ -191,6 +193,34 @@ def read_runtime_rows(path: str | os.PathLike[str]):
         raise CalibrationDataError(not_utf8(f"calibration file {path}", exc)) from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise CalibrationDataError(f"cannot read calibration file {path} as CSV ({exc})") from None
+
+
+#: the data home's runtimes sources, all timed by nvprof (kernel duration; the datasets README)
+NVPROF_SOURCES = ("BSPGPU", "gpuperfpredict-nca", "gpuperfpredict-rodinia")
+
+
+def launch_timing(corpus: str, sources=None) -> str:
+    """How the rows a launch floor comes from were timed: what that floor includes.
+
+    The data home's application runtimes are nvprof kernel durations (no host launch
+    latency); a sweep of ``perfml sweep run`` times each launch between CUDA events
+    (``cupyx.profiler.benchmark``), as NeuSight's operator calls are timed around the whole
+    call. A source perfml does not know is said to be unknown rather than guessed.
+    """
+    from perfml.measure.runtime_rows import SWEEP_SOURCE
+
+    if corpus != "runtimes":
+        return "CUDA events around the whole call (includes launch)"
+    named = set() if sources is None else {str(s) for s in sources.dropna().unique()}
+    kinds = set()
+    for source in named or {""}:
+        if source in NVPROF_SOURCES:
+            kinds.add("nvprof kernel duration (excludes host launch latency)")
+        elif source.startswith(SWEEP_SOURCE):
+            kinds.add("CUDA events around each launch (perfml sweep run: cupyx.profiler.benchmark)")
+        else:
+            kinds.add("not recorded in the rows (no source perfml knows the timing of)")
+    return "; ".join(sorted(kinds))
 
 
 def _time_column(frame) -> str:
@@ -683,10 +713,7 @@ def calibrate_from_rows(
                         f"{MAX_FLOOR_INTENSITY:g} FLOP per DRAM byte in the bottom {FLOOR_FRACTION:.0%} of "
                         f"compulsory DRAM bytes (at least {min_rows} rows)"
                     ),
-                    "timing": (
-                        "nvprof kernel duration (excludes host launch latency)" if corpus == "runtimes"
-                        else "CUDA events around the whole call (includes launch)"
-                    ),
+                    "timing": launch_timing(corpus, smallest.get("source")),
                 },
             )
         )
