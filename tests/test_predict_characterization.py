@@ -289,3 +289,28 @@ def test_the_h100_sweep_characterization_keeps_its_gemms_near_their_times(tmp_pa
     assert status == 0, capsys.readouterr().err
     ratio = got / gemms["time_ms_median"].to_numpy()
     assert np.all((ratio > 0.5) & (ratio < 2.0)), np.round(ratio, 2)
+
+
+def test_a_launch_floor_timed_otherwise_than_the_training_boards_is_told(tmp_path, capsys):
+    """The H100 sweep's launch floor comes from CUDA events around each launch; the nine apps'
+    calibrated sub-model learned from nvprof kernel durations (no launch latency). The
+    warning says so; the same file with the training boards' timing says nothing of it."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    queries = tmp_path / "q.csv"
+    pd.DataFrame({"board": ["H100-SXM"] * 2, "app_id": ["dotProd", "matrix_sum_coalesced"],
+                  "input_size": [131072, 1024]}).to_csv(queries, index=False)
+    doc = json.loads((root / "sweeps" / "results" / "H100-SXM" / "characterization.json").read_text())
+    status, _ = _predict_with(tmp_path, queries, doc, "events")
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "its launch floor was timed as 'CUDA events around each launch" in err and "'nvprof kernel duration" in err
+    for value in doc["values"]:
+        if value["quantity"] == "launch_overhead" and value["tier"] == "calibrated":
+            value["provenance"]["timing"] = "nvprof kernel duration (excludes host launch latency)"
+    status, _ = _predict_with(tmp_path, queries, doc, "nvprof")
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "launch floor was timed" not in err

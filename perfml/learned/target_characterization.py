@@ -137,6 +137,28 @@ def as_trained(characterization, trained: Mapping) -> tuple[object, list[tuple[s
             dropped, curve_dropped)
 
 
+def _launch_timing(characterization) -> str | None:
+    """How the rows of a characterization's calibrated launch floor were timed (its provenance)."""
+    floor = characterization.best("launch_overhead", "ms", tiers=("calibrated",))
+    return None if floor is None else floor.provenance.get("timing")
+
+
+def _timing_warnings(characterization, trained: Mapping, where) -> list[str]:
+    """One warning when the target's launch floor was timed otherwise than every training board's.
+
+    A floor from nvprof kernel durations holds no launch latency; one between CUDA events
+    holds some, a framework call's more (:func:`perfml.characterize.calibrate.launch_timing`):
+    e.g. a perfml sweep's vectorAdd floor, between events, given to the nine apps' calibrated
+    sub-model, whose training boards' floors are nvprof durations.
+    """
+    target = _launch_timing(characterization)
+    known = {t for t in map(_launch_timing, trained.values()) if t is not None}
+    if target is None or not known or target in known:
+        return []
+    return [f"{where}: its launch floor was timed as '{target}', the training boards' as "
+            f"'{'; '.join(sorted(known))}': the smallest calls' predictions carry the difference"]
+
+
 def _curve_warnings(characterization, where) -> list[str]:
     """Where the target's streaming curve cannot carry the board's memory system.
 
@@ -223,6 +245,8 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
         )
         return warnings
     warnings += _curve_warnings(characterization, where)
+    if isinstance(trained, Mapping) and trained:
+        warnings += _timing_warnings(characterization, trained, where)
     if characterization.synthetic:
         warnings.append(f"{where} is marked synthetic (generated, not measured): predictions made with it are not "
                         "about a real board")
