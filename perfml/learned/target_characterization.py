@@ -119,8 +119,8 @@ def as_trained(characterization, trained: Mapping) -> tuple[object, list[tuple[s
     there. Seen on the H100: a characterization that carried the naive matMuls' calibrated
     8.1 TFLOP/s put the GEMMs at about 5x their times (commit 273601d's recording in
     ``experiments/results/measured_board_check_H100-SXM.txt``). The datasheet values
-    (``spec``) all stay. Returns the reduced
-    characterization, the ``(quantity, tier)`` dropped, and whether the curve was dropped.
+    (``spec``) all stay. Returns the reduced characterization, the ``(quantity, tier)``
+    dropped, and whether the curve was dropped.
     """
     from dataclasses import replace
 
