@@ -81,7 +81,7 @@ def main() -> None:
     from perfml.datasets import find_data_home
 
     home = find_data_home(args.data_home)
-    table = pd.concat([corpus_ratios(home.path if hasattr(home, "path") else home),
+    table = pd.concat([corpus_ratios(home),
                        *(hopper_ratios(b, p) for b, p in HOPPER.items())], ignore_index=True)
     print("DRAM bytes moved / compulsory bytes (3 N^2 x 4), median over the runs of a size")
     for kernel in KERNELS:

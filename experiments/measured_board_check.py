@@ -249,19 +249,14 @@ def narrow_profile(path: Path, kernels: set[str], out: Path) -> int:
 
 
 def calibration_repeat_lines(results: Path, repeat: Path, board: str, predicted: dict) -> list[str]:
-    """The two runs' calibrated tiers (each folder's ``calibration`` spec runs, as ``perfml
-    characterize`` takes them) and how far the predictions made with each lie apart."""
-    from perfml.characterize.build import CALIBRATION_SPEC
-    from perfml.characterize.calibrate import calibrate_from_rows
+    """The two runs' calibrated tiers (``perfml characterize`` of each folder: its ``calibration``
+    spec runs) and how far the predictions made with each lie apart."""
+    from perfml.characterize import characterize_results
 
-    def calibrated(folder: Path):
-        rows = application_rows(folder, board)
-        return calibrate_from_rows(rows[rows["spec"] == CALIBRATION_SPEC], board)
-
-    a, b = calibrated(results), calibrated(repeat)
+    a, b = characterize_results(results, board=board), characterize_results(repeat, board=board)
     lines = []
     for quantity, unit, scale, shown in (("dram_bandwidth", "B/s", 1e-12, "TB/s"), ("launch_overhead", "ms", 1e3, "us")):
-        va, vb = a.value(quantity, unit), b.value(quantity, unit)
+        va, vb = a.value(quantity, unit, tiers=("calibrated",)), b.value(quantity, unit, tiers=("calibrated",))
         if va is not None and vb is not None:
             lines.append(f"calibrated {quantity:<16} {va * scale:9.4g} vs {vb * scale:9.4g} {shown}  (ratio {vb / va:.3f})")
     if a.stream_curve is not None and b.stream_curve is not None:
