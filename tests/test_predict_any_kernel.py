@@ -259,6 +259,23 @@ def test_a_reference_of_several_launches_answers_each_query_from_its_own_launch(
         predict_queries(model, other, "q.csv", reference=ref)
 
 
+def test_a_query_without_launch_of_a_run_the_reference_measured_at_several_launches_is_refused(model):
+    """Which of the user's launches a query without one means cannot be guessed: the first
+    reference row's was taken, so the prediction changed with the order of the reference file.
+    Either order is now refused, naming the query row, the launches and the fix."""
+    ref = pd.concat([_my_reference(time_ms=0.25), _my_reference(time_ms=0.75, block_x=64, grid_x=64)],
+                    ignore_index=True)
+    query = pd.DataFrame([{"board": "GTX-980", "app_id": "my_kernel", "input_size": "4096"}])
+    for order in (ref, ref.iloc[::-1].reset_index(drop=True)):
+        with pytest.raises(ReferenceValidationError,
+                           match=r"q.csv: row 1 \(line 2\): the query gives no launch.*2 launches.*block_x = 64.*"
+                                 r"add block_x, block_y, grid_x, grid_y to the query row"):
+            predict_queries(model, query, "q.csv", reference=order)
+    # one launch measured on two boards is no ambiguity
+    two_boards = pd.concat([_my_reference(), _my_reference("GTX-970", 0.3)], ignore_index=True)
+    assert predict_queries(model, query, "q.csv", reference=two_boards)["basis"].iloc[0] == "reference"
+
+
 def test_a_reference_without_any_launch_assumes_the_nominal_one_and_says_so(model):
     """Issue 10 §2: the launch is optional; an unknown kernel's reference without one still answers."""
     from perfml.learned.queries import NOMINAL_BLOCK

@@ -503,7 +503,8 @@ class _LaunchFiller:
     """The ``launch_fill(q)`` of :func:`check_queries`: fill the undescribed kernels' missing launch.
 
     The launch comes from the reference rows of the same run (a reference and a query that
-    both give a launch must agree: :class:`~perfml.errors.ReferenceValidationError`), else
+    both give a launch must agree, and a query without one whose reference measured the run
+    at several launches is refused: :class:`~perfml.errors.ReferenceValidationError`), else
     from the most frequent launch of the same (app, input size) in the training runs, else,
     for a kernel the reference measured at this size, the nominal launch
     (:data:`NOMINAL_BLOCK` threads per block, one thread per element): the launch is
@@ -544,6 +545,7 @@ class _LaunchFiller:
             if hits is not None and len(hits) and all(c in hits.columns for c in ("block_x", "grid_x")) \
                     and hits["block_x"].notna().any():
                 source = hits.dropna(subset=["block_x", "grid_x"])
+                self._one_launch(source, row, i)
             if (source is None or not len(source)) and self.runs is not None:
                 source = self.runs[_same_run(self.runs, row)]
             if source is None or not len(source):
@@ -555,6 +557,28 @@ class _LaunchFiller:
             for c, v in zip([c for c in dims if c in source.columns], launch):
                 if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
                     q.iat[i, q.columns.get_loc(c)] = float(v)
+
+    def _one_launch(self, source: pd.DataFrame, row, i: int) -> None:
+        """Refuse a query without a launch whose reference measured the run at several launches.
+
+        Which of the user's launches the query means cannot be guessed: taking the first
+        row's made the prediction depend on the order of the reference file.
+        """
+        from perfml.errors import ReferenceValidationError
+
+        cols = [c for c in self.DIMS if c in source.columns]
+        launches = source[cols].fillna(1.0).drop_duplicates()
+        if len(launches) < 2:
+            return
+        shown = "; ".join(", ".join(f"{c} = {_num(v)}" for c, v in zip(cols, launch))
+                          for launch in launches.head(3).itertuples(index=False))
+        more = f" and {len(launches) - 3} more" if len(launches) > 3 else ""
+        raise ReferenceValidationError(
+            f"{_at(self.where, i)}: the query gives no launch for kernel {row['app_id']} at input_size "
+            f"{_num(row['input_size'])}, and {self.ref_where} measured that run at {len(launches)} launches "
+            f"({shown}{more}; first at {_at(self.ref_where, int(source.index[0]))}); add block_x, block_y, "
+            "grid_x, grid_y to the query row to say which launch it asks for"
+        )
 
     def _same_launch(self, hits: pd.DataFrame, row, i: int) -> pd.DataFrame:
         """The reference rows of the run whose launch agrees with the query's (:func:`launch_agrees`).
