@@ -357,3 +357,21 @@ def test_a_calibration_whose_repeats_disagree_is_told(trained, files, tmp_path, 
     assert "measured more than once are more than 2x apart" in err
     status, out = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
     assert status == 0 and "more than 2x apart" not in capsys.readouterr().err
+
+
+def test_rows_of_other_boards_in_a_calibration_are_named_not_dropped_silently(trained, files, tmp_path, capsys):
+    """A calibration uses the target's rows only; rows of another board (a mixed-up file, an
+    unregistered or misspelt name, bad values) were left out without a word. They are still
+    left out (the prediction is the one of the target's rows alone), and the warning says so."""
+    path, _, _ = trained
+    adds = pd.read_csv(files / "adds.csv")
+    extra = pd.DataFrame([{"board": "Bogus-GPU🚀", "op": "add", "B": 15892, "H": 2645, "time_ms": 1e-7},
+                          {"board": "L4", "op": "add", "B": -5, "H": float("nan"), "time_ms": -1.0}])
+    pd.concat([adds, extra]).to_csv(tmp_path / "mixed.csv", index=False)
+    status, mixed = _predict(path, files, tmp_path, "--calibration", str(tmp_path / "mixed.csv"))
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"2 of its {len(adds) + 2} rows are of other boards (Bogus-GPU🚀, L4) and were left out" in err
+    status, alone = _predict(path, files, tmp_path, "--calibration", str(files / "adds.csv"))
+    assert status == 0 and "other boards" not in capsys.readouterr().err
+    pd.testing.assert_frame_equal(pd.read_csv(mixed), pd.read_csv(alone))

@@ -342,4 +342,27 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
 
             spread = repeat_spread_warning(rows, ch.board, f"--calibration {calibration}")
             warnings += [spread] if spread else []
+            others = other_board_rows_warning(rows, ch.board, f"--calibration {calibration}")
+            warnings += [others] if others else []
     return list(dict.fromkeys(warnings))
+
+
+def other_board_rows_warning(rows, board: str, where: str) -> str | None:
+    """The warning for rows of ``rows`` measured on boards other than ``board`` (None when none).
+
+    A calibration uses the target's rows only (:func:`~perfml.characterize.calibrate.calibrate_from_rows`),
+    so rows of another board in a ``--calibration`` file (a mixed-up file, a misspelt board)
+    are left out: said, with how many and which boards, rather than dropped silently.
+    """
+    from perfml.boards import same_board
+
+    if "board" not in rows.columns or not len(rows):
+        return None
+    names = rows["board"].astype(str)
+    target = {n for n in names.unique() if same_board(n, board)}
+    other = names[~names.isin(target)]
+    if not len(other):
+        return None
+    shown = ", ".join(sorted(other.unique())[:5]) + (", ..." if other.nunique() > 5 else "")
+    return (f"{where}: {len(other)} of its {len(rows)} rows are of other boards ({shown}) and were left out: a "
+            f"calibration uses the rows of the target board ({board}) only; remove them, or check the board names")
