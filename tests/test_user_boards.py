@@ -174,6 +174,22 @@ _BOARD = '[[board]]\nname = "Mine-1"\nfull_name = "Synthetic board"\nsource = "s
          r"board 'Mine-1'\.sms has no source"),
         (_BOARD + "sms = 4\n[extras]\nx = 1\n", r"unknown top-level key\(s\) \['extras'\]"),
         ("schema_version = 7\n" + _BOARD, r"schema_version"),
+        # each value plausible, the pair impossible (a board where no 512-thread block is resident
+        # was predicted at 1.8x the consistent file's time)
+        (_BOARD + "max_threads_per_sm = 2048\nmax_warps_per_sm = 1\n",
+         r"max_threads_per_sm = 2048 but max_warps_per_sm = 1 \(32 threads"),
+        (_BOARD + 'compute_capability = "9.0"\nmax_warps_per_sm = 1\n',
+         r'max_threads_per_sm \(from the \[cc\."9\.0"\] table\) = 2048 but max_warps_per_sm = 1'),
+        (_BOARD + "max_threads_per_block = 4096\n", r"max_threads_per_block = 4096 is above CUDA's 1024 threads"),
+        (_BOARD + "max_threads_per_sm = 1024\nmax_threads_per_block = 2048\n",
+         r"max_threads_per_block = 2048 is above CUDA's 1024"),
+        (_BOARD + "max_threads_per_sm = 512\nmax_threads_per_block = 1024\n",
+         r"max_threads_per_block = 1024 is above max_threads_per_sm = 512"),
+        (_BOARD + "shared_mem_per_sm_kb = 48\nshared_mem_per_block_kb = 96\n",
+         r"shared_mem_per_block_kb = 96 is above shared_mem_per_sm_kb = 48"),
+        (_BOARD + "registers_per_sm = 32768\nregisters_per_block = 65536\n",
+         r"registers_per_block = 65536 is above registers_per_sm = 32768"),
+        (_BOARD + "base_clock_mhz = 1500\nboost_clock_mhz = 1000\n", r"base_clock_mhz = 1500 is above boost_clock_mhz = 1000"),
     ],
 )
 def test_a_bad_boards_file_is_refused_and_the_registry_is_unchanged(tmp_path, text, message):

@@ -127,6 +127,58 @@ def _check_magnitude(field_name: str, value: float, where: str) -> None:
         )
 
 
+#: CUDA's most threads per block on every compute capability from 2.0 (512 before it): the CUDA C++
+#: Programming Guide, "Compute Capabilities", Table "Technical Specifications per Compute Capability"
+#: ("Maximum number of threads per block"); the launch checks of perfml.learned.queries use the same
+MAX_THREADS_PER_BLOCK = 1024
+
+#: (larger, smaller, why): pairs of fields where the first can never be below the second on a GPU
+_ORDERED_FIELDS = (
+    ("max_threads_per_sm", "max_threads_per_block", "a block is resident on one SM"),
+    ("shared_mem_per_sm_kb", "shared_mem_per_block_kb", "a block's shared memory is carved from its SM's"),
+    ("registers_per_sm", "registers_per_block", "a block's registers are its SM's"),
+    ("boost_clock_mhz", "base_clock_mhz", "the boost clock is the base clock or above it"),
+)
+
+
+def _check_consistency(values: Mapping[str, Any], where: str, *, inherited_from: str | None = None,
+                       own: set[str] | None = None) -> None:
+    """Refuse a board whose fields contradict each other (each one plausible on its own).
+
+    The occupancy and wave-size formulas read these fields together: ``max_warps_per_sm = 1``
+    beside ``max_threads_per_sm = 2048`` predicted a 512-thread block on a board where none
+    can be resident. Checked: ``max_threads_per_sm = warp size (32) x max_warps_per_sm``
+    (a warp is 32 threads on every CUDA device), ``max_threads_per_block`` at most
+    :data:`MAX_THREADS_PER_BLOCK`, and the pairs of :data:`_ORDERED_FIELDS`. A field the board
+    takes from its compute capability's table is named as such, so the fix is clear.
+    """
+    def name(field_name: str) -> str:
+        if own is not None and field_name not in own and inherited_from:
+            return f"{field_name} (from the [cc.\"{inherited_from}\"] table)"
+        return field_name
+
+    threads, warps = values.get("max_threads_per_sm"), values.get("max_warps_per_sm")
+    if threads is not None and warps is not None and threads != 32 * warps:
+        raise DatasetSchemaError(
+            f"{where}: {name('max_threads_per_sm')} = {threads} but {name('max_warps_per_sm')} = {warps} "
+            f"({32 * warps} threads of 32 per warp); the two must agree (threads = 32 x warps): correct the one "
+            "that is wrong"
+        )
+    per_block = values.get("max_threads_per_block")
+    if per_block is not None and per_block > MAX_THREADS_PER_BLOCK:
+        raise DatasetSchemaError(
+            f"{where}: {name('max_threads_per_block')} = {per_block} is above CUDA's {MAX_THREADS_PER_BLOCK} "
+            "threads per block (every compute capability from 2.0; 512 before it); give the device's value"
+        )
+    for larger, smaller, why in _ORDERED_FIELDS:
+        big, small = values.get(larger), values.get(smaller)
+        if big is not None and small is not None and small > big:
+            raise DatasetSchemaError(
+                f"{where}: {name(smaller)} = {small} is above {name(larger)} = {big}, which no GPU has ({why}); "
+                "correct the one that is wrong"
+            )
+
+
 @dataclass(frozen=True)
 class _Entry:
     """One parsed value of the registry file."""
@@ -612,6 +664,8 @@ def _build_board(
             parser.alternatives(field_name, raw, f"{context}.alternatives.{field_name}")
         )
 
+    _check_consistency(values, f"{where}: {context}", inherited_from=cc_entry.value if cc_entry else None,
+                       own=set(own))
     sources["full_name"] = parser.source(spec.get("source"), context) or ""
     return Board(
         name=name,
