@@ -413,6 +413,10 @@ GOOD = {"board": "Tesla-T4", "op": "bmm", "B": "4", "M": "64", "N": "64", "K": "
     ({"block_x": "2048"}, "block_x", "whole number"),
     ({"app_id": "vectorAdd"}, "op", "both an operator"),
     ({"op": ""}, "app_id", "names no kernel"),
+    # a dimension the op does not take was ignored: the prediction was the row's without it
+    ({"H": "768"}, "H", "op bmm takes B, M, N, K, not H (found '768')"),
+    ({"op": "softmax", "H": "768"}, "M", "op softmax takes B, H, not M"),
+    ({"stride": "2"}, "stride", "not stride"),
 ])
 def test_bad_operator_queries_exit_2_with_one_line_and_nothing_written(bundle_dir, tmp_path, capsys,
                                                                        change, column, words):

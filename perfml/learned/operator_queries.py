@@ -105,6 +105,27 @@ def _check_integers(frame, column, needed, where, *, low, high, problem_fix, req
     return np.where(needed & ~empty, values, np.nan)
 
 
+def _refuse_unused_dims(frame: pd.DataFrame, names, codes, where, *, error) -> None:
+    """Refuse a row that gives a dimension its op does not take (``softmax`` with ``M``).
+
+    Such a cell was ignored, and the prediction was that of the row without it: the user
+    may have meant another op or another shape. The corpus leaves those cells empty.
+    """
+    for column in OPERATOR_DIM_COLUMNS:
+        if column not in frame.columns:
+            continue
+        unused = np.array([not (column in _needs(op) or (column == "padding" and op == "conv")) for op in names],
+                          dtype=bool)[codes]
+        cells = frame[column]
+        given = ~(cells.isna() | cells.astype(str).str.strip().isin(["", "nan", "NaN"])).to_numpy()
+        i = _first(unused & given)
+        if i is not None:
+            op = names[codes[i]]
+            takes = ", ".join(_needs(op)) + (", padding" if op == "conv" else "")
+            raise error(f"{_at(where, i)}, column {column}: op {op} takes {takes}, not {column} (found "
+                        f"{str(cells.iloc[i]).strip()!r}); leave the cell empty, or name the op whose shape this is")
+
+
 def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
     """Board, op, dimensions and launch of operator rows; the parsed frame (other columns passed through)."""
     from perfml.boards import resolve_board_name
@@ -150,6 +171,7 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
             problem_fix="give the dimension as a positive whole number" if column != "padding" else
             "give the padding as a whole number >= 0, or leave it empty for 0",
         )
+    _refuse_unused_dims(frame, names, codes, where, error=error)
     is_conv = ops == "conv"
     if is_conv.any():
         q.loc[is_conv, "padding"] = q.loc[is_conv, "padding"].fillna(0.0)
