@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["duplicate_columns", "header_names", "not_utf8", "read_text_csv", "refuse_duplicate_columns"]
+__all__ = ["FileRows", "duplicate_columns", "file_rows", "header_names", "not_utf8", "read_text_csv", "record_lines",
+           "refuse_duplicate_columns"]
 
 
 def header_names(path) -> list[str]:
@@ -53,6 +54,64 @@ def not_utf8(where, exc: UnicodeDecodeError) -> str:
             "'CSV UTF-8'; UTF-16 'Unicode text' exports are not read)")
 
 
+def record_lines(path) -> list[int] | None:
+    """The line (1-based) each data record of the CSV starts on, as pandas reads the records.
+
+    Row r of a file is on line r + 2 only when no blank line precedes it and no quoted cell
+    before it spans lines; pandas skips blank (and whitespace-only) lines and reads a quoted
+    newline as part of the cell, so a message naming "line r + 2" pointed elsewhere. None
+    when the file cannot be read so (another compression): the caller keeps r + 2.
+    """
+    import csv
+    import gzip
+
+    name = str(path)
+    if name.endswith((".bz2", ".zip", ".xz", ".zst", ".tar")):
+        return None
+    opener = gzip.open if name.endswith(".gz") else open
+    lines: list[int] = []
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            end, header = 0, False
+            for record in reader:
+                start, end = end + 1, reader.line_num
+                if not record or (len(record) == 1 and not record[0].strip()):
+                    continue  # a blank line, skipped by pandas
+                if header:
+                    lines.append(start)
+                header = True
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return lines
+
+
+class FileRows(str):
+    """A file label that names its rows by the lines they start on (:func:`record_lines`).
+
+    ``FileRows("q.csv", [2, 5])(1)`` is "q.csv: row 2 (line 5)". A ``str``, so it reads as
+    the file's label wherever a plain name is used.
+    """
+
+    def __new__(cls, label: str, lines):
+        obj = super().__new__(cls, label)
+        obj.lines = list(lines)
+        return obj
+
+    def __call__(self, row: int) -> str:
+        line = self.lines[row] if 0 <= row < len(self.lines) else row + 2
+        return f"{str(self)}: row {row + 1} (line {line})"
+
+
+def file_rows(label: str, frame):
+    """``label``, or a :class:`FileRows` of it when the rows of ``frame`` (as :func:`read_text_csv`
+    read them) do not all sit on line row + 2."""
+    lines = frame.attrs.get("record_lines") if hasattr(frame, "attrs") else None
+    if not lines or len(lines) != len(frame) or all(line == r + 2 for r, line in enumerate(lines)):
+        return label
+    return FileRows(label, lines)
+
+
 def read_text_csv(path):
     """The CSV as text columns, exactly as given (empty cells are empty strings), every row
     holding at most as many fields as the header.
@@ -84,4 +143,7 @@ def read_text_csv(path):
     # "board, app_id, input_size" names the columns board, app_id and input_size, as the
     # cells' surrounding spaces are dropped (the duplicate check compares stripped names too)
     frame.columns = [str(c).strip() if str(c).strip() else c for c in frame.columns]
+    lines = record_lines(path)
+    if lines is not None and len(lines) == len(frame):  # for file_rows: messages name the right line
+        frame.attrs["record_lines"] = lines
     return frame

@@ -601,3 +601,28 @@ def test_a_named_pipe_given_as_a_file_is_refused_not_waited_on(tmp_path):
         assert "Traceback" not in done.stderr
         assert named in done.stderr and "FIFO, not a regular file" in done.stderr, (args, done.stderr)
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "c.json").exists()
+
+
+@needs_data
+@pytest.mark.parametrize("which, text, line", [
+    # blank lines (pandas skips them) and a quoted cell over three lines: "row 2 (line 3)" pointed
+    # at a blank line or inside the note, not at the bad row
+    ("queries", "board,app_id,input_size\nGTX-980,vectorAdd,1048576\n\n\nGTX-980,vectorAdd,-5\n", 5),
+    ("queries", 'board,app_id,input_size,note\nGTX-980,vectorAdd,1048576,"a\nb\nc"\nGTX-980,vectorAdd,-5,x\n', 5),
+    ("queries", "board,op,B,H,app_id,input_size\nTesla-T4,add,8,64,,\n\n  \nTesla-T4,,,,vectorAdd,-3\n", 5),
+    ("reference", "board,app_id,input_size,time_ms\n\nGTX-680,my_k,1024,0.1\n\nGTX-680,my_k,1024,-1\n", 5),
+    ("reference", "board,op,B,H,time_ms\nTesla-T4,add,8,64,0.01\n\n\n\nTesla-T4,add,8,128,-1\n", 6),
+])
+def test_a_bad_row_is_named_by_the_line_it_is_on(hostile, capsys, which, text, line):
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    files = hostile / "in"
+    bad = files / "bad.csv"
+    bad.write_text(text)
+    good = files / "good.csv"
+    good.write_text("board,app_id,input_size\nGTX-980,my_k,1024\n" if "app_id" in text.splitlines()[0]
+                    else "board,op,B,H\nTesla-T4,add,8,128\n")
+    out = ["--output", str(files / "out.csv"), "--data-home", str(SHARED)]
+    argv = (["predict", "--model", str(model), "--queries", str(bad), *out] if which == "queries" else
+            ["predict", "--model", str(model), "--queries", str(good), "--reference", str(bad), *out])
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and f"row 2 (line {line})" in err, err

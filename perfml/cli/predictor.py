@@ -178,6 +178,7 @@ def predict(
     Rows beyond the training range are flagged in the ``extrapolated`` column; a bad row
     stops everything and nothing is written.
     """
+    from perfml._csv_header import file_rows
     from perfml._safe_output import check_output_path
     from perfml.learned.bundle import load_predictor, predict_any, read_reference_any, reference_repeat_warnings
     from perfml.learned.queries import read_query_csv, write_predictions
@@ -187,6 +188,7 @@ def predict(
     check_level(level)
     check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
     original = read_query_csv(queries)
+    where = file_rows(str(queries), original)  # rows named by the lines they are on
     ref = read_reference_any(reference) if reference is not None else None
     if ref is not None:
         for warning in reference_repeat_warnings(ref, f"--reference {reference}"):
@@ -208,14 +210,14 @@ def predict(
     if characterization is not None or calibration is not None:
         from perfml.learned.target_characterization import use_target
 
-        for warning in use_target(bundle, original, str(queries), characterization=characterization,
+        for warning in use_target(bundle, original, where, characterization=characterization,
                                   calibration=calibration):
             typer.echo(f"warning: {warning}", err=True)
     if prof is not None:
         warnings = [use_reference_profile(reg, prof) for reg in bundle.amaris_models]
         warning = warnings[0] if warnings and all(warnings) else None  # a warning only when no sub-model uses it
         typer.echo(f"warning: {warning}" if warning else describe_profile(prof), err=True)
-    result = predict_any(bundle, original, str(queries), reference=ref,
+    result = predict_any(bundle, original, where, reference=ref,
                          reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)
     n_extra = int(result["extrapolated"].sum())

@@ -342,8 +342,10 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     from perfml.learned.operator_queries import check_operator_reference
     from perfml.learned.queries import RowNames, check_reference, read_query_csv
 
+    from perfml._csv_header import file_rows
+
     frame = read_query_csv(path, "reference file")
-    where = f"--reference {path}"
+    where = file_rows(f"--reference {path}", frame)  # rows named by the lines they are on
     if len(frame) == 0:
         raise ReferenceValidationError(f"{where}: no rows; add at least one measurement under the header")
     try:
@@ -359,10 +361,12 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
         part = frame.iloc[apps].reset_index(drop=True)
         app_ref = check_reference(part, where if not ops.size else RowNames(where, apps))
         app_ref.attrs["file_rows"] = [int(i) for i in apps]  # to name the file's rows in later messages
+        app_ref.attrs["record_lines"] = frame.attrs.get("record_lines")
     if ops.size:
         part = frame.iloc[ops].reset_index(drop=True)
         op_ref = check_operator_reference(part, where if not apps.size else RowNames(where, ops))
         op_ref.attrs["file_rows"] = [int(i) for i in ops]
+        op_ref.attrs["record_lines"] = frame.attrs.get("record_lines")
     return app_ref, op_ref
 
 
@@ -393,10 +397,14 @@ def reference_repeat_warnings(references, where: str) -> list[str]:
 
 def _reference_names(reference, reference_where):
     """``reference_where`` naming the rows of a reference part by their rows in the whole file."""
+    from perfml._csv_header import FileRows
     from perfml.learned.queries import RowNames
 
     rows = reference.attrs.get("file_rows") if reference is not None else None
-    return RowNames(str(reference_where), rows) if rows is not None else reference_where
+    lines = reference.attrs.get("record_lines") if reference is not None else None
+    if lines and not callable(reference_where):
+        reference_where = FileRows(str(reference_where), lines)
+    return RowNames(reference_where, rows) if rows is not None else reference_where
 
 
 def _check_target_board(bundle: ModelBundle, original: pd.DataFrame, where) -> None:

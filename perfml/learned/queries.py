@@ -100,11 +100,12 @@ class RowNames(str):
     def __new__(cls, label: str, rows):
         obj = super().__new__(cls, label)
         obj.rows = [int(r) for r in rows]
+        obj.base = label if callable(label) else None  # a FileRows label knows the rows' lines
         return obj
 
     def __call__(self, row: int) -> str:
         r = self.rows[row]
-        return f"{str(self)}: row {r + 1} (line {r + 2})"
+        return self.base(r) if self.base is not None else f"{str(self)}: row {r + 1} (line {r + 2})"
 
 
 def _row_error(where, row: int, column: str, value, problem: str, fix: str) -> QueryValidationError:
