@@ -71,14 +71,18 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_output_path(path, *, overwrite: bool = False, option: str = "--output") -> Path:
+def check_output_path(path, *, overwrite: bool = False, option: str = "--output", inputs=None) -> Path:
     """Check that ``path`` may be written as a regular file; return it as a :class:`Path`.
+
+    ``inputs``: ``{option: path}`` of the files the command reads; an output that is one of
+    them is refused even with ``overwrite`` (``--overwrite --output q.csv --queries q.csv``
+    replaced the user's queries with the predictions).
 
     Raises
     ------
     UnsafeOutputError
         If ``path`` exists and is not a regular file (device, FIFO, socket, directory,
-        symbolic link), or its parent exists and is not a directory.
+        symbolic link), or its parent exists and is not a directory, or it is an input.
     ResultFileExistsError
         If ``path`` is an existing regular file and ``overwrite`` is False.
     """
@@ -103,12 +107,25 @@ def check_output_path(path, *, overwrite: bool = False, option: str = "--output"
             raise UnsafeOutputError(
                 f"{path} is {_kind(st.st_mode)}, not a regular file; perfml writes only regular files: choose another {option}"
             )
+        for name, given in (inputs or {}).items():
+            if given is not None and _same_file(path, given):
+                raise UnsafeOutputError(
+                    f"{option} {path} is the file given as {name}; writing it would replace what the command reads "
+                    f"(--overwrite included): choose another {option}"
+                )
         if not overwrite:
             raise ResultFileExistsError(f"{path} exists; choose another {option} or pass --overwrite to replace it")
     parent = path.parent
     if parent.exists() and not parent.is_dir():
         raise UnsafeOutputError(f"{parent} is not a directory, so {path} cannot be written; choose another {option}")
     return path
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # absent, unreadable: not the same file as an existing output
+        return False
 
 
 @contextlib.contextmanager

@@ -626,3 +626,33 @@ def test_a_bad_row_is_named_by_the_line_it_is_on(hostile, capsys, which, text, l
             ["predict", "--model", str(model), "--queries", str(good), "--reference", str(bad), *out])
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and f"row 2 (line {line})" in err, err
+
+
+@needs_data
+@pytest.mark.parametrize("which", ["queries", "reference", "calibration", "from-runtimes", "properties"])
+def test_an_output_that_is_an_input_file_is_refused_even_with_overwrite(hostile, capsys, which):
+    """--overwrite replaces an earlier result, never the file the command reads: --output q.csv
+    --queries q.csv replaced the user's queries with the predictions."""
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    files = hostile / "in"
+    queries = files / "q.csv"
+    queries.write_text("board,op,B,H\nTesla-T4,relu,8,4096\n")
+    adds = files / "adds.csv"
+    adds.write_text("board,op,B,H,time_ms\n" + "".join(f"Tesla-T4,add,{b},4096,{0.01 * b:.4f}\n" for b in range(1, 31)))
+    properties = files / "props.json"
+    properties.write_text((Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200" /
+                           "device_properties.json").read_text())
+    predict = ["predict", "--model", str(model), "--queries", str(queries), "--data-home", str(SHARED), "--overwrite"]
+    argv, target, option = {
+        "queries": ([*predict, "--output", str(queries)], queries, "--queries"),
+        "reference": ([*predict, "--reference", str(adds), "--output", str(adds)], adds, "--reference"),
+        "calibration": ([*predict, "--calibration", str(adds), "--output", str(adds)], adds, "--calibration"),
+        "from-runtimes": (["characterize", "--from-runtimes", str(adds), "--board", "Tesla-T4", "--out", str(adds),
+                           "--overwrite"], adds, "--from-runtimes"),
+        "properties": (["boards", "from-properties", str(properties), "--name", "My-GPU", "--out", str(properties),
+                        "--overwrite"], properties, "PROPERTIES"),
+    }[which]
+    before = target.read_bytes()
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and f"is the file given as {option}" in err, err
+    assert target.read_bytes() == before

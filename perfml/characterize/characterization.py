@@ -359,7 +359,7 @@ class Characterization:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
-    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False, inputs=None) -> Path:
         """Write as JSON, atomically, to a regular file; never replaces one unless ``overwrite``.
 
         The checks and the write are :mod:`perfml._safe_output`'s (no device, link or
@@ -367,7 +367,7 @@ class Characterization:
         """
         from perfml._safe_output import check_output_path, write_text_atomic
 
-        path = check_output_path(path, overwrite=overwrite, option="--out")
+        path = check_output_path(path, overwrite=overwrite, option="--out", inputs=inputs)
         text = self.to_json()  # serialize before touching the file: nothing half-written
         path.parent.mkdir(parents=True, exist_ok=True)
         return write_text_atomic(path, text, overwrite=overwrite, option="--out")

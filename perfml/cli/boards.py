@@ -146,7 +146,7 @@ def from_properties_command(
     from perfml._safe_output import check_output_path, write_text_atomic
     from perfml.boards._user_file import boards_file_from_properties
 
-    check_output_path(out, overwrite=overwrite, option="--out")
+    check_output_path(out, overwrite=overwrite, option="--out", inputs={"PROPERTIES": properties})
     text, missing = boards_file_from_properties(properties, name=name)
     write_text_atomic(out, text, overwrite=overwrite, option="--out")
     typer.echo(f"wrote board {name!r} to {out}; use it with `perfml --boards {out} ...`")

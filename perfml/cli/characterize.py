@@ -112,7 +112,7 @@ def characterize(
     else:
         ch = characterize_results(results, board=board, allow_incomplete=allow_incomplete)
     if out is not None:
-        ch.save(out, overwrite=force)
+        ch.save(out, overwrite=force, inputs={"--from-runtimes": from_runtimes})
     if json_:
         from perfml.cli._output import print_json
 

@@ -186,7 +186,9 @@ def predict(
     from perfml.learned.intervals import check_level
 
     check_level(level)
-    check_output_path(output, overwrite=overwrite)  # refuse early, before loading the model
+    check_output_path(output, overwrite=overwrite,  # refuse early, before loading the model
+                      inputs={"--queries": queries, "--reference": reference, "--calibration": calibration,
+                              "--characterization": characterization, "--profile": profile})
     original = read_query_csv(queries)
     where = file_rows(str(queries), original)  # rows named by the lines they are on
     ref = read_reference_any(reference) if reference is not None else None
