@@ -401,3 +401,24 @@ def test_the_launch_floor_says_how_its_rows_were_timed(source, timing):
         rows["source"] = source
     ch = calibrate_from_rows(rows, "GTX-980")
     assert timing in ch.best("launch_overhead", "ms").provenance["timing"]
+
+
+def test_a_calibration_files_header_is_read_as_the_query_files_are(tmp_path):
+    """Spaces around a header name are dropped (as in query and reference files: " time_ms " was
+    not found); a file without a board column (a semicolon-separated export) is named with the
+    header it has; too few rows name the file."""
+    rows = _apps_rows()
+    rows.to_csv(tmp_path / "ok.csv", index=False)
+    text = (tmp_path / "ok.csv").read_text().splitlines()
+    text[0] = ", ".join(f" {c} " for c in text[0].split(","))
+    (tmp_path / "spaced.csv").write_text("\n".join(text) + "\n")
+    spaced = calibrate_from_runtimes(tmp_path / "spaced.csv", "GTX-980")
+    plain = calibrate_from_runtimes(tmp_path / "ok.csv", "GTX-980")
+    assert [(v.quantity, v.value) for v in spaced.values] == [(v.quantity, v.value) for v in plain.values]
+    (tmp_path / "semi.csv").write_text((tmp_path / "ok.csv").read_text().replace(",", ";"))
+    with pytest.raises(CalibrationDataError, match=r"semi.csv: no board column in its header \(found 'board;"
+                                                   r".*comma-separated"):
+        calibrate_from_runtimes(tmp_path / "semi.csv", "GTX-980")
+    rows.head(2).to_csv(tmp_path / "few.csv", index=False)
+    with pytest.raises(CalibrationDataError, match=r"^few.csv: 2 row\(s\) of known work for 'GTX-980'"):
+        calibrate_from_runtimes(tmp_path / "few.csv", "GTX-980")

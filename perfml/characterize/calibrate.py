@@ -177,14 +177,23 @@ def read_runtime_rows(path: str | os.PathLike[str]):
 
     try:
         header = refuse_duplicate_columns(path, CalibrationDataError, f"calibration file {path}")
-        usecols = [c for c in header if c in _READ_COLUMNS]
+        # " time_ms " names time_ms, as in the query and reference files (the header's spaces dropped)
+        usecols = [c for c in header if c.strip() in _READ_COLUMNS]
+        if not any(c.strip() == "board" for c in header):
+            shown = ", ".join(repr(c) for c in header[:8]) or "none"
+            raise CalibrationDataError(
+                f"calibration file {path}: no board column in its header (found {shown}); give a comma-separated "
+                "CSV with columns board, the kernel (app_id or op), its sizes and time_ms"
+            )
         try:
             import pyarrow  # noqa: F401
 
             engine = "pyarrow"
         except ImportError:  # pragma: no cover - pyarrow is optional
             engine = "c"
-        return pd.read_csv(path, usecols=usecols, engine=engine)
+        frame = pd.read_csv(path, usecols=usecols, engine=engine)
+        frame.columns = [str(c).strip() for c in frame.columns]
+        return frame
     except CalibrationDataError:
         raise
     except UnicodeDecodeError as exc:
@@ -565,7 +574,8 @@ def calibrate_from_rows(
         )
     if len(known) < min_rows:
         raise CalibrationDataError(
-            f"{len(known)} row(s) of known work for {board!r}; a calibration needs at least {min_rows} "
+            f"{Path(file).name + ': ' if file is not None else ''}{len(known)} row(s) of known work for {board!r}; "
+            f"a calibration needs at least {min_rows} "
             "(e.g. a vectorAdd or element-wise add sweep over several sizes)"
         )
 
