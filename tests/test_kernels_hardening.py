@@ -606,3 +606,15 @@ def test_kernels_check_with_nothing_to_check_is_no_pass(tmp_path, capsys):
                                  for line in text.split("\n")))
     assert _cli(["kernels", "check", "--kernels-dir", str(kernels)]) == 2
     assert "no kernel of the selection is built for sm_75, sm_80, sm_90" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n", [-1024, -300])
+def test_a_negative_size_is_named_as_the_parameter_not_as_the_sidecars_expression(n):
+    """vectorAdd with N = -1024 told the user to wrap the sidecar's launch expression in ceil()."""
+    from perfml.errors import KernelSidecarError
+
+    family = load_family(default_kernels_dir() / "vectorAdd.toml")
+    with pytest.raises(KernelSidecarError, match=rf"vectorAdd: launch.* with N = {n}; a negative parameter has no "
+                                                 r"launch: give a positive value") as info:
+        family.grid({"N": n, "TPB": 256})
+    assert "ceil()" not in str(info.value)

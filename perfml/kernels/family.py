@@ -330,6 +330,12 @@ class KernelFamily:
     def _int(self, expr: str | int, names: Mapping[str, Any], key: str) -> int:
         value = self.evaluate(expr, names, key)
         if value != int(value) or value < 0:
+            negative = [f"{n} = {v}" for n, v in names.items() if isinstance(v, (int, float)) and v < 0]
+            if value < 0 and negative:  # the parameter is the mistake, not the sidecar's expression
+                raise KernelSidecarError(
+                    f"{self.name}: {key} = {expr!r} gives {value} with {', '.join(negative)}; "
+                    "a negative parameter has no launch: give a positive value"
+                )
             raise KernelSidecarError(
                 f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a non-negative "
                 f"integer; wrap it in ceil() or int()"
