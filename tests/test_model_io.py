@@ -410,6 +410,20 @@ def test_a_model_card_is_stored_and_hashed(fitted, rows, tmp_path):
         save_model(fitted, tmp_path / "m2", extra_files={"../evil": "x"})
 
 
+@pytest.mark.parametrize("sub", ["dlops", "described"])
+def test_a_sub_model_of_a_bundle_given_as_the_model_names_the_bundle(sub):
+    """--model models/default/dlops failed on a key only the bundle's manifest gives ("'shrinkage'
+    is missing; retrain"), and models/default/described answered without the bundle's routing."""
+    from pathlib import Path
+
+    from perfml.learned.bundle import load_predictor
+
+    path = Path(__file__).resolve().parents[1] / "models" / "default"
+    with pytest.raises(ModelFormatError, match=rf"is the sub-model '{sub}' of the model directory .*default; pass "
+                                               r"that directory as --model"):
+        load_predictor(path / sub, data_home=HOME)
+
+
 def test_the_shipped_default_model_loads_and_verifies():
     """models/default is a bundle of the three corpora and the operators' calibrated tier, as
     `perfml train` (every corpus) writes it."""

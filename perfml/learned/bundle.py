@@ -43,6 +43,7 @@ order and every input column unchanged.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -270,6 +271,7 @@ def load_predictor(path, *, data_home=None) -> ModelBundle:
     from perfml.learned.persistence import FORMAT, VERSION, load_model, read_manifest_json
 
     path = Path(path)
+    _refuse_a_bundles_sub_model(path)
     meta_path, meta = read_manifest_json(path)
     if meta.get("format") != FORMAT:
         raise ModelFormatError(f"{meta_path}: format {meta.get('format')!r} is not {FORMAT!r}; give a directory written by `perfml train`")
@@ -293,6 +295,33 @@ def load_predictor(path, *, data_home=None) -> ModelBundle:
 
             models[name] = load_operator_model(sub, data_home=data_home)
     return ModelBundle(models, meta)
+
+
+def _refuse_a_bundles_sub_model(path: Path) -> None:
+    """Refuse a directory that is one sub-model of the bundle around it (``models/default/dlops``).
+
+    Loaded alone it failed on a key only the bundle's manifest gives ("'shrinkage' is
+    missing; retrain"), or answered without the bundle's routing and calibrated tier.
+    """
+    from perfml.learned.persistence import FORMAT
+
+    parent_manifest = path.resolve().parent / "perfml-model.json"
+    if not parent_manifest.is_file():
+        return
+    try:
+        parent = json.loads(parent_manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # not a bundle's manifest perfml can read: nothing to say about it
+    if not isinstance(parent, dict) or parent.get("format") != FORMAT or parent.get("version") != BUNDLE_VERSION:
+        return
+    corpora = parent.get("corpora")
+    names = [name for name, entry in (corpora.items() if isinstance(corpora, dict) else ())
+             if isinstance(entry, dict) and entry.get("directory") == path.resolve().name]
+    if names:
+        raise ModelFormatError(
+            f"{path} is the sub-model {names[0]!r} of the model directory {path.resolve().parent}; pass that "
+            f"directory as --model (it routes each row to its sub-model)"
+        )
 
 
 # -- routing ---------------------------------------------------------------------------------
