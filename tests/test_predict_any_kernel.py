@@ -552,3 +552,26 @@ def test_a_reference_is_carried_by_model_times_no_faster_than_the_call_floor(mod
     assert m_r < floor  # the case: the model's H100 time is below the floor
     assert out["basis"].iloc[0] == "reference"
     assert out["predicted_ms"].iloc[0] == pytest.approx(0.017 * max(m_q, floor) / max(m_r, floor), rel=1e-9)
+
+
+def test_a_block_shape_no_training_board_measured_is_flagged_and_its_interval_widened(model, rows):
+    """A trained kernel at a launch measured on no training board was answered from its nearest
+    launch, unflagged, with the interval of a measured one; held out of every training board, a
+    block size raised the nine apps' error from about 11 % to 33 % (experiments/unseen_launches.toml)."""
+    r = rows[(rows.app_id == "vectorAdd") & (rows.block_x == 256)].iloc[0]
+    n = int(r.input_size)
+    base = {"board": "GTX-970", "app_id": "vectorAdd", "input_size": str(n), "block_y": "1", "grid_y": "1"}
+    q = pd.DataFrame([{**base, "block_x": "256", "grid_x": str(n // 256)},
+                      {**base, "block_x": "128", "grid_x": str(n // 128)}])
+    out = predict_queries(model, q, "q.csv")
+    assert out["extrapolated"].tolist() == [False, True]
+    assert out["extrapolation"].iloc[0] == ""
+    assert out["extrapolation"].iloc[1].startswith("block 128x1 of app vectorAdd was measured on no training board "
+                                                   "(measured: ")
+    # the interval of the flagged row: twice the log half-width (the extrapolation rule)
+    half = np.log(out["upper_ms"] / out["predicted_ms"]).to_numpy()
+    assert half[1] == pytest.approx(2 * half[0], rel=1e-9)
+    # a run of the training rows is never flagged for its launch
+    from perfml.learned.queries import unmeasured_launches
+
+    assert not any(unmeasured_launches(rows.astype({"block_y": float}), model.features_.transfer_))

@@ -27,6 +27,9 @@ closed-form or learned, under every protocol:
 * ``newest-board`` (:class:`NewestBoardSplit`): train on the boards of older
   architectures only, predict the boards of the newest generation (issue 10 §3); the
   order is the registry's (:func:`perfml.boards.board_generation`), no list is written here;
+* ``leave-one-board-and-block-size-out`` (:class:`LeaveOneBoardAndBlockSizeOut`): one fold
+  per (board, threads per block): the held-out board's runs at a block size that no
+  training row has (a known kernel at an unmeasured launch on an unseen board);
 * :class:`TrainOnBoardsSplit`: train on named boards, predict named boards (the generic
   form of the two above and of the one-reference-board setting).
 
@@ -49,6 +52,7 @@ __all__ = [
     "InSampleSplit",
     "LeaveOneAppOut",
     "LeaveOneArchitectureOut",
+    "LeaveOneBoardAndBlockSizeOut",
     "LeaveOneBoardOut",
     "NewestBoardSplit",
     "NewestArchitectureSplit",
@@ -71,6 +75,7 @@ PROTOCOLS = (
     "leave-one-architecture-out",
     "newest-board",
     "newest-architecture",
+    "leave-one-board-and-block-size-out",
 )
 
 
@@ -207,6 +212,52 @@ class InSampleSplit(_RowSplitter):
     def split(self, X, y=None, groups=None):
         rows = np.arange(len(X))
         yield rows, rows
+
+
+class LeaveOneBoardAndBlockSizeOut(_RowSplitter):
+    """One fold per (board, threads per block): an unseen board *and* a block size no training row has.
+
+    The question of a user who launches a kernel with a block size nobody measured it at,
+    on a board nobody measured: fold (b, s) tests the rows of board b launched with s
+    threads per block, and trains on the rows of the other boards launched with any other
+    block size (rows without a launch train too). A test row's app must have a training
+    row of another block size, so the fold scores an unseen *launch* of a known kernel, not
+    an unseen kernel. The threads per block are ``block_x * block_y * block_z`` (an empty
+    ``block_y`` / ``block_z`` counts 1).
+    """
+
+    @staticmethod
+    def threads_per_block(X) -> np.ndarray:
+        out = np.ones(len(X))
+        for c in ("block_x", "block_y", "block_z"):
+            if c in X.columns:
+                out *= pd.to_numeric(X[c], errors="coerce").fillna(1.0).to_numpy(dtype=float)
+        if "block_x" not in X.columns:
+            raise PerfmlError("this protocol needs X with a block_x column (the launch of each runtime row)")
+        return np.where(pd.to_numeric(X["block_x"], errors="coerce").notna().to_numpy(), out, np.nan)
+
+    def groups_of(self, X):
+        return _column(X, "board")
+
+    def _folds(self, X):
+        boards, apps = _column(X, "board"), _column(X, "app_id")
+        tpb = self.threads_per_block(X)
+        for board in pd.unique(boards):
+            mine = boards == board
+            for s in np.unique(tpb[mine & np.isfinite(tpb)]):
+                train = ~mine & (tpb != s)  # NaN != s: rows without a launch train
+                known = set(apps[train])
+                test = mine & (tpb == s) & np.isin(apps, list(known))
+                if test.any():
+                    yield np.flatnonzero(train), np.flatnonzero(test)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        if X is None:
+            raise PerfmlError("this protocol counts its folds from X (runtime rows with board, app_id and the launch)")
+        return sum(1 for _ in self._folds(X))
+
+    def split(self, X, y=None, groups=None):
+        yield from self._folds(X)
 
 
 class LeaveOneArchitectureOut(_RowSplitter):
@@ -437,6 +488,7 @@ _BY_NAME = {
     "leave-one-architecture-out": lambda n_splits, **_: LeaveOneArchitectureOut(),
     "newest-board": lambda n_splits, **_: NewestBoardSplit(),
     "newest-architecture": lambda n_splits, **_: NewestArchitectureSplit(),
+    "leave-one-board-and-block-size-out": lambda n_splits, **_: LeaveOneBoardAndBlockSizeOut(),
 }
 
 

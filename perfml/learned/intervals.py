@@ -36,7 +36,8 @@ no calibration row uses ``all``. They are
 stored in the model's manifest (hashed with it) at every level of :data:`LEVELS`.
 
 Extrapolation rule: a row flagged ``extrapolated`` (input size outside the training range
-of its kernel, or a kernel with no recorded range) gets **twice** the log half-width
+of its kernel, a kernel with no recorded range, or a block shape no training board measured
+for its kernel: :func:`perfml.learned.queries.unmeasured_launches`) gets **twice** the log half-width
 (:data:`EXTRAPOLATION_WIDENING`): the calibration rows say nothing about such rows, and
 doubling the log-width squares the ratio (a +-20 % band becomes about -36 %/+44 %). This
 factor is a convention, not a calibrated figure. A row whose board lies beyond every

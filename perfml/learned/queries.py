@@ -33,8 +33,9 @@ bound is a floor the user can act on, and the row's other knowledge still holds)
 
 Queries beyond the training range are answered but flagged: ``extrapolated`` is True and
 ``extrapolation`` says why (e.g. "input_size above the training range [1024, 16777216] of
-app vectorAdd", or "board H100-SXM: DRAM bandwidth 3350 GB/s above the training boards'
-range ...", :mod:`perfml.learned.board_range`). A prediction that is not finite and
+app vectorAdd", "block 128x1 of app vectorAdd was measured on no training board ...",
+:func:`unmeasured_launches`, or "board H100-SXM: DRAM bandwidth 3350 GB/s above the training
+boards' range ...", :mod:`perfml.learned.board_range`). A prediction that is not finite and
 positive is an error naming the row: ``inf`` and ``NaN`` are never written.
 """
 
@@ -387,6 +388,50 @@ def extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[str
         flags.append(bool(why))
         reasons.append("; ".join(why))
     return np.asarray(flags, dtype=bool), reasons
+
+
+def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]:
+    """Per row, why its block shape is one no training board measured for its app ("" when measured).
+
+    A run no training board measured is carried from the app's *nearest* measured run
+    (:class:`~perfml.learned.features.closed_form.ClosedFormFeatures`), and no feature models
+    what a block shape changes (occupancy, coalescing, cache reuse): with each block size held
+    out of every training board in turn, the nine apps' leave-one-board-out MAPE rose from
+    about 11 % to 33 % (``experiments/unseen_launches.toml``). Such a row is flagged, like a
+    size beyond the training range, and its interval widened. ``runs``: the model's training
+    runs (its closed-form group's ``transfer_`` table: app, sizes, block and grid per board);
+    None (a model without them) flags nothing. A row without a block (a described app's
+    default launch) or of an app the runs do not hold is not judged here.
+    """
+    out = [""] * len(q)
+    if runs is None or not len(runs) or not {"app_id", "block_x", "block_y"} <= set(runs.columns):
+        return out
+    shapes: dict[str, set] = {}
+    for app, bx, by in runs[["app_id", "block_x", "block_y"]].itertuples(index=False):
+        shapes.setdefault(str(app), set()).add((float(bx), 1.0 if not np.isfinite(by) else float(by)))
+    bx = pd.to_numeric(q["block_x"], errors="coerce").to_numpy(dtype=float) if "block_x" in q else np.full(len(q), np.nan)
+    by = pd.to_numeric(q["block_y"], errors="coerce").to_numpy(dtype=float) if "block_y" in q else np.full(len(q), np.nan)
+    for i, app in enumerate(q["app_id"].astype(str)):
+        seen = shapes.get(app)
+        if not seen or not np.isfinite(bx[i]):
+            continue
+        shape = (bx[i], by[i] if np.isfinite(by[i]) else 1.0)
+        if shape in seen:
+            continue
+        measured = ", ".join(f"{_num(x)}x{_num(y)}" for x, y in sorted(seen)[:8])
+        out[i] = (f"block {_num(shape[0])}x{_num(shape[1])} of app {app} was measured on no training board "
+                  f"(measured: {measured}): its time is carried from the nearest launch, and launch effects "
+                  "(occupancy, coalescing) are not modelled")
+    return out
+
+
+def _with_unmeasured_launches(q, model, flags, reasons):
+    """``flags``/``reasons`` of :func:`extrapolation` plus the rows of :func:`unmeasured_launches`."""
+    runs = getattr(getattr(model, "features_", None), "transfer_", None)
+    why = unmeasured_launches(q, runs)
+    flags = np.asarray(flags, dtype=bool) | np.array([bool(w) for w in why], dtype=bool)
+    reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
+    return flags, reasons
 
 
 REFERENCE_REQUIRED = ("board", "app_id", "input_size", "time_ms")
@@ -874,6 +919,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
             "the query is too far outside the training data: choose a size nearer the training range"
         )
     flags, reasons = extrapolation(q, meta.get("training"))
+    flags, reasons = _with_unmeasured_launches(q, model, flags, reasons)
     registry = getattr(model, "registry", None)
     bound = roofline_bound_ms(q, registry)
     on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
