@@ -1,0 +1,82 @@
+"""Does the interval of a launch no training board measured hold its runtime?
+
+``perfml predict`` flags a row whose block shape was measured for its kernel on no training
+board (:func:`perfml.learned.queries.unmeasured_launches`) and widens its interval by the
+extrapolation rule (twice the log half-width, :data:`perfml.learned.intervals.EXTRAPOLATION_WIDENING`).
+This script scores that rule on the rows it is for: the out-of-fold predictions of
+``experiments/unseen_launches.toml`` (the nine apps; each fold an unseen board *and* a block
+size no training board has; model ``hybrid_xgboost_issue``, the described sub-model's
+configuration in ``models/default``), given the 90 % interval of ``models/default``'s
+described sub-model (its leave-one-board-out calibration), without and with the widening.
+
+Prints the rows, their MAPE, and per interval the share of measured times inside it and
+its mean relative width ((upper - lower) / predicted), overall and per app. Asserts nothing.
+
+Usage: PYTHONPATH=. python experiments/unseen_launch_coverage.py [--model NAME] [--level 0.9]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def scored(predictions: pd.DataFrame, calibration: dict, level: float) -> pd.DataFrame:
+    """Per row: within each interval (as calibrated, and widened) and its relative width."""
+    from perfml.learned.intervals import interval_bounds
+
+    pred = predictions["predicted_ms"].to_numpy(dtype=float)
+    measured = predictions["measured_ms"].to_numpy(dtype=float)
+    apps = predictions["app_id"].to_numpy()
+    out = pd.DataFrame({"app_id": apps, "ape": np.abs(pred / measured - 1.0) * 100})
+    for name, widened in (("calibrated", False), ("widened", True)):
+        lower, upper = interval_bounds(pred, apps, np.full(len(pred), widened), calibration, level)
+        out[f"{name}_covers"] = (lower <= measured) & (measured <= upper)
+        out[f"{name}_width"] = (upper - lower) / pred
+    return out
+
+
+def summary(rows: pd.DataFrame) -> pd.DataFrame:
+    def one(part: pd.DataFrame) -> pd.Series:
+        return pd.Series({"rows": len(part), "MAPE %": part["ape"].mean(),
+                          "covered % (calibrated)": 100 * part["calibrated_covers"].mean(),
+                          "width (calibrated)": part["calibrated_width"].mean(),
+                          "covered % (widened)": 100 * part["widened_covers"].mean(),
+                          "width (widened)": part["widened_width"].mean()})
+
+    table = rows.groupby("app_id").apply(one, include_groups=False)
+    table.loc["all"] = one(rows)
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="hybrid_xgboost_issue", help="model of experiments/unseen_launches.toml")
+    parser.add_argument("--level", type=float, default=0.90)
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+
+    from perfml.datasets import as_data_home
+    from perfml.experiments.runner import run_experiment
+    from perfml.experiments.spec import load_experiment
+    from perfml.learned.bundle import load_predictor
+
+    home = as_data_home(args.data_home, what="unseen_launch_coverage")
+    spec = load_experiment(HERE / "experiments" / "unseen_launches.toml")
+    result = run_experiment(spec, data_home=home, track=False, models=[args.model])
+    calibration = load_predictor(HERE / "models" / "default", data_home=home).models["described"].metadata_["intervals"]
+    rows = scored(result.predictions, calibration, args.level)
+    pd.set_option("display.width", 200)
+    print(f"{spec.name} ({spec.protocol}), model {args.model}: {len(rows)} out-of-fold rows; "
+          f"{args.level:.0%} interval of models/default's described sub-model, as calibrated and widened "
+          f"(x{calibration['extrapolation_widening']:g} log half-width)")
+    print(summary(rows).round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()
