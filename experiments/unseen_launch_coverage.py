@@ -61,12 +61,12 @@ def main() -> None:
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
 
-    from perfml.datasets import as_data_home
+    from perfml.datasets import as_data_home, find_data_home
     from perfml.experiments.runner import run_experiment
     from perfml.experiments.spec import load_experiment
     from perfml.learned.bundle import load_predictor
 
-    home = as_data_home(args.data_home, what="unseen_launch_coverage")
+    home = as_data_home(find_data_home(args.data_home))  # a script is an entry point: it resolves the home
     spec = load_experiment(HERE / "experiments" / "unseen_launches.toml")
     result = run_experiment(spec, data_home=home, track=False, models=[args.model])
     calibration = load_predictor(HERE / "models" / "default", data_home=home).models["described"].metadata_["intervals"]

@@ -1,0 +1,38 @@
+"""experiments/unseen_launch_coverage.py: the interval of models/default's described sub-model, as
+calibrated and widened, scored on out-of-fold predictions. The predictions below are synthetic
+(made-up times with chosen ratios); the calibration is a made-up table of the manifest's layout."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfml.learned.intervals import LEVELS
+
+from conftest import experiment_script
+
+script = experiment_script("unseen_launch_coverage")
+
+
+def _calibration(half: float) -> dict:
+    return {"levels": list(LEVELS), "extrapolation_widening": 2.0,
+            "groups": {"all": {"n": 100, "log_halfwidth": [half] * len(LEVELS)}}}
+
+
+def test_a_row_is_covered_by_the_widened_interval_only_when_its_error_is_between_the_two_widths():
+    half = math.log(1.2)  # calibrated: predicted / 1.2 to predicted x 1.2; widened: / 1.44 to x 1.44
+    measured = np.array([1.0, 1.0, 1.0, 1.0])
+    predicted = np.array([1.1, 1.3, 1.0 / 1.3, 1.6])  # inside both, widened only (twice), outside both
+    rows = script.scored(pd.DataFrame({"app_id": "vectorAdd", "measured_ms": measured, "predicted_ms": predicted}),
+                         _calibration(half), 0.9)
+    assert rows["calibrated_covers"].tolist() == [True, False, False, False]
+    assert rows["widened_covers"].tolist() == [True, True, True, False]
+    assert rows["calibrated_width"].to_numpy() == pytest.approx(1.2 - 1 / 1.2)
+    assert rows["widened_width"].to_numpy() == pytest.approx(1.44 - 1 / 1.44)
+    table = script.summary(rows)
+    assert table.loc["all", "covered % (widened)"] == pytest.approx(75.0)
+    assert table.loc["all", "covered % (calibrated)"] == pytest.approx(25.0)
+    assert table.loc["all", "MAPE %"] == pytest.approx(np.mean(np.abs(predicted - 1)) * 100)
