@@ -59,3 +59,24 @@ def test_threads_per_block_multiply_the_block_dimensions():
 def test_rows_without_any_launch_column_are_refused_by_name():
     with pytest.raises(PerfmlError, match="block_x"):
         list(LeaveOneBoardAndBlockSizeOut().split(_rows().drop(columns=["block_x", "block_y"])))
+
+
+def test_the_kernel_variant_keeps_the_other_half_of_the_apps_at_the_held_out_block_size():
+    rows = _rows()
+    extra = rows[rows.app_id == "vectorAdd"].assign(app_id="matrix_sum_normal")  # a second app at 64/256/1024
+    rows = pd.concat([rows, extra], ignore_index=True)
+    splitter = get_protocol("leave-one-board-and-kernel-block-size-out")
+    assert isinstance(splitter, LeaveOneBoardAndBlockSizeOut) and splitter.other_apps_keep_it
+    tpb = splitter.threads_per_block(rows)
+    folds = list(splitter.split(rows))
+    tested = np.concatenate([test for _, test in folds])
+    assert len(tested) == len(set(tested))
+    assert set(rows.app_id.iloc[tested]) == {"vectorAdd", "matrix_sum_normal"} and len(tested) == 18
+    for train, test in folds:
+        (board,), (size,), (app,) = (rows.board.iloc[test].unique(), np.unique(tpb[test]),
+                                     rows.app_id.iloc[test].unique())
+        assert not (rows.board.iloc[train] == board).any()
+        at_size = rows.iloc[train][tpb[train] == size]
+        assert app not in set(at_size.app_id)  # unseen for the tested kernel ...
+        other = {"vectorAdd": "matrix_sum_normal", "matrix_sum_normal": "vectorAdd"}[app]
+        assert other in set(at_size.app_id)  # ... measured for the other half's (sorted names, every other one)

@@ -30,6 +30,8 @@ closed-form or learned, under every protocol:
 * ``leave-one-board-and-block-size-out`` (:class:`LeaveOneBoardAndBlockSizeOut`): one fold
   per (board, threads per block): the held-out board's runs at a block size that no
   training row has (a known kernel at an unmeasured launch on an unseen board);
+  ``leave-one-board-and-kernel-block-size-out``, the same with the block size held out for
+  half of the kernels at a time (the others' runs at that size train);
 * :class:`TrainOnBoardsSplit`: train on named boards, predict named boards (the generic
   form of the two above and of the one-reference-board setting).
 
@@ -76,6 +78,7 @@ PROTOCOLS = (
     "newest-board",
     "newest-architecture",
     "leave-one-board-and-block-size-out",
+    "leave-one-board-and-kernel-block-size-out",
 )
 
 
@@ -224,7 +227,15 @@ class LeaveOneBoardAndBlockSizeOut(_RowSplitter):
     row of another block size, so the fold scores an unseen *launch* of a known kernel, not
     an unseen kernel. The threads per block are ``block_x * block_y * block_z`` (an empty
     ``block_y`` / ``block_z`` counts 1).
+
+    ``other_apps_keep_it=True`` (protocol ``leave-one-board-and-kernel-block-size-out``): the
+    block size is held out for half of the apps only (names sorted, every other one), so the
+    other half's runs at that size train, and the next fold swaps the halves: the user's
+    case of a kernel at a launch other kernels were measured at.
     """
+
+    def __init__(self, other_apps_keep_it: bool = False):
+        self.other_apps_keep_it = other_apps_keep_it
 
     @staticmethod
     def threads_per_block(X) -> np.ndarray:
@@ -242,14 +253,18 @@ class LeaveOneBoardAndBlockSizeOut(_RowSplitter):
     def _folds(self, X):
         boards, apps = _column(X, "board"), _column(X, "app_id")
         tpb = self.threads_per_block(X)
+        names = sorted(map(str, pd.unique(apps)))
+        halves = [names[0::2], names[1::2]] if self.other_apps_keep_it else [names]
         for board in pd.unique(boards):
             mine = boards == board
             for s in np.unique(tpb[mine & np.isfinite(tpb)]):
-                train = ~mine & (tpb != s)  # NaN != s: rows without a launch train
-                known = set(apps[train])
-                test = mine & (tpb == s) & np.isin(apps, list(known))
-                if test.any():
-                    yield np.flatnonzero(train), np.flatnonzero(test)
+                for half in halves:
+                    held = np.isin(apps, half)
+                    train = ~mine & ~(held & (tpb == s))  # NaN != s: rows without a launch train
+                    known = set(apps[train & (tpb != s)])  # apps with a training run of another size
+                    test = mine & held & (tpb == s) & np.isin(apps, list(known))
+                    if test.any():
+                        yield np.flatnonzero(train), np.flatnonzero(test)
 
     def get_n_splits(self, X=None, y=None, groups=None):
         if X is None:
@@ -489,6 +504,8 @@ _BY_NAME = {
     "newest-board": lambda n_splits, **_: NewestBoardSplit(),
     "newest-architecture": lambda n_splits, **_: NewestArchitectureSplit(),
     "leave-one-board-and-block-size-out": lambda n_splits, **_: LeaveOneBoardAndBlockSizeOut(),
+    "leave-one-board-and-kernel-block-size-out": lambda n_splits, **_: LeaveOneBoardAndBlockSizeOut(
+        other_apps_keep_it=True),
 }
 
 
