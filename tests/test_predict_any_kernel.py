@@ -575,3 +575,20 @@ def test_a_block_shape_no_training_board_measured_is_flagged_and_its_interval_wi
     from perfml.learned.queries import unmeasured_launches
 
     assert not any(unmeasured_launches(rows.astype({"block_y": float}), model.features_.transfer_))
+
+
+def test_at_a_block_shape_no_training_board_measured_the_residual_is_not_added(model, rows):
+    """The learned residual, fitted on measured launches, added error at unmeasured ones (unseen
+    boards: 32.63 % for the transfer baseline, 48.85 % with the residual; experiments/results/
+    unseen_launches.txt): such a row gets the transfer baseline alone, a measured launch both."""
+    import copy
+
+    r = rows[(rows.app_id == "vectorAdd") & (rows.block_x == 256)].iloc[0]
+    n = float(r.input_size)
+    q = pd.DataFrame([{"board": "GTX-970", "app_id": "vectorAdd", "input_size": n, "block_x": bx, "block_y": 1.0,
+                       "grid_x": n / bx, "grid_y": 1.0} for bx in (256.0, 128.0)])
+    half, none = copy.deepcopy(model), copy.deepcopy(model)
+    half.shrinkage_, none.shrinkage_ = 0.5, 0.0
+    with_residual, baseline = half.predict_transfer(q), none.predict_transfer(q)
+    assert with_residual[1] == pytest.approx(baseline[1], rel=1e-12)  # unmeasured: the baseline alone
+    assert with_residual[0] != pytest.approx(baseline[0], rel=1e-6)  # measured: the residual is added

@@ -398,7 +398,9 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
     what a block shape changes (occupancy, coalescing, cache reuse): with each block size held
     out of every training board in turn, the nine apps' MAPE on unseen boards rose from 10.75 %
     to 32.63 % (the transfer baseline) and from 10.77 % to 48.85 % (with the learned residual;
-    ``experiments/results/unseen_launches.txt``). Such a row is flagged, like a
+    ``experiments/results/unseen_launches.txt``). Such a row is answered by the transfer
+    baseline alone (the residual is not added: :meth:`RuntimeRegressor._row_shrinkage
+    <perfml.learned.regressors.RuntimeRegressor._row_shrinkage>`), flagged, like a
     size beyond the training range, and its interval widened; widened, the 90 % interval
     still covers only 64.79 % of those held-out rows (33.57 % as calibrated;
     ``experiments/results/unseen_launch_coverage.txt``): the flag is the warning. ``runs``: the model's training
@@ -407,21 +409,7 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
     default launch) or of an app the runs do not hold is not judged here.
     """
     out = [""] * len(q)
-    if runs is None or not len(runs) or not {"app_id", "block_x", "block_y"} <= set(runs.columns):
-        return out
-
-    def shapes(frame) -> pd.DataFrame:  # app, block_x, block_y (an empty block_y is 1)
-        def number(c):
-            return (pd.to_numeric(frame[c], errors="coerce") if c in frame else pd.Series(np.nan, index=frame.index))
-        return pd.DataFrame({"app_id": frame["app_id"].astype(str).to_numpy(),
-                             "block_x": number("block_x").to_numpy(dtype=float),
-                             "block_y": number("block_y").fillna(1.0).to_numpy(dtype=float)})
-
-    seen = shapes(runs).drop_duplicates()
-    mine = shapes(q)
-    known_app = mine["app_id"].isin(set(seen["app_id"])).to_numpy()
-    hit = pd.MultiIndex.from_frame(mine).isin(pd.MultiIndex.from_frame(seen))
-    flagged = np.flatnonzero(known_app & np.isfinite(mine["block_x"].to_numpy()) & ~hit)
+    flagged, mine, seen = _unmeasured(q, runs)
     said: dict = {}  # one message per distinct (app, block): a large query file repeats them
     for i, key in zip(flagged, mine.iloc[flagged].itertuples(index=False, name=None)):
         if key not in said:
@@ -433,6 +421,34 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
                          "(occupancy, coalescing) are not modelled")
         out[i] = said[key]
     return out
+
+
+def _block_shapes(frame) -> pd.DataFrame:
+    """app_id, block_x, block_y per row (an empty block_y is 1; no block_x column: NaN)."""
+    def number(c):
+        return pd.to_numeric(frame[c], errors="coerce") if c in frame else pd.Series(np.nan, index=frame.index)
+
+    return pd.DataFrame({"app_id": frame["app_id"].astype(str).to_numpy(),
+                         "block_x": number("block_x").to_numpy(dtype=float),
+                         "block_y": number("block_y").fillna(1.0).to_numpy(dtype=float)})
+
+
+def _unmeasured(q: pd.DataFrame, runs: pd.DataFrame | None):
+    """(positions of the rows of :func:`unmeasured_launches`, the rows' shapes, the runs' shapes)."""
+    if runs is None or not len(runs) or not {"app_id", "block_x", "block_y"} <= set(runs.columns) or not len(q):
+        return np.zeros(0, dtype=int), None, None
+    seen = _block_shapes(runs).drop_duplicates()
+    mine = _block_shapes(q)
+    known_app = mine["app_id"].isin(set(seen["app_id"])).to_numpy()
+    hit = pd.MultiIndex.from_frame(mine).isin(pd.MultiIndex.from_frame(seen))
+    return np.flatnonzero(known_app & np.isfinite(mine["block_x"].to_numpy()) & ~hit), mine, seen
+
+
+def unmeasured_launch_mask(q: pd.DataFrame, runs: pd.DataFrame | None) -> np.ndarray:
+    """True for the rows :func:`unmeasured_launches` flags (a block shape no training run of the app has)."""
+    mask = np.zeros(len(q), dtype=bool)
+    mask[_unmeasured(q, runs)[0]] = True
+    return mask
 
 
 def _with_unmeasured_launches(q, model, flags, reasons):
