@@ -398,11 +398,11 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
     what a block shape changes (occupancy, coalescing, cache reuse): with each block size held
     out of every training board in turn, the nine apps' MAPE on unseen boards rose from 10.75 %
     to 32.63 % (the transfer baseline) and from 10.77 % to 48.85 % (with the learned residual;
-    ``experiments/results/unseen_launches.txt``). Such a row is answered by the transfer
+    ``experiments/results/unseen_launches.txt``, the recording at f2e026b). Such a row is answered by the transfer
     baseline alone (the residual is not added: :meth:`RuntimeRegressor._row_shrinkage
     <perfml.learned.regressors.RuntimeRegressor._row_shrinkage>`), flagged, like a
     size beyond the training range, and its interval widened; widened, the 90 % interval
-    still covers only 64.79 % of those held-out rows (33.57 % as calibrated;
+    still covers only 74.01 % of those held-out rows (40.07 % as calibrated;
     ``experiments/results/unseen_launch_coverage.txt``): the flag is the warning. ``runs``: the model's training
     runs (its closed-form group's ``transfer_`` table: app, sizes, block and grid per board);
     None (a model without them) flags nothing. A row without a block (a described app's
