@@ -368,10 +368,9 @@ def read_reference_any(path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     name the row of the file.
     """
     from perfml.errors import ReferenceValidationError
+    from perfml._csv_header import file_rows
     from perfml.learned.operator_queries import check_operator_reference
     from perfml.learned.queries import RowNames, check_reference, read_query_csv
-
-    from perfml._csv_header import file_rows
 
     frame = read_query_csv(path, "reference file")
     where = file_rows(f"--reference {path}", frame)  # rows named by the lines they are on
