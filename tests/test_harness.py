@@ -30,7 +30,8 @@ def rows(data_home):
 def test_one_registry_names_every_protocol():
     assert set(PROTOCOLS) == {"leave-one-board-out", "leave-one-app-out", "size-extrapolation", "grouped-kfold",
                               "size-cv", "reference-board", "in-sample", "leave-one-architecture-out",
-                              "newest-board", "newest-architecture"}
+                              "newest-board", "newest-architecture", "leave-one-board-and-block-size-out",
+                              "leave-one-board-and-kernel-block-size-out"}
     import perfml.evaluation.closed_form as ecf
     import perfml.learned.protocols as lp
 
