@@ -592,3 +592,13 @@ def test_at_a_block_shape_no_training_board_measured_the_residual_is_not_added(m
     with_residual, baseline = half.predict_transfer(q), none.predict_transfer(q)
     assert with_residual[1] == pytest.approx(baseline[1], rel=1e-12)  # unmeasured: the baseline alone
     assert with_residual[0] != pytest.approx(baseline[0], rel=1e-6)  # measured: the residual is added
+
+
+def test_a_model_without_training_runs_flags_no_launch(rows):
+    """unmeasured_launches of a model that records no runs (None, or an empty table) flags nothing."""
+    from perfml.learned.launches import unmeasured_launch_mask
+    from perfml.learned.queries import unmeasured_launches
+
+    q = rows.head(3)
+    assert unmeasured_launches(q, None) == ["", "", ""] and not unmeasured_launch_mask(q, None).any()
+    assert unmeasured_launches(q, q.iloc[:0]) == ["", "", ""]

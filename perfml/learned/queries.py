@@ -408,8 +408,12 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
     None (a model without them) flags nothing. A row without a block (a described app's
     default launch) or of an app the runs do not hold is not judged here.
     """
+    from perfml.learned.launches import unmeasured_rows
+
     out = [""] * len(q)
-    flagged, mine, seen = _unmeasured(q, runs)
+    flagged, mine, seen = unmeasured_rows(q, runs)
+    if not len(flagged):  # also a model without training runs (runs None): nothing flagged
+        return out
     said: dict = {}  # one message per distinct (app, block): a large query file repeats them
     for i, key in zip(flagged, mine.iloc[flagged].itertuples(index=False, name=None)):
         if key not in said:
@@ -421,34 +425,6 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
                          "(occupancy, coalescing) are not modelled")
         out[i] = said[key]
     return out
-
-
-def _block_shapes(frame) -> pd.DataFrame:
-    """app_id, block_x, block_y per row (an empty block_y is 1; no block_x column: NaN)."""
-    def number(c):
-        return pd.to_numeric(frame[c], errors="coerce") if c in frame else pd.Series(np.nan, index=frame.index)
-
-    return pd.DataFrame({"app_id": frame["app_id"].astype(str).to_numpy(),
-                         "block_x": number("block_x").to_numpy(dtype=float),
-                         "block_y": number("block_y").fillna(1.0).to_numpy(dtype=float)})
-
-
-def _unmeasured(q: pd.DataFrame, runs: pd.DataFrame | None):
-    """(positions of the rows of :func:`unmeasured_launches`, the rows' shapes, the runs' shapes)."""
-    if runs is None or not len(runs) or not {"app_id", "block_x", "block_y"} <= set(runs.columns) or not len(q):
-        return np.zeros(0, dtype=int), None, None
-    seen = _block_shapes(runs).drop_duplicates()
-    mine = _block_shapes(q)
-    known_app = mine["app_id"].isin(set(seen["app_id"])).to_numpy()
-    hit = pd.MultiIndex.from_frame(mine).isin(pd.MultiIndex.from_frame(seen))
-    return np.flatnonzero(known_app & np.isfinite(mine["block_x"].to_numpy()) & ~hit), mine, seen
-
-
-def unmeasured_launch_mask(q: pd.DataFrame, runs: pd.DataFrame | None) -> np.ndarray:
-    """True for the rows :func:`unmeasured_launches` flags (a block shape no training run of the app has)."""
-    mask = np.zeros(len(q), dtype=bool)
-    mask[_unmeasured(q, runs)[0]] = True
-    return mask
 
 
 def _with_unmeasured_launches(q, model, flags, reasons):

@@ -487,7 +487,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
         The residual is trusted as much as inner leave-one-board-out says it helps, over
         launches the training boards measured. At a block shape none of them measured for
-        the app (:func:`perfml.learned.queries.unmeasured_launch_mask`) it extrapolates in
+        the app (:func:`perfml.learned.launches.unmeasured_launch_mask`) it extrapolates in
         the launch features, and it added error there: on unseen boards, 32.63 % MAPE for the
         transfer baseline alone against 48.85 % with the residual when the block size was
         measured for no kernel (``experiments/results/unseen_launches.txt``, the recording at
@@ -500,7 +500,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         # (baseline "bsp" or "best") the residual is most of the prediction
         if self.target != "residual" or self.baseline not in ("transfer", "blend") or not np.any(shrink):
             return shrink
-        from perfml.learned.queries import unmeasured_launch_mask
+        from perfml.learned.launches import unmeasured_launch_mask
 
         return np.where(unmeasured_launch_mask(X, getattr(self.features_, "transfer_", None)), 0.0, shrink)
 
