@@ -16,3 +16,7 @@ MAX_BLOCK = {"block_x": 1024, "block_y": 1024, "block_z": 64}
 MAX_GRID = {"grid_x": 2**31 - 1, "grid_y": 65535, "grid_z": 65535}
 #: before compute capability 3.0 grid_x is limited to 65535 as well
 MAX_GRID_X_BEFORE_CC3 = 65535
+#: threads of one block, all dimensions together, on every compute capability from 2.0 (512
+#: before it, where the registry's max_threads_per_block gives it): the same table's "Maximum
+#: number of threads per block"; a board entry above it is refused (perfml.boards._registry)
+MAX_THREADS_PER_BLOCK = 1024

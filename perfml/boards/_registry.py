@@ -26,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from perfml.boards._launch_limits import MAX_THREADS_PER_BLOCK
 from perfml.boards._board import BOARD_FILES, SPEC_FIELDS, Alternative, Board
 from perfml._files import read_versioned
 from perfml.errors import DatasetSchemaError, UnknownBoardError
@@ -127,11 +128,6 @@ def _check_magnitude(field_name: str, value: float, where: str) -> None:
         )
 
 
-#: CUDA's most threads per block on every compute capability from 2.0 (512 before it): the CUDA C++
-#: Programming Guide, "Compute Capabilities", Table "Technical Specifications per Compute Capability"
-#: ("Maximum number of threads per block"); the launch checks of perfml.learned.queries use the same
-MAX_THREADS_PER_BLOCK = 1024
-
 #: (larger, smaller, why): pairs of fields where the first can never be below the second on a GPU
 _ORDERED_FIELDS = (
     ("max_threads_per_sm", "max_threads_per_block", "a block is resident on one SM"),
@@ -149,7 +145,7 @@ def _check_consistency(values: Mapping[str, Any], where: str, *, inherited_from:
     beside ``max_threads_per_sm = 2048`` predicted a 512-thread block on a board where none
     can be resident. Checked: ``max_threads_per_sm = warp size (32) x max_warps_per_sm``
     (a warp is 32 threads on every CUDA device), ``max_threads_per_block`` at most
-    :data:`MAX_THREADS_PER_BLOCK`, and the pairs of :data:`_ORDERED_FIELDS`. A field the board
+    :data:`~perfml.boards._launch_limits.MAX_THREADS_PER_BLOCK`, and the pairs of :data:`_ORDERED_FIELDS`. A field the board
     takes from its compute capability's table is named as such, so the fix is clear.
     """
     def name(field_name: str) -> str:

@@ -260,9 +260,17 @@ def _empty_cells(column) -> np.ndarray:
     return (column.isna() | (column.astype(str).str.strip() == "")).to_numpy()
 
 
-def _board_rows(frame, board: str, file=None):
+def of_board(names, board: str) -> np.ndarray:
+    """Per row, whether its board name (a column of names) denotes ``board`` (:func:`perfml.boards.same_board`)."""
+    import pandas as pd
+
     from perfml.boards import same_board
 
+    names = pd.Series(names).astype(str)
+    return names.isin([name for name in names.unique() if same_board(name, board)]).to_numpy()
+
+
+def _board_rows(frame, board: str, file=None):
     rows_of = Path(file).name if file is not None else "the calibration rows"
     if "board" not in frame.columns:
         raise CalibrationDataError(f"{rows_of}: calibration rows need a board column")
@@ -272,15 +280,14 @@ def _board_rows(frame, board: str, file=None):
             f"{_row_where(file, frame.index[np.flatnonzero(empty)[0]])}, column board: "
             "empty; name the board the row was measured on (or remove the row)"
         )
-    names = frame["board"].astype(str)
-    matches = [name for name in names.unique() if same_board(name, board)]
-    if not matches:
-        present = ", ".join(sorted(names.unique())[:12])
+    mine = of_board(frame["board"], board)
+    if not mine.any():
+        present = ", ".join(sorted(frame["board"].astype(str).unique())[:12])
         raise CalibrationDataError(
             f"no row of board {board!r} in {rows_of} (boards present: {present}); "
             "pass the board the rows were measured on"
         )
-    return frame[names.isin(matches)]
+    return frame[mine]
 
 
 def _row_where(file, label) -> str:

@@ -239,12 +239,12 @@ class LeaveOneBoardAndBlockSizeOut(_RowSplitter):
 
     @staticmethod
     def threads_per_block(X) -> np.ndarray:
+        if "block_x" not in X.columns:
+            raise PerfmlError("this protocol needs X with a block_x column (the launch of each runtime row)")
         out = np.ones(len(X))
         for c in ("block_x", "block_y", "block_z"):
             if c in X.columns:
                 out *= pd.to_numeric(X[c], errors="coerce").fillna(1.0).to_numpy(dtype=float)
-        if "block_x" not in X.columns:
-            raise PerfmlError("this protocol needs X with a block_x column (the launch of each runtime row)")
         return np.where(pd.to_numeric(X["block_x"], errors="coerce").notna().to_numpy(), out, np.nan)
 
     def groups_of(self, X):

@@ -105,6 +105,11 @@ def _check_integers(frame, column, needed, where, *, low, high, problem_fix, req
     return np.where(needed & ~empty, values, np.nan)
 
 
+def _takes(op: str) -> tuple[str, ...]:
+    """The dimension columns an op reads: its required ones, and ``padding`` (optional) for conv."""
+    return _needs(op) + (("padding",) if op == "conv" else ())
+
+
 def _refuse_unused_dims(frame: pd.DataFrame, names, codes, where, *, error) -> None:
     """Refuse a row that gives a dimension its op does not take (``softmax`` with ``M``).
 
@@ -114,15 +119,13 @@ def _refuse_unused_dims(frame: pd.DataFrame, names, codes, where, *, error) -> N
     for column in OPERATOR_DIM_COLUMNS:
         if column not in frame.columns:
             continue
-        unused = np.array([not (column in _needs(op) or (column == "padding" and op == "conv")) for op in names],
-                          dtype=bool)[codes]
+        unused = np.array([column not in _takes(op) for op in names], dtype=bool)[codes]
         cells = frame[column]
         given = ~(cells.isna() | cells.astype(str).str.strip().isin(["", "nan", "NaN"])).to_numpy()
         i = _first(unused & given)
         if i is not None:
             op = names[codes[i]]
-            takes = ", ".join(_needs(op)) + (", padding" if op == "conv" else "")
-            raise error(f"{_at(where, i)}, column {column}: op {op} takes {takes}, not {column} (found "
+            raise error(f"{_at(where, i)}, column {column}: op {op} takes {', '.join(_takes(op))}, not {column} (found "
                         f"{str(cells.iloc[i]).strip()!r}); leave the cell empty, or name the op whose shape this is")
 
 
@@ -163,8 +166,7 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
     q["op"] = ops
     codes, names = pd.factorize(ops)  # the questions below are asked of the distinct ops, then indexed by code
     for column in OPERATOR_DIM_COLUMNS:
-        needed = np.array([column in _needs(op) or (column == "padding" and op == "conv") for op in names],
-                          dtype=bool)[codes]
+        needed = np.array([column in _takes(op) for op in names], dtype=bool)[codes]
         q[column] = _check_integers(
             frame, column, needed, where, low=0 if column == "padding" else 1, high=MAX_DIM, error=error,
             required=column != "padding",

@@ -354,13 +354,12 @@ def other_board_rows_warning(rows, board: str, where: str) -> str | None:
     so rows of another board in a ``--calibration`` file (a mixed-up file, a misspelt board)
     are left out: said, with how many and which boards, rather than dropped silently.
     """
-    from perfml.boards import same_board
+    from perfml.characterize.calibrate import of_board
 
     if "board" not in rows.columns or not len(rows):
         return None
     names = rows["board"].astype(str)
-    target = {n for n in names.unique() if same_board(n, board)}
-    other = names[~names.isin(target)]
+    other = names[~of_board(names, board)]
     if not len(other):
         return None
     shown = ", ".join(sorted(other.unique())[:5]) + (", ..." if other.nunique() > 5 else "")
