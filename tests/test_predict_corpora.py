@@ -558,6 +558,11 @@ def test_cli_train_writes_a_bundle_of_the_chosen_corpora_and_prints_their_figure
     m = re.search(r"described all: (\d+) rows, leave-one-board-out MAPE ([\d.]+)%", printed.out)
     assert int(m.group(1)) == bundle.models["described"].metadata_["training_rows"]
     assert bundle.metadata_["figures"]["described"][0]["mape"] == pytest.approx(float(m.group(2)), abs=0.005)
+    # BSPGPU ran each app at one block size: no launch to hold out, so no unmeasured-launch calibration
+    # (such a row keeps the extrapolation rule; tests/test_unmeasured_launch_interval.py has the other case)
+    assert "unmeasured_launch" not in bundle.models["described"].metadata_["intervals"]
+    assert "unmeasured launch" not in printed.out
+    assert "unmeasured_launch" not in bundle.models["dlops"].metadata_["intervals"]
 
 
 def test_cli_train_without_the_calibrated_tier(tmp_path, capsys, monkeypatch):

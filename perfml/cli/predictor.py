@@ -54,7 +54,7 @@ def train(
 
     from perfml.learned.bundle import save_bundle
     from perfml.learned.persistence import replace_directory_check
-    from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus, with_sweep_rows
+    from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus, launch_fold_count, with_sweep_rows
 
     choices = {"default": None, "off": False, "on": True, "auto": "auto"}
     if wave_scaling not in choices:
@@ -104,13 +104,16 @@ def train(
                                          f"({', '.join(CALIBRATED_TIER[name][2])}) to learn from, at least 2, and the "
                                          f"rows have {kept['board'].nunique()}")
     parts, figures, seconds, calibrated = {}, {}, {}, {}
-    total = sum(1 + r["board"].nunique() for r in jobs.values()) + 1
+    launch_folds = {name: launch_fold_count(name, rt) for name, rt in jobs.items()}
+    total = sum(1 + r["board"].nunique() + launch_folds[name] for name, r in jobs.items()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:
         for name, rt in jobs.items():
             t0 = time.perf_counter()
             model, calibration, oof = fit_corpus(name, rt, data_home=data_home, random_state=seed, n_jobs=n_jobs,
                                                  wave_scaling=waves,
-                                                 progress=lambda b, name=name: advance(f"{name}: calibrated without {b}"))
+                                                 progress=lambda b, name=name: advance(f"{name}: calibrated without {b}"),
+                                                 launch_progress=lambda i, name=name: advance(
+                                                     f"{name}: unmeasured launch fold {i + 1}/{launch_folds[name]}"))
             seconds[name] = time.perf_counter() - t0
             advance(f"{name}: fitted")
             extra = {"training_rows": len(rt), "training_sources": sorted(set(rt["source"].astype(str))),
@@ -146,6 +149,15 @@ def train(
             typer.echo(f"  {name} {f['group']}: {f['rows']} rows, leave-one-board-out MAPE {f['mape']:.2f}%, "
                        f"{f['in_band']:.1f}% within 0.8-1.2; 90% interval covers {f['coverage']:.1f}% of held-out-board "
                        f"rows, mean relative width {width}")
+        launch = (parts[name][2].get("intervals") or {}).get("unmeasured_launch")
+        if launch is not None:
+            held = launch["held_out_board"]
+            width = held["mean_relative_width"]
+            width = f"{width:.3f}" if width is not None else "unbounded (too few rows on some board)"
+            typer.echo(f"  {name} unmeasured launch: {launch['n']} rows held out with their block size "
+                       f"({launch['protocol']}), MAPE {launch['mape']:.2f}%, {launch['in_band']:.1f}% within 0.8-1.2; "
+                       f"their {held['level']:.0%} interval, calibrated on the other boards' such rows, covers "
+                       f"{100 * held['coverage']:.1f}%, mean relative width {width}")
     for line in not_trained.values():
         typer.echo(line)
     typer.echo(f"saved to {out}")

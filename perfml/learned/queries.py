@@ -427,13 +427,13 @@ def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]
     return out
 
 
-def _with_unmeasured_launches(q, model, flags, reasons):
-    """``flags``/``reasons`` of :func:`extrapolation` plus the rows of :func:`unmeasured_launches`."""
+def _with_unmeasured_launches(q, model, reasons):
+    """``reasons`` of :func:`extrapolation` joined with those of :func:`unmeasured_launches`, and the rows it flags."""
     runs = getattr(getattr(model, "features_", None), "transfer_", None)
     why = unmeasured_launches(q, runs)
-    flags = np.asarray(flags, dtype=bool) | np.array([bool(w) for w in why], dtype=bool)
+    launch = np.array([bool(w) for w in why], dtype=bool)
     reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
-    return flags, reasons
+    return reasons, launch
 
 
 REFERENCE_REQUIRED = ("board", "app_id", "input_size", "time_ms")
@@ -921,7 +921,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
             "the query is too far outside the training data: choose a size nearer the training range"
         )
     flags, reasons = extrapolation(q, meta.get("training"))
-    flags, reasons = _with_unmeasured_launches(q, model, flags, reasons)
+    reasons, launch = _with_unmeasured_launches(q, model, reasons)
     registry = getattr(model, "registry", None)
     bound = roofline_bound_ms(q, registry)
     on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
@@ -933,7 +933,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                      for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
                     board_flags=on_board, spread=spread if reference is not None else None,
-                    floor_ms=floor)
+                    floor_ms=floor, launch_flags=launch)
 
 
 def call_floor_ms(training: dict | None, reference: pd.DataFrame | None = None) -> float:
@@ -987,12 +987,15 @@ def missing_board_figure(board_name: str, registry=None) -> str | None:
 
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
-             app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None) -> pd.DataFrame:
+             app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None, launch_flags=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
     the user's own measurement of that run, ``basis`` in :data:`REFERENCE_BASES`), whose interval is
-    widened. ``board_flags``: ``(flags, reasons)`` of the rows whose board is beyond the
+    widened; ``reasons`` also says why a row of ``launch_flags`` is flagged: a block shape no
+    training board measured for its kernel (:func:`unmeasured_launches`), whose interval is
+    the model's unmeasured-launch one where it has it
+    (:func:`~perfml.learned.intervals.interval_bounds`). ``board_flags``: ``(flags, reasons)`` of the rows whose board is beyond the
     training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
     flagged whatever the basis (a reference on another board is carried to this one by the
     model) and not widened. ``bound``: the
@@ -1006,8 +1009,10 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     """
     from perfml.learned.intervals import check_calibration, interval_bounds
 
-    flags = np.where(np.isin(basis, REFERENCE_BASES), False, flags)  # the user measured this very run
-    reasons = [r if f else "" for r, f in zip(reasons, flags)]
+    own = np.isin(basis, REFERENCE_BASES)  # the user measured this very run
+    flags = np.where(own, False, flags)
+    launch = np.zeros(len(flags), dtype=bool) if launch_flags is None else np.where(own, False, launch_flags)
+    reasons = [r if f or u else "" for r, f, u in zip(reasons, flags, launch)]
     beyond = np.zeros(len(flags), dtype=bool)
     if board_flags is not None:
         beyond, why = np.asarray(board_flags[0], dtype=bool), board_flags[1]
@@ -1026,7 +1031,7 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
         # boards is flagged, its interval is the calibrated one (perfml.learned.board_range says why).
         # The interval is the written prediction's: around a clamped one it keeps its width (taken
         # around the prediction below the bound, it shrank to [bound, bound])
-        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups)
+        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups, unmeasured_launch=launch)
         if spread is not None:
             lower, upper = lower * np.asarray(spread[0], dtype=float), upper * np.asarray(spread[1], dtype=float)
         lower = np.fmax(lower, bound)
@@ -1038,7 +1043,7 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     out["upper_ms"] = upper
     out["basis"] = basis
     out["clamped_to_bound"] = clamped
-    out["extrapolated"] = flags | beyond
+    out["extrapolated"] = flags | launch | beyond
     out["extrapolation"] = reasons
     return out
 

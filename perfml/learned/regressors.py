@@ -504,6 +504,21 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
 
         return np.where(unmeasured_launch_mask(X, getattr(self.features_, "transfer_", None)), 0.0, shrink)
 
+    def unmeasured_launch_estimator(self):
+        """An unfitted clone that predicts as this configuration does at block shapes no training run of the app has.
+
+        There the learned residual is left out over a transfer or blend baseline
+        (:meth:`_row_shrinkage`), so the clone skips the inner search for its share
+        (``shrinkage=0``): the same predictions on those rows for less work, which
+        ``perfml train`` spends once per (board, block size) fold to calibrate their interval
+        (:func:`perfml.learned.intervals.launch_oof_predictions`). Any other configuration is
+        cloned as it is.
+        """
+        est = clone(self)
+        if self.target == "residual" and self.baseline in ("transfer", "blend"):
+            est.set_params(shrinkage=0.0)
+        return est
+
     def _booster_for(self, n_rows: int):
         """A single-threaded copy of the xgboost booster for small batches (None: the model's own)."""
         if n_rows >= SMALL_BATCH_ROWS or not hasattr(self.model_, "get_booster"):

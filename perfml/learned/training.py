@@ -435,12 +435,14 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
 
 def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None,
                random_state: int = 0, n_jobs: int | None = None, estimator=None, wave_scaling=None,
-               shrinkage="auto"):
+               shrinkage="auto", launch_progress=None):
     """Fit one corpus's model; with ``calibrate``, its leave-one-board-out interval calibration too.
 
     Returns ``(model, calibration, oof)`` as :func:`fit_default` (calibration and oof None
     with fewer than three boards). ``estimator`` replaces the default one (tests);
-    ``wave_scaling`` and ``shrinkage`` are :func:`make_corpus_model`'s.
+    ``wave_scaling`` and ``shrinkage`` are :func:`make_corpus_model`'s. ``progress(board)``
+    follows the leave-one-board-out folds, ``launch_progress(i)`` the launch folds
+    (:func:`launch_fold_count` of them).
 
     A calibrated-tier sub-model (:data:`CALIBRATED_TIER`) characterizes every training
     board from its calibration runs (:func:`training_characterizations`); under the
@@ -448,10 +450,17 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
     own calibration runs only (the calibrated tier's protocol). Those runs fed the
     characterization, so they are not scored: the interval calibration leaves them out,
     and their out-of-fold predictions are NaN (:func:`corpus_figures` skips them).
+
+    A runtime sub-model whose kernels were run at several block sizes also calibrates the
+    interval of a launch no training board measured (the calibration's ``unmeasured_launch``
+    entry, :func:`perfml.learned.intervals.calibrate_unmeasured_launch`), from out-of-fold
+    predictions with the board *and* the block size held out
+    (:func:`perfml.learned.intervals.launch_oof_predictions`).
     """
     import numpy as np
 
-    from perfml.learned.intervals import board_oof_predictions, calibrate as make_calibration, log_scores
+    from perfml.learned.intervals import (board_oof_predictions, calibrate as make_calibration,
+                                          calibrate_unmeasured_launch, launch_oof_predictions, log_scores)
 
     y = rows["measured_ms"].to_numpy(dtype=float)
     characterizations = None
@@ -478,7 +487,22 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
     oof[~scored] = np.nan
     calibration = make_calibration(log_scores(oof[scored], y[scored]), calibration_groups(corpus, rows)[scored],
                                    rows["board"].to_numpy()[scored])
+    if hasattr(model, "unmeasured_launch_estimator") and "block_x" in rows.columns:
+        launch = launch_oof_predictions(model.unmeasured_launch_estimator(), rows, y, progress=launch_progress)
+        launch[~scored] = np.nan
+        entry = calibrate_unmeasured_launch(launch, y, rows["board"].to_numpy())
+        if entry is not None:
+            calibration["unmeasured_launch"] = entry
     return model, calibration, oof
+
+
+def launch_fold_count(corpus: str, rows: pd.DataFrame) -> int:
+    """How many (board, block size) folds :func:`fit_corpus` runs for the unmeasured-launch calibration."""
+    from perfml.evaluation.protocols import LeaveOneBoardAndBlockSizeOut
+
+    if data_corpus(corpus) == "dlops" or "block_x" not in rows.columns or rows["board"].nunique() < 3:
+        return 0
+    return LeaveOneBoardAndBlockSizeOut().get_n_splits(rows)
 
 
 def corpus_figures(corpus: str, rows: pd.DataFrame, oof, level: float = 0.90) -> list[dict]:
