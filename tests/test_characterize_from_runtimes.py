@@ -240,6 +240,20 @@ def test_cli_writes_only_on_success(tmp_path, monkeypatch):
     assert main(["characterize", "--from-runtimes", str(tmp_path / "none.csv"), "--board", "GTX-980"]) == 2
 
 
+
+def test_a_bad_calibration_row_is_named_by_the_line_it_is_on(tmp_path, capsys, monkeypatch):
+    """Blank lines (skipped by the reader) before a bad row: the message said line r + 2, two lines above it."""
+    from perfml.cli import main
+
+    monkeypatch.setenv("COLUMNS", "250")
+    rows = _apps_rows()
+    rows.loc[rows.index[2], "time_ms_median"] = -1.0
+    lines = rows.to_csv(index=False).splitlines()
+    path = tmp_path / "rows.csv"
+    path.write_text("\n".join([lines[0], lines[1], "", "", *lines[2:]]) + "\n")  # row 3 on line 6
+    assert main(["characterize", "--from-runtimes", str(path), "--board", "GTX-980"]) == 2
+    assert "rows.csv, row 3 (line 6), column time_ms_median" in " ".join(capsys.readouterr().err.split())
+
 # -- real data: the data home and the committed characterizations ------------------------------------------
 @needs_data
 def test_gtx980_bandwidth_equals_an_independent_recomputation():

@@ -291,9 +291,22 @@ def _board_rows(frame, board: str, file=None):
 
 
 def _row_where(file, label) -> str:
-    """``FILE, row r (line r + 1)`` of a row label (a position when the rows were read from a file)."""
+    """``FILE, row r (line l)`` of a row label (a position when the rows were read from a file).
+
+    ``l`` is the line the record starts on (:func:`perfml._csv_header.record_lines`): a blank
+    line before it (skipped by the reader) put it below line r + 1, which the message said.
+    The file is read again for it only here, when a message names a row.
+    """
     name = Path(file).name if file is not None else "the calibration rows"
-    return name + ", " + (f"row {label + 1} (line {label + 2})" if isinstance(label, (int, np.integer)) else f"row {label!r}")
+    if not isinstance(label, (int, np.integer)):
+        return f"{name}, row {label!r}"
+    lines = None
+    if file is not None and Path(file).is_file():
+        from perfml._csv_header import record_lines
+
+        lines = record_lines(file)
+    line = lines[label] if lines and 0 <= label < len(lines) else label + 2
+    return f"{name}, row {label + 1} (line {line})"
 
 
 def _refuse_unmeasured_times(rows, time_column: str, file) -> None:
