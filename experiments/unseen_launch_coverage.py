@@ -1,13 +1,22 @@
 """Does the interval of a launch no training board measured hold its runtime?
 
 ``perfml predict`` flags a row whose block shape was measured for its kernel on no training
-board (:func:`perfml.learned.queries.unmeasured_launches`) and widens its interval by the
-extrapolation rule (twice the log half-width, :data:`perfml.learned.intervals.EXTRAPOLATION_WIDENING`).
-This script scores that rule on the rows it is for: the out-of-fold predictions of
+board (:func:`perfml.learned.queries.unmeasured_launches`). Its interval was first the
+extrapolation rule's (twice the log half-width, :data:`perfml.learned.intervals.EXTRAPOLATION_WIDENING`);
+a model trained since a259fc7 calibrates such rows on their own (the manifest's
+``unmeasured_launch`` entry, :func:`perfml.learned.intervals.calibrate_unmeasured_launch`)
+and gives them the larger of that half-width and the group's.
+
+This script scores those intervals on the rows they are for: the out-of-fold predictions of
 ``experiments/unseen_launches.toml`` (the nine apps; each fold an unseen board *and* a block
 size no training board has; model ``hybrid_xgboost_issue``, the described sub-model's
-configuration in ``models/default``), given the 90 % interval of ``models/default``'s
-described sub-model (its leave-one-board-out calibration), without and with the widening.
+configuration in ``models/default``). Per row, the 90 % interval of ``models/default``'s
+described sub-model (its leave-one-board-out calibration) as calibrated, widened, and
+launch-calibrated. The launch-calibrated interval of a board's rows is calibrated here on the
+*other* boards' rows of this experiment (held out, as :func:`calibrate_unmeasured_launch`
+scores it), not on ``models/default``'s entry, whose calibration rows are these rows: its
+coverage on them would be in-sample. The entry's own held-out-board figures are printed in
+the header.
 
 Prints the rows, their MAPE, and per interval the share of measured times inside it and
 its mean relative width ((upper - lower) / predicted), overall and per app. Asserts nothing.
@@ -27,17 +36,30 @@ HERE = Path(__file__).resolve().parent.parent
 
 
 def scored(predictions: pd.DataFrame, calibration: dict, level: float) -> pd.DataFrame:
-    """Per row: within each interval (as calibrated, and widened) and its relative width."""
-    from perfml.learned.intervals import interval_bounds
+    """Per row: within each interval (as calibrated, widened, launch-calibrated on the other boards) and its width."""
+    from perfml.learned.intervals import LEVELS, conformal_quantile, interval_bounds, log_scores
 
     pred = predictions["predicted_ms"].to_numpy(dtype=float)
     measured = predictions["measured_ms"].to_numpy(dtype=float)
     apps = predictions["app_id"].to_numpy()
+    boards = predictions["board"].astype(str).to_numpy()
     out = pd.DataFrame({"app_id": apps, "ape": np.abs(pred / measured - 1.0) * 100})
     for name, widened in (("calibrated", False), ("widened", True)):
         lower, upper = interval_bounds(pred, apps, np.full(len(pred), widened), calibration, level)
         out[f"{name}_covers"] = (lower <= measured) & (measured <= upper)
         out[f"{name}_width"] = (upper - lower) / pred
+    # launch-calibrated: per board, the entry a model trained without that board's rows would hold
+    scores = log_scores(pred, measured)
+    covers, width = np.zeros(len(pred), dtype=bool), np.zeros(len(pred))
+    for board in sorted(set(boards)):
+        mine = boards == board
+        q = conformal_quantile(scores[~mine], level)
+        entry = {**calibration, "unmeasured_launch": {"log_halfwidth": [q if lv == level else None for lv in LEVELS]}}
+        lower, upper = interval_bounds(pred[mine], apps[mine], np.zeros(mine.sum(), dtype=bool), entry, level,
+                                       unmeasured_launch=np.ones(mine.sum(), dtype=bool))
+        covers[mine] = (lower <= measured[mine]) & (measured[mine] <= upper)
+        width[mine] = (upper - lower) / pred[mine]
+    out["launch_covers"], out["launch_width"] = covers, width
     return out
 
 
@@ -47,7 +69,9 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
                           "covered % (calibrated)": 100 * part["calibrated_covers"].mean(),
                           "width (calibrated)": part["calibrated_width"].mean(),
                           "covered % (widened)": 100 * part["widened_covers"].mean(),
-                          "width (widened)": part["widened_width"].mean()})
+                          "width (widened)": part["widened_width"].mean(),
+                          "covered % (launch, held out)": 100 * part["launch_covers"].mean(),
+                          "width (launch)": part["launch_width"].mean()})
 
     table = rows.groupby("app_id").apply(one, include_groups=False)
     table.loc["all"] = one(rows)
@@ -71,10 +95,19 @@ def main() -> None:
     result = run_experiment(spec, data_home=home, track=False, models=[args.model])
     calibration = load_predictor(HERE / "models" / "default", data_home=home).models["described"].metadata_["intervals"]
     rows = scored(result.predictions, calibration, args.level)
-    pd.set_option("display.width", 200)
+    pd.set_option("display.width", 250)
     print(f"{spec.name} ({spec.protocol}), model {args.model}: {len(rows)} out-of-fold rows; "
-          f"{args.level:.0%} interval of models/default's described sub-model, as calibrated and widened "
-          f"(x{calibration['extrapolation_widening']:g} log half-width)")
+          f"{args.level:.0%} interval of models/default's described sub-model, as calibrated, widened "
+          f"(x{calibration['extrapolation_widening']:g} log half-width), and launch-calibrated on the other boards' rows")
+    entry = calibration.get("unmeasured_launch")
+    if entry is None:
+        print("models/default's described sub-model has no unmeasured_launch entry (trained before a259fc7): "
+              "its flagged rows take the widened interval")
+    else:
+        held = entry["held_out_board"]
+        print(f"models/default's unmeasured_launch entry: {entry['n']} rows of {len(entry['boards'])} boards "
+              f"({entry['protocol']}), MAPE {entry['mape']:.2f}%; its {held['level']:.0%} interval covers "
+              f"{100 * held['coverage']:.2f}% of held-out-board rows, mean relative width {held['mean_relative_width']:.2f}")
     print(summary(rows).round(2).to_string())
 
 
