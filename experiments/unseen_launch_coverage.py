@@ -12,9 +12,9 @@ This script scores those intervals on the rows they are for: the out-of-fold pre
 size no training board has; model ``hybrid_xgboost_issue``, the described sub-model's
 configuration in ``models/default``). Per row, the 90 % interval of ``models/default``'s
 described sub-model (its leave-one-board-out calibration) as calibrated, widened, and
-launch-calibrated. The launch-calibrated interval of a board's rows is calibrated here on the
-*other* boards' rows of this experiment (held out, as :func:`calibrate_unmeasured_launch`
-scores it), not on ``models/default``'s entry, whose calibration rows are these rows: its
+launch-calibrated (the kernel's own half-width, else the pooled one). The launch-calibrated
+interval of a board's rows is calibrated here on the *other* boards' rows of this experiment
+(held out, as :func:`calibrate_unmeasured_launch` scores it), not on ``models/default``'s entry, whose calibration rows are these rows: its
 coverage on them would be in-sample. The entry's own held-out-board figures are printed in
 the header.
 
@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent.parent
 
 def scored(predictions: pd.DataFrame, calibration: dict, level: float) -> pd.DataFrame:
     """Per row: within each interval (as calibrated, widened, launch-calibrated on the other boards) and its width."""
-    from perfml.learned.intervals import LEVELS, conformal_quantile, interval_bounds, log_scores
+    from perfml.learned.intervals import calibrate_unmeasured_launch, interval_bounds
 
     pred = predictions["predicted_ms"].to_numpy(dtype=float)
     measured = predictions["measured_ms"].to_numpy(dtype=float)
@@ -49,13 +49,12 @@ def scored(predictions: pd.DataFrame, calibration: dict, level: float) -> pd.Dat
         out[f"{name}_covers"] = (lower <= measured) & (measured <= upper)
         out[f"{name}_width"] = (upper - lower) / pred
     # launch-calibrated: per board, the entry a model trained without that board's rows would hold
-    scores = log_scores(pred, measured)
     covers, width = np.zeros(len(pred), dtype=bool), np.zeros(len(pred))
     for board in sorted(set(boards)):
         mine = boards == board
-        q = conformal_quantile(scores[~mine], level)
-        entry = {**calibration, "unmeasured_launch": {"log_halfwidth": [q if lv == level else None for lv in LEVELS]}}
-        lower, upper = interval_bounds(pred[mine], apps[mine], np.zeros(mine.sum(), dtype=bool), entry, level,
+        entry = calibrate_unmeasured_launch(pred[~mine], measured[~mine], boards[~mine], apps[~mine], level)
+        lower, upper = interval_bounds(pred[mine], apps[mine], np.zeros(mine.sum(), dtype=bool),
+                                       {**calibration, "unmeasured_launch": entry}, level,
                                        unmeasured_launch=np.ones(mine.sum(), dtype=bool))
         covers[mine] = (lower <= measured[mine]) & (measured[mine] <= upper)
         width[mine] = (upper - lower) / pred[mine]
@@ -107,7 +106,8 @@ def main() -> None:
         held = entry["held_out_board"]
         print(f"models/default's unmeasured_launch entry: {entry['n']} rows of {len(entry['boards'])} boards "
               f"({entry['protocol']}), MAPE {entry['mape']:.2f}%; its {held['level']:.0%} interval covers "
-              f"{100 * held['coverage']:.2f}% of held-out-board rows, mean relative width {held['mean_relative_width']:.2f}")
+              f"{100 * held['coverage']:.2f}% of held-out-board rows, mean relative width {held['mean_relative_width']:.2f}; "
+              "per kernel: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in held["per_kernel"].items()))
     print(summary(rows).round(2).to_string())
 
 

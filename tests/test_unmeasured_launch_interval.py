@@ -104,6 +104,30 @@ def test_without_the_entry_an_unmeasured_launch_keeps_the_extrapolation_rule():
     assert math.log(upper[0]) == pytest.approx(2 * q_group)
 
 
+def test_a_kernel_with_its_own_launch_half_width_takes_it_and_any_other_the_pooled_one():
+    """Synthetic: kernel k1 misses by 10 %, k2 by 100 %; a pooled interval over-covers k1 and under-covers k2."""
+    boards = np.tile(list("ABCDE"), 40)
+    kernels = np.repeat(["k1", "k2"], 100)
+    rng = np.random.default_rng(2)
+    pred = np.where(kernels == "k1", 1.1, 2.0) * np.exp(rng.normal(0, 0.01, 200))  # synthetic
+    entry = calibrate_unmeasured_launch(pred, np.ones(200), boards, kernels)
+    scores = np.abs(np.log(pred))
+    k1 = entry["kernels"]["k1"]["log_halfwidth"][I90]
+    assert k1 == conformal_quantile(scores[kernels == "k1"], 0.90)
+    assert entry["kernels"]["k2"]["n"] == 100
+    # held out, each kernel's interval covers its own rows (the pooled one misses k2's or overshoots k1's)
+    assert entry["held_out_board"]["per_kernel"]["k1"] >= 0.85 and entry["held_out_board"]["per_kernel"]["k2"] >= 0.85
+    cal = {**_synthetic_calibration(None), "unmeasured_launch": entry}
+    upper = interval_bounds(np.ones(3), ["k1", "k2", "k3"], [False] * 3, cal, 0.90, unmeasured_launch=[True] * 3)[1]
+    q_group = cal["groups"]["all"]["log_halfwidth"][I90]
+    assert np.log(upper) == pytest.approx([max(q_group, k1), max(q_group, entry["kernels"]["k2"]["log_halfwidth"][I90]),
+                                           max(q_group, entry["log_halfwidth"][I90])])  # k3: no own, the pooled one
+    # a kernel's entry too small for the level falls back to the pooled one
+    entry["kernels"]["k1"]["log_halfwidth"][I90:] = [None] * (len(LEVELS) - I90)
+    upper = interval_bounds(np.ones(1), ["k1"], [False], cal, 0.90, unmeasured_launch=[True])[1]
+    assert math.log(upper[0]) == pytest.approx(max(q_group, entry["log_halfwidth"][I90]))
+
+
 @pytest.mark.parametrize("edit", [
     lambda hw: hw.__setitem__(3, -0.1),  # negative
     lambda hw: hw.__setitem__(3, hw[4] + 1.0),  # decreasing with the level
@@ -113,7 +137,14 @@ def test_without_the_entry_an_unmeasured_launch_keeps_the_extrapolation_rule():
 def test_a_malformed_launch_entry_is_refused(edit):
     cal = _synthetic_calibration(0.5)
     edit(cal["unmeasured_launch"]["log_halfwidth"])
-    with pytest.raises(ModelFormatError, match="unmeasured_launch must hold 50 non-negative, non-decreasing"):
+    with pytest.raises(ModelFormatError, match=r"unmeasured_launch \(and each of its kernels\) must hold 50 non-negative"):
+        check_calibration(cal, "model manifest")
+
+
+def test_a_malformed_kernel_of_the_launch_entry_is_refused():
+    cal = _synthetic_calibration(0.5)
+    cal["unmeasured_launch"]["kernels"] = {"vectorAdd": {"n": 3, "log_halfwidth": [0.1] * (len(LEVELS) - 1)}}
+    with pytest.raises(ModelFormatError, match=r"unmeasured_launch \(and each of its kernels\)"):
         check_calibration(cal, "model manifest")
 
 
@@ -175,7 +206,9 @@ def test_a_trained_model_calibrates_the_unmeasured_launch_and_predict_uses_it(tm
     half = np.log(out["upper_ms"] / out["predicted_ms"]).to_numpy()
     q_group = cal["groups"]["described"]["log_halfwidth"][I90]
     assert half[0] == pytest.approx(q_group, rel=1e-9)
-    assert half[1] == pytest.approx(max(q_group, entry["log_halfwidth"][I90]), rel=1e-9)
+    q_launch = entry["kernels"]["vectorAdd"]["log_halfwidth"][I90]  # the kernel's own
+    assert q_launch is not None and q_launch != entry["log_halfwidth"][I90]
+    assert half[1] == pytest.approx(max(q_group, q_launch), rel=1e-9)
 
 
 @needs_data_home()

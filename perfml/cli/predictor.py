@@ -157,10 +157,16 @@ def train(
             typer.echo(f"  {name} unmeasured launch: {launch['n']} rows held out with their block size "
                        f"({launch['protocol']}), MAPE {launch['mape']:.2f}%, {launch['in_band']:.1f}% within 0.8-1.2; "
                        f"their {held['level']:.0%} interval, calibrated on the other boards' such rows, covers "
-                       f"{100 * held['coverage']:.1f}%, mean relative width {width}")
+                       f"{100 * held['coverage']:.1f}%{_per_kernel_range(held)}, mean relative width {width}")
     for line in not_trained.values():
         typer.echo(line)
     typer.echo(f"saved to {out}")
+
+
+def _per_kernel_range(held: dict) -> str:
+    """" (per kernel 86.9-90.6%)" of an unmeasured-launch entry's held-out coverage ("" without kernels)."""
+    per = list((held.get("per_kernel") or {}).values())
+    return f" (per kernel {100 * min(per):.1f}-{100 * max(per):.1f}%)" if per else ""
 
 
 def predict(

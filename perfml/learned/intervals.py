@@ -53,9 +53,10 @@ scores of out-of-fold predictions under the protocol that asks exactly that ques
 (:class:`~perfml.evaluation.protocols.LeaveOneBoardAndBlockSizeOut`: an unseen board *and* a
 block size no training row has; :func:`launch_oof_predictions`) give the split-conformal
 half-widths of the manifest's ``unmeasured_launch`` entry (:func:`calibrate_unmeasured_launch`),
-with the coverage they achieve on held-out boards beside them. Such a row gets the larger
-of that half-width and its group's; a model without the entry (no kernel measured at two
-block sizes, or saved before it) keeps the doubling there.
+pooled and per kernel, with the coverage they achieve on held-out boards beside them. Such a
+row gets the larger of its kernel's (else the pooled) half-width and its group's; a model
+without the entry (no kernel measured at two block sizes, or saved before it) keeps the
+doubling there.
 """
 
 from __future__ import annotations
@@ -183,16 +184,22 @@ def calibrate(scores, groups, boards) -> dict:
 UNMEASURED_LAUNCH_PROTOCOL = "leave-one-board-and-block-size-out"
 
 
-def calibrate_unmeasured_launch(pred, measured, boards, level: float = 0.90) -> dict | None:
+def calibrate_unmeasured_launch(pred, measured, boards, kernels=None, level: float = 0.90) -> dict | None:
     """The manifest's ``unmeasured_launch`` entry from :func:`launch_oof_predictions` (None without any row).
 
     Split-conformal half-widths of the scores ``|log(pred/measured)|`` at every level of
-    :data:`LEVELS`, as :func:`calibrate` (one group: these rows' errors come from the
-    launch, whatever the kernel), plus the evidence a user can check: the rows' MAPE and
-    share within [0.8, 1.2] of the measurement, and at ``level`` the share of rows inside
-    the interval calibrated on the *other* boards' rows (:func:`held_out_board_coverage`)
-    with its mean relative width. Rows with a NaN prediction (no fold tested them) are
-    left out.
+    :data:`LEVELS`, as :func:`calibrate`: pooled over every row, and per kernel (``kernels``,
+    e.g. the app ids) under ``"kernels"``. A launch costs kernels very differently (on the
+    nine apps' held-out boards one pooled 90 % interval covered vectorAdd's rows 100 % and
+    matrix_sum_normal's 77 %): a row of a kernel with its own half-width takes it, any other
+    the pooled one (group-conditional, "Mondrian" conformal; Vovk et al. 2005, ch. 4.5).
+
+    Beside them, the evidence a user can check: the rows' MAPE and share within [0.8, 1.2]
+    of the measurement, and at ``level`` the share of each board's rows inside the interval
+    calibrated on the *other* boards' rows (kernel's own where it has one there, else
+    pooled), overall and per kernel, with its mean relative width. ``perfml predict`` gives
+    such a row the larger of this half-width and its group's, so its coverage is at least
+    this one. Rows with a NaN prediction (no fold tested them) are left out.
     """
     pred = np.asarray(pred, dtype=float)
     measured = np.asarray(measured, dtype=float)
@@ -202,13 +209,34 @@ def calibrate_unmeasured_launch(pred, measured, boards, level: float = 0.90) -> 
         return None
     scores = log_scores(pred[ok], measured[ok])
     ape = np.abs(pred[ok] / measured[ok] - 1.0)
-    q = [conformal_quantile(scores, lv) for lv in LEVELS]
-    held = held_out_board_coverage_of_scores(scores, boards[ok], level)
-    return {"protocol": UNMEASURED_LAUNCH_PROTOCOL, "n": int(ok.sum()), "boards": sorted(set(boards[ok])),
-            "log_halfwidth": [x if math.isfinite(x) else None for x in q],
-            "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2)),
-            "held_out_board": {"level": level, "coverage": held["coverage"],
-                               "mean_relative_width": held["mean_relative_width"]}}
+    boards = boards[ok]
+    names = np.full(int(ok.sum()), "", dtype=object) if kernels is None else np.asarray(kernels, dtype=object)[ok].astype(str)
+
+    def widths(mask):
+        return [x if math.isfinite(x) else None for x in (conformal_quantile(scores[mask], lv) for lv in LEVELS)]
+
+    entry = {"protocol": UNMEASURED_LAUNCH_PROTOCOL, "n": int(ok.sum()), "boards": sorted(set(boards)),
+             "log_halfwidth": widths(np.ones(len(scores), dtype=bool)),
+             "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2))}
+    if kernels is not None:
+        entry["kernels"] = {k: {"n": int((names == k).sum()), "log_halfwidth": widths(names == k)}
+                            for k in sorted(set(names))}
+    # held-out-board evidence: each board's rows against the half-widths of the other boards' rows
+    half = np.full(len(scores), math.inf)
+    for b in sorted(set(boards)):
+        mine = boards == b
+        pooled = conformal_quantile(scores[~mine], level)
+        half[mine] = pooled
+        for k in (sorted(set(names[mine])) if kernels is not None else ()):
+            own = conformal_quantile(scores[~mine & (names == k)], level)
+            half[mine & (names == k)] = own if math.isfinite(own) else pooled
+    covered = scores <= half
+    width = float(np.mean(np.exp(half) - np.exp(-half)))
+    entry["held_out_board"] = {"level": level, "coverage": float(covered.mean()),
+                               "mean_relative_width": width if math.isfinite(width) else None,
+                               "per_kernel": ({k: float(covered[names == k].mean()) for k in sorted(set(names))}
+                                              if kernels is not None else {})}
+    return entry
 
 
 def check_level(level) -> float:
@@ -242,8 +270,12 @@ def check_calibration(entry, where) -> dict:
         if g not in ALL_GROUPS or not _half_widths_ok(t):
             raise bad(f"group {g!r} must hold {len(LEVELS)} non-negative, non-decreasing log half-widths")
     launch = entry.get("unmeasured_launch")
-    if launch is not None and not _half_widths_ok(launch):
-        raise bad(f"unmeasured_launch must hold {len(LEVELS)} non-negative, non-decreasing log half-widths")
+    if launch is not None:
+        kernels = launch.get("kernels", {}) if isinstance(launch, dict) else None
+        if not _half_widths_ok(launch) or not isinstance(kernels, dict) or not all(
+                _half_widths_ok(t) for t in kernels.values()):
+            raise bad(f"unmeasured_launch (and each of its kernels) must hold {len(LEVELS)} non-negative, "
+                      "non-decreasing log half-widths")
     return entry
 
 
@@ -262,9 +294,10 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
     The row's group is its kernel group (:func:`kernel_group` of ``app_ids``) unless
     ``groups`` gives it (e.g. the op class of operator rows). ``unmeasured_launch`` marks
     the rows at a block shape no training board measured for their kernel: with the
-    calibration's ``unmeasured_launch`` entry their q is the larger of its half-width and
-    the group's; without it (or where it holds too few rows for the level) they are widened
-    as ``extrapolated`` rows are. A row that is both takes the larger q, widened.
+    calibration's ``unmeasured_launch`` entry their q is the larger of its half-width (the
+    kernel's own, else the pooled one) and the group's; without it (or where it holds too
+    few rows for the level) they are widened as ``extrapolated`` rows are. A row that is
+    both takes the larger q, widened.
     """
     from perfml.errors import IntervalLevelError
 
@@ -285,16 +318,35 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
         half[j] = q
     widen = np.asarray(extrapolated, dtype=bool).copy()
     if unmeasured_launch is not None:
-        launch = np.asarray(unmeasured_launch, dtype=bool)
-        q_launch = (calibration.get("unmeasured_launch") or {}).get("log_halfwidth", [None] * len(LEVELS))[i]
-        if q_launch is None:  # no such calibration: the extrapolation rule
-            widen |= launch
-        else:
-            half = np.where(launch, np.maximum(half, q_launch), half)
+        widen |= _raise_to_launch_half_width(half, np.asarray(unmeasured_launch, dtype=bool), app_ids,
+                                             calibration.get("unmeasured_launch"), i)
     half = np.where(widen, half * float(calibration["extrapolation_widening"]), half)
     pred = np.asarray(pred, dtype=float)
     with np.errstate(over="ignore"):
         return pred * np.exp(-half), pred * np.exp(half)
+
+
+def _raise_to_launch_half_width(half: np.ndarray, launch: np.ndarray, app_ids, entry, i: int) -> np.ndarray:
+    """Raise ``half`` in place, on the ``launch`` rows, to the entry's half-width at level index ``i``.
+
+    The row's kernel's own half-width where the entry has one at that level, else the
+    pooled one. Returns the launch rows left to the extrapolation rule: every one without
+    an entry, or whose pooled half-width is None at that level.
+    """
+    if entry is None or not launch.any():
+        return launch
+    pooled = entry["log_halfwidth"][i]
+    own = {k: t["log_halfwidth"][i] for k, t in (entry.get("kernels") or {}).items()}
+    rows = np.flatnonzero(launch)
+    apps = (pd.Series(np.asarray(app_ids, dtype=object)[rows]).astype(str) if app_ids is not None
+            else pd.Series([""] * len(rows)))
+    q = pd.to_numeric(apps.map(own), errors="coerce").to_numpy(dtype=float)  # None or absent: NaN
+    q = np.where(np.isnan(q), np.nan if pooled is None else float(pooled), q)
+    found = ~np.isnan(q)
+    half[rows[found]] = np.maximum(half[rows[found]], q[found])
+    left = np.zeros(len(half), dtype=bool)
+    left[rows[~found]] = True
+    return left
 
 
 def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict:

@@ -490,7 +490,7 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
     if hasattr(model, "unmeasured_launch_estimator") and "block_x" in rows.columns:
         launch = launch_oof_predictions(model.unmeasured_launch_estimator(), rows, y, progress=launch_progress)
         launch[~scored] = np.nan
-        entry = calibrate_unmeasured_launch(launch, y, rows["board"].to_numpy())
+        entry = calibrate_unmeasured_launch(launch, y, rows["board"].to_numpy(), rows["app_id"].to_numpy())
         if entry is not None:
             calibration["unmeasured_launch"] = entry
     return model, calibration, oof
