@@ -12,7 +12,8 @@ This script scores those intervals on the rows they are for: the out-of-fold pre
 size no training board has; model ``hybrid_xgboost_issue``, the described sub-model's
 configuration in ``models/default``). Per row, the 90 % interval of ``models/default``'s
 described sub-model (its leave-one-board-out calibration) as calibrated, widened, and
-launch-calibrated (the kernel's own half-width, else the pooled one). The launch-calibrated
+launch-calibrated (the kernel's own half-width, else the pooled one; and, for comparison,
+the pooled one for every kernel). The launch-calibrated
 interval of a board's rows is calibrated here on the *other* boards' rows of this experiment
 (held out, as :func:`calibrate_unmeasured_launch` scores it), not on ``models/default``'s entry, whose calibration rows are these rows: its
 coverage on them would be in-sample. The entry's own held-out-board figures are printed in
@@ -49,16 +50,19 @@ def scored(predictions: pd.DataFrame, calibration: dict, level: float) -> pd.Dat
         out[f"{name}_covers"] = (lower <= measured) & (measured <= upper)
         out[f"{name}_width"] = (upper - lower) / pred
     # launch-calibrated: per board, the entry a model trained without that board's rows would hold
-    covers, width = np.zeros(len(pred), dtype=bool), np.zeros(len(pred))
-    for board in sorted(set(boards)):
-        mine = boards == board
-        entry = calibrate_unmeasured_launch(pred[~mine], measured[~mine], boards[~mine], apps[~mine], level)
-        lower, upper = interval_bounds(pred[mine], apps[mine], np.zeros(mine.sum(), dtype=bool),
-                                       {**calibration, "unmeasured_launch": entry}, level,
-                                       unmeasured_launch=np.ones(mine.sum(), dtype=bool))
-        covers[mine] = (lower <= measured[mine]) & (measured[mine] <= upper)
-        width[mine] = (upper - lower) / pred[mine]
-    out["launch_covers"], out["launch_width"] = covers, width
+    # (per kernel, as perfml train records it, and pooled over the kernels, for comparison)
+    for name, per_kernel in (("launch", True), ("pooled", False)):
+        covers, width = np.zeros(len(pred), dtype=bool), np.zeros(len(pred))
+        for board in sorted(set(boards)):
+            mine = boards == board
+            entry = calibrate_unmeasured_launch(pred[~mine], measured[~mine], boards[~mine],
+                                                apps[~mine] if per_kernel else None, level)
+            lower, upper = interval_bounds(pred[mine], apps[mine], np.zeros(mine.sum(), dtype=bool),
+                                           {**calibration, "unmeasured_launch": entry}, level,
+                                           unmeasured_launch=np.ones(mine.sum(), dtype=bool))
+            covers[mine] = (lower <= measured[mine]) & (measured[mine] <= upper)
+            width[mine] = (upper - lower) / pred[mine]
+        out[f"{name}_covers"], out[f"{name}_width"] = covers, width
     return out
 
 
@@ -70,7 +74,9 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
                           "covered % (widened)": 100 * part["widened_covers"].mean(),
                           "width (widened)": part["widened_width"].mean(),
                           "covered % (launch, held out)": 100 * part["launch_covers"].mean(),
-                          "width (launch)": part["launch_width"].mean()})
+                          "width (launch)": part["launch_width"].mean(),
+                          "covered % (launch pooled, held out)": 100 * part["pooled_covers"].mean(),
+                          "width (launch pooled)": part["pooled_width"].mean()})
 
     table = rows.groupby("app_id").apply(one, include_groups=False)
     table.loc["all"] = one(rows)

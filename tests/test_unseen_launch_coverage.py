@@ -49,3 +49,17 @@ def test_the_launch_calibrated_interval_of_a_board_comes_from_the_other_boards_r
     assert rows["launch_width"].to_numpy()[:10] == pytest.approx(2.0 - 0.5)
     assert rows["launch_width"].to_numpy()[20:] == pytest.approx(1.2 - 1 / 1.2)
     assert script.summary(rows).loc["all", "covered % (launch, held out)"] == pytest.approx(200 / 3)
+    assert rows["pooled_covers"].tolist() == rows["launch_covers"].tolist()  # one kernel: its own is the pooled one
+
+
+def test_the_launch_interval_of_a_kernel_is_its_own_and_the_pooled_one_is_the_same_for_all():
+    """Synthetic: on every board k1 misses by a factor 1.1 and k2 by 2. Per kernel, each board's rows are
+    covered by the other boards' rows of their kernel; pooled (half of the rows at 2), by q = log 2 for both."""
+    boards = np.tile(np.repeat(["A", "B", "C"], 10), 2)
+    apps = np.repeat(["k1", "k2"], 30)
+    predicted = np.where(apps == "k1", 1.1, 2.0)
+    rows = script.scored(pd.DataFrame({"app_id": apps, "board": boards, "measured_ms": 1.0, "predicted_ms": predicted}),
+                         _calibration(math.log(1.05)), 0.9)
+    assert rows["launch_covers"].all() and rows["pooled_covers"].all()
+    assert rows["launch_width"].to_numpy()[:30] == pytest.approx(1.1 - 1 / 1.1)  # k1: its own, narrow
+    assert rows["pooled_width"].to_numpy()[:30] == pytest.approx(2.0 - 0.5)  # k1 pooled with k2: wide
