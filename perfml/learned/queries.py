@@ -995,8 +995,8 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     widened; ``reasons`` also says why a row of ``launch_flags`` is flagged: a block shape no
     training board measured for its kernel (:func:`unmeasured_launches`), whose interval is
     the model's unmeasured-launch one where it has it
-    (:func:`~perfml.learned.intervals.interval_bounds`). ``board_flags``: ``(flags, reasons)`` of the rows whose board is beyond the
-    training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
+    (:func:`~perfml.learned.intervals.interval_bounds`). ``board_flags``: ``(flags, reasons)``
+    of the rows whose board is beyond the training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
     flagged whatever the basis (a reference on another board is carried to this one by the
     model) and not widened. ``bound``: the
     row's roofline lower bound (NaN where the work is unknown), never below ``floor_ms``
