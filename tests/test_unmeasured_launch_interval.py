@@ -2,7 +2,7 @@
 
 The doubling of the log half-width (the extrapolation rule) covered 74.01 % of the nine
 apps' held-out rows at an unmeasured block size at the nominal 90 %
-(experiments/results/unseen_launch_coverage.txt, the recording at 4b7581b). ``perfml
+(experiments/results/unseen_launch_coverage.txt, the recording at 70b8960). ``perfml
 train`` now calibrates those rows from out-of-fold predictions with the board and the
 block size held out (:func:`perfml.learned.intervals.launch_oof_predictions`).
 

@@ -47,7 +47,7 @@ Unmeasured launches: a row at a block shape no training board measured for its k
 (:func:`perfml.learned.queries.unmeasured_launches`) is answered from the kernel's nearest
 measured launch, and misses several times more than a measured one. The doubling covered
 74.01 % of such held-out rows at the nominal 90 % (40.07 % without it;
-``experiments/results/unseen_launch_coverage.txt``, the recording at 4b7581b). Where the
+``experiments/results/unseen_launch_coverage.txt``, the recording at 70b8960). Where the
 training rows allow it, ``perfml train`` therefore calibrates these rows on their own: the
 scores of out-of-fold predictions under the protocol that asks exactly that question
 (:class:`~perfml.evaluation.protocols.LeaveOneBoardAndBlockSizeOut`: an unseen board *and* a
