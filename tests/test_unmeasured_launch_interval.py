@@ -260,3 +260,29 @@ def test_perfml_train_records_and_prints_the_unmeasured_launch_calibration(tmp_p
     assert m, printed.out
     assert int(m.group(1)) == entry["n"] and float(m.group(2)) == pytest.approx(entry["mape"], abs=0.005)
     assert float(m.group(4)) == pytest.approx(100 * entry["held_out_board"]["coverage"], abs=0.05)
+
+
+def test_the_measured_shapes_of_a_table_are_built_once_and_never_served_for_another_table():
+    """The shapes are cached per training table (a one-row query rebuilt them every call); a table that
+    replaced a collected one, even at the same address, gets its own."""
+    import gc
+
+    from perfml.learned import launches
+
+    def table(blocks):
+        return pd.DataFrame({"app_id": "k", "block_x": blocks, "block_y": 1.0})
+
+    q = pd.DataFrame({"app_id": ["k", "k"], "block_x": [64.0, 128.0], "block_y": [1.0, 1.0]})
+    runs = table([64.0, 256.0])
+    assert launches.unmeasured_launch_mask(q, runs).tolist() == [False, True]
+    first = launches._measured_shapes(runs)
+    assert launches._measured_shapes(runs) is not None and launches._measured_shapes(runs)[1] is first[1]
+    key = id(runs)
+    del runs, first
+    gc.collect()
+    assert key not in launches._MEASURED  # the entry went with its table
+    for _ in range(50):  # new tables, some at a freed address: each answers from its own shapes
+        other = table([128.0])
+        assert launches.unmeasured_launch_mask(q, other).tolist() == [True, False]
+        del other
+        gc.collect()
