@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -181,11 +182,23 @@ def test_the_limits_hold_against_the_registry_when_the_file_drops_its_spec_value
 
 
 @pytest.mark.parametrize("scale, message", [(1e3, "below 0.001x no working board streams"),
+                                            (0.1, r"x the DRAM specification .*; more than 1.5x is not physical"),
                                             (1e300, "expected a measured time")])
 def test_a_streaming_curve_in_another_unit_is_refused(tmp_path, scale, message):
     doc = _t4_calibrated()
     doc["stream_curve"]["seconds"] = [s * scale for s in doc["stream_curve"]["seconds"]]
     with pytest.raises(PerfmlError, match=message):
+        load_characterization(_write(tmp_path, doc))
+
+
+def test_the_first_bad_knot_of_a_streaming_curve_is_the_one_named(tmp_path):
+    doc = _t4_calibrated()
+    curve = doc["stream_curve"]
+    last, before = len(curve["seconds"]) - 1, len(curve["seconds"]) - 2
+    curve["seconds"][before] = curve["seconds"][last] = 1e300
+    named = re.escape(f"{curve['bytes'][before]:.4g} bytes in 1e+300 s; expected a measured time")
+    assert f"{curve['bytes'][before]:.4g}" != f"{curve['bytes'][last]:.4g}"
+    with pytest.raises(PerfmlError, match=named):
         load_characterization(_write(tmp_path, doc))
 
 
