@@ -440,6 +440,16 @@ def nca_every_third_size(boards, apps):
     return rt[keep].reset_index(drop=True)
 
 
+def vectoradd_at_a_measured_and_an_unmeasured_block(rows, board="GTX-970"):
+    """Two query rows (text cells, as read from a file) of vectorAdd at a size of ``rows``: block 256 (measured) and 128."""
+    import pandas as pd
+
+    n = int(rows[(rows.app_id == "vectorAdd") & (rows.block_x == 256)].iloc[0].input_size)
+    base = {"board": board, "app_id": "vectorAdd", "input_size": str(n), "block_y": "1", "grid_y": "1"}
+    return pd.DataFrame([{**base, "block_x": "256", "grid_x": str(n // 256)},
+                         {**base, "block_x": "128", "grid_x": str(n // 128)}])
+
+
 @pytest.fixture(scope="session")
 def data_home():
     """The shared datasets as a :class:`perfml.datasets.DataHome` (found like the CLI finds it)."""

@@ -31,7 +31,7 @@ from perfml.learned.persistence import load_model, save_model
 from perfml.learned.queries import call_floor_ms, predict_queries, read_reference, roofline_bound_ms
 from perfml.learned.training import fit_default, training_runtimes
 
-from conftest import shared_data_home
+from conftest import shared_data_home, vectoradd_at_a_measured_and_an_unmeasured_block
 
 HOME = shared_data_home()  # the shared datasets, resolved here as the CLI would (tests are entry points)
 
@@ -558,11 +558,7 @@ def test_a_block_shape_no_training_board_measured_is_flagged_and_its_interval_wi
     """A trained kernel at a launch measured on no training board was answered from its nearest
     launch, unflagged, with the interval of a measured one; held out of every training board, a
     block size tripled the nine apps' error on unseen boards (experiments/results/unseen_launches.txt)."""
-    r = rows[(rows.app_id == "vectorAdd") & (rows.block_x == 256)].iloc[0]
-    n = int(r.input_size)
-    base = {"board": "GTX-970", "app_id": "vectorAdd", "input_size": str(n), "block_y": "1", "grid_y": "1"}
-    q = pd.DataFrame([{**base, "block_x": "256", "grid_x": str(n // 256)},
-                      {**base, "block_x": "128", "grid_x": str(n // 128)}])
+    q = vectoradd_at_a_measured_and_an_unmeasured_block(rows)
     out = predict_queries(model, q, "q.csv")
     assert out["extrapolated"].tolist() == [False, True]
     assert out["extrapolation"].iloc[0] == ""

@@ -30,7 +30,7 @@ from perfml.learned.intervals import (
     launch_oof_predictions,
 )
 
-from conftest import needs_data_home, shared_data_home
+from conftest import needs_data_home, shared_data_home, vectoradd_at_a_measured_and_an_unmeasured_block
 
 I90 = LEVELS.index(0.90)
 
@@ -196,11 +196,7 @@ def test_a_trained_model_calibrates_the_unmeasured_launch_and_predict_uses_it(tm
     assert entry["n"] > 0 and set(entry["boards"]) <= set(rows.board)
     path = save_model(model, tmp_path / "m", training_rows=rows, extra={"intervals": cal})
     model = load_model(path, data_home=home)
-    r = rows[(rows.app_id == "vectorAdd") & (rows.block_x == 256)].iloc[0]
-    n = int(r.input_size)
-    base = {"board": "GTX-970", "app_id": "vectorAdd", "input_size": str(n), "block_y": "1", "grid_y": "1"}
-    q = pd.DataFrame([{**base, "block_x": "256", "grid_x": str(n // 256)},
-                      {**base, "block_x": "128", "grid_x": str(n // 128)}])
+    q = vectoradd_at_a_measured_and_an_unmeasured_block(rows)
     out = predict_queries(model, q, "q.csv")
     assert out["extrapolated"].tolist() == [False, True]
     half = np.log(out["upper_ms"] / out["predicted_ms"]).to_numpy()
