@@ -191,8 +191,10 @@ def calibrate_unmeasured_launch(pred, measured, boards, kernels=None, level: flo
     :data:`LEVELS`, as :func:`calibrate`: pooled over every row, and per kernel (``kernels``,
     e.g. the app ids) under ``"kernels"``. A launch costs kernels very differently (on the
     nine apps' held-out boards one pooled 90 % interval covered vectorAdd's rows 100 % and
-    matrix_sum_normal's 77 %): a row of a kernel with its own half-width takes it, any other
-    the pooled one (group-conditional, "Mondrian" conformal; Vovk et al. 2005, ch. 4.5).
+    matrix_sum_normal's 77.4 %, per kernel 88.7 % and 86.9 %;
+    ``experiments/results/unseen_launch_coverage.txt``): a row of a kernel with its own
+    half-width takes it, any other the pooled one (group-conditional conformal prediction,
+    the "Mondrian" conformal predictors of Vovk, Gammerman & Shafer 2005).
 
     Beside them, the evidence a user can check: the rows' MAPE and share within [0.8, 1.2]
     of the measurement, and at ``level`` the share of each board's rows inside the interval
