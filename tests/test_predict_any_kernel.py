@@ -564,6 +564,11 @@ def test_a_block_shape_no_training_board_measured_is_flagged_and_its_interval_wi
     assert out["extrapolation"].iloc[0] == ""
     assert out["extrapolation"].iloc[1].startswith("block 128x1 of app vectorAdd was measured on no training board "
                                                    "(measured: ")
+    # fit_default calibrates no launch: the reason says the interval is the convention's
+    assert out["extrapolation"].iloc[1].endswith("; its interval is twice the log half-width of a measured launch, a "
+                                                 "convention: this model has no interval calibrated on held-out "
+                                                 "launches (none of its kernels was measured at two block sizes, or "
+                                                 "it was trained before perfml calibrated them)")
     # the interval of the flagged row: twice the log half-width (the extrapolation rule)
     half = np.log(out["upper_ms"] / out["predicted_ms"]).to_numpy()
     assert half[1] == pytest.approx(2 * half[0], rel=1e-9)

@@ -199,6 +199,7 @@ def test_a_trained_model_calibrates_the_unmeasured_launch_and_predict_uses_it(tm
     q = vectoradd_at_a_measured_and_an_unmeasured_block(rows)
     out = predict_queries(model, q, "q.csv")
     assert out["extrapolated"].tolist() == [False, True]
+    assert "convention" not in out["extrapolation"].iloc[1]  # this model's launch interval is calibrated
     half = np.log(out["upper_ms"] / out["predicted_ms"]).to_numpy()
     q_group = cal["groups"]["described"]["log_halfwidth"][I90]
     assert half[0] == pytest.approx(q_group, rel=1e-9)

@@ -989,6 +989,12 @@ def missing_board_figure(board_name: str, registry=None) -> str | None:
     return None
 
 
+#: appended to the reason of a row at an unmeasured launch when the model has no launch calibration
+UNCALIBRATED_LAUNCH_NOTE = ("its interval is twice the log half-width of a measured launch, a convention: this model "
+                            "has no interval calibrated on held-out launches (none of its kernels was measured at two "
+                            "block sizes, or it was trained before perfml calibrated them)")
+
+
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
              app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None, launch_flags=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
@@ -1016,6 +1022,10 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     flags = np.where(own, False, flags)
     launch = np.zeros(len(flags), dtype=bool) if launch_flags is None else np.where(own, False, launch_flags)
     reasons = [r if f or u else "" for r, f, u in zip(reasons, flags, launch)]
+    if launch.any() and calibration is not None and calibration.get("unmeasured_launch") is None:
+        # the model has no launch calibration (its kernels each ran at one block size, e.g. the
+        # Rodinia kernels, or it predates it): say that the interval is the convention's
+        reasons = [f"{r}; {UNCALIBRATED_LAUNCH_NOTE}" if u else r for r, u in zip(reasons, launch)]
     beyond = np.zeros(len(flags), dtype=bool)
     if board_flags is not None:
         beyond, why = np.asarray(board_flags[0], dtype=bool), board_flags[1]
