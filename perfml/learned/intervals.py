@@ -157,6 +157,11 @@ def log_scores(pred, measured) -> np.ndarray:
     return np.abs(np.log(np.asarray(pred, dtype=float) / np.asarray(measured, dtype=float)))
 
 
+def _half_widths(scores) -> list:
+    """The conformal quantile of ``scores`` at every level of :data:`LEVELS` (None where it is unbounded)."""
+    return [x if math.isfinite(x) else None for x in (conformal_quantile(scores, lv) for lv in LEVELS)]
+
+
 def calibrate(scores, groups, boards) -> dict:
     """The manifest entry: method, levels and per-group conformal quantiles of ``scores``.
 
@@ -174,9 +179,8 @@ def calibrate(scores, groups, boards) -> dict:
         mask = ok & ((groups == g) if g != "all" else True)
         if not mask.any():
             continue
-        q = [conformal_quantile(scores[mask], lv) for lv in LEVELS]
         table[g] = {"n": int(mask.sum()), "boards": sorted(set(np.asarray(boards, dtype=object)[mask].astype(str))),
-                    "log_halfwidth": [x if math.isfinite(x) else None for x in q]}
+                    "log_halfwidth": _half_widths(scores[mask])}
     return {"method": METHOD, "levels": list(LEVELS), "extrapolation_widening": EXTRAPOLATION_WIDENING, "groups": table}
 
 
@@ -211,33 +215,17 @@ def calibrate_unmeasured_launch(pred, measured, boards, kernels=None, level: flo
         return None
     scores = log_scores(pred[ok], measured[ok])
     ape = np.abs(pred[ok] / measured[ok] - 1.0)
-    boards = boards[ok]
-    names = np.full(int(ok.sum()), "", dtype=object) if kernels is None else np.asarray(kernels, dtype=object)[ok].astype(str)
-
-    def widths(mask):
-        return [x if math.isfinite(x) else None for x in (conformal_quantile(scores[mask], lv) for lv in LEVELS)]
-
-    entry = {"protocol": UNMEASURED_LAUNCH_PROTOCOL, "n": int(ok.sum()), "boards": sorted(set(boards)),
-             "log_halfwidth": widths(np.ones(len(scores), dtype=bool)),
+    names = None if kernels is None else np.asarray(kernels, dtype=object)[ok].astype(str)
+    entry = {"protocol": UNMEASURED_LAUNCH_PROTOCOL, "n": int(ok.sum()), "boards": sorted(set(boards[ok])),
+             "log_halfwidth": _half_widths(scores),
              "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2))}
-    if kernels is not None:
-        entry["kernels"] = {k: {"n": int((names == k).sum()), "log_halfwidth": widths(names == k)}
+    if names is not None:
+        entry["kernels"] = {k: {"n": int((names == k).sum()), "log_halfwidth": _half_widths(scores[names == k])}
                             for k in sorted(set(names))}
-    # held-out-board evidence: each board's rows against the half-widths of the other boards' rows
-    half = np.full(len(scores), math.inf)
-    for b in sorted(set(boards)):
-        mine = boards == b
-        pooled = conformal_quantile(scores[~mine], level)
-        half[mine] = pooled
-        for k in (sorted(set(names[mine])) if kernels is not None else ()):
-            own = conformal_quantile(scores[~mine & (names == k)], level)
-            half[mine & (names == k)] = own if math.isfinite(own) else pooled
-    covered = scores <= half
-    width = float(np.mean(np.exp(half) - np.exp(-half)))
-    entry["held_out_board"] = {"level": level, "coverage": float(covered.mean()),
-                               "mean_relative_width": width if math.isfinite(width) else None,
-                               "per_kernel": ({k: float(covered[names == k].mean()) for k in sorted(set(names))}
-                                              if kernels is not None else {})}
+    held = held_out_board_coverage(pred[ok], measured[ok], boards[ok], level, kernels=names)
+    entry["held_out_board"] = {"level": level, "coverage": held["coverage"],
+                               "mean_relative_width": held["mean_relative_width"],
+                               "per_kernel": held.get("per_kernel", {})}
     return entry
 
 
@@ -351,7 +339,7 @@ def _raise_to_launch_half_width(half: np.ndarray, launch: np.ndarray, app_ids, e
     return left
 
 
-def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict:
+def held_out_board_coverage(pred, measured, boards, level: float = 0.90, *, kernels=None) -> dict:
     """Coverage and mean relative width of the level interval, each board held out in turn.
 
     For board ``b`` the half-width is the conformal quantile of the scores of the *other*
@@ -359,23 +347,26 @@ def held_out_board_coverage(pred, measured, boards, level: float = 0.90) -> dict
     ``b``) count as covered when ``|log(pred/measured)| <= q``. Returns the overall
     coverage, the per-board coverage, and the mean of ``(upper - lower) / pred`` (None when
     some board's interval is unbounded: the other boards hold too few rows for the level).
+
+    With ``kernels`` (a name per row), a row's half-width is that of the other boards' rows
+    of its kernel where they give one at the level, else the pooled one (the rule of
+    :func:`calibrate_unmeasured_launch`), and the coverage per kernel is returned too.
     """
-    return held_out_board_coverage_of_scores(log_scores(pred, measured), boards, level)
-
-
-def held_out_board_coverage_of_scores(scores, boards, level: float = 0.90) -> dict:
-    """:func:`held_out_board_coverage` of rows given by their scores ``|log(pred/measured)|``."""
-    scores = np.asarray(scores, dtype=float)
+    scores = log_scores(pred, measured)
     boards = np.asarray(boards, dtype=object).astype(str)
-    covered = np.zeros(len(scores), dtype=bool)
-    width = np.zeros(len(scores))
-    per_board = {}
+    names = None if kernels is None else np.asarray(kernels, dtype=object).astype(str)
+    half = np.full(len(scores), math.inf)
     for b in sorted(set(boards)):
         test = boards == b
-        q = conformal_quantile(scores[~test], level)
-        covered[test] = scores[test] <= q
-        width[test] = np.exp(q) - np.exp(-q)
-        per_board[b] = float(covered[test].mean())
-    mean_width = float(width.mean())
-    return {"coverage": float(covered.mean()), "mean_relative_width": mean_width if math.isfinite(mean_width) else None,
-            "per_board": per_board, "rows": int(len(scores))}
+        half[test] = conformal_quantile(scores[~test], level)
+        for k in (sorted(set(names[test])) if names is not None else ()):
+            own = conformal_quantile(scores[~test & (names == k)], level)
+            if math.isfinite(own):
+                half[test & (names == k)] = own
+    covered = scores <= half
+    mean_width = float(np.mean(np.exp(half) - np.exp(-half)))
+    out = {"coverage": float(covered.mean()), "mean_relative_width": mean_width if math.isfinite(mean_width) else None,
+           "per_board": {b: float(covered[boards == b].mean()) for b in sorted(set(boards))}, "rows": int(len(scores))}
+    if names is not None:
+        out["per_kernel"] = {k: float(covered[names == k].mean()) for k in sorted(set(names))}
+    return out

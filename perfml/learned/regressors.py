@@ -496,9 +496,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         by the transfer baseline alone (both at 32.63 % since, the recordings at 70b8960).
         """
         shrink = np.full(len(X), float(getattr(self, "shrinkage_", 1.0)))
-        # only over a transfer of the kernel's own measured runs: over a closed form alone
-        # (baseline "bsp" or "best") the residual is most of the prediction
-        if self.target != "residual" or self.baseline not in ("transfer", "blend") or not np.any(shrink):
+        if not self._residual_left_out_at_unmeasured_launches() or not np.any(shrink):
             return shrink
         from perfml.learned.launches import unmeasured_launch_mask
 
@@ -515,9 +513,17 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         cloned as it is.
         """
         est = clone(self)
-        if self.target == "residual" and self.baseline in ("transfer", "blend"):
+        if self._residual_left_out_at_unmeasured_launches():
             est.set_params(shrinkage=0.0)
         return est
+
+    def _residual_left_out_at_unmeasured_launches(self) -> bool:
+        """Whether :meth:`_row_shrinkage` drops the residual at an unmeasured block shape.
+
+        Only over a transfer of the kernel's own measured runs: over a closed form alone
+        (baseline "bsp" or "best") the residual is most of the prediction.
+        """
+        return self.target == "residual" and self.baseline in ("transfer", "blend")
 
     def _booster_for(self, n_rows: int):
         """A single-threaded copy of the xgboost booster for small batches (None: the model's own)."""
