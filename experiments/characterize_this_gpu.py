@@ -16,6 +16,8 @@ so it runs on a bare GPU machine with ``PYTHONPATH`` pointing at the checkout:
   are an evaluation set, not a characterization input).
 * SIGINT (``timeout -s INT``) is passed on to the running spec, which flushes what it
   measured before the script stops.
+* ``--timing kernel-duration`` times each launch by the kernel's duration from CUPTI
+  (``perfml sweep run --timing``; needs ``cupti-python``) instead of CUDA events.
 * After the sweeps, the result set is characterized (measured tier) and the
   characterization written beside it as ``characterization.json`` (never overwriting).
 """
@@ -37,7 +39,7 @@ def _spec_order(paths: list[Path]) -> list[Path]:
     return sorted(paths, key=lambda p: (p.stem == "applications", p.stem))
 
 
-def _measure_one(path: Path, out: Path, board_name: str | None, device: int) -> int:
+def _measure_one(path: Path, out: Path, board_name: str | None, device: int, timing: str) -> int:
     """Run one spec into ``out`` (the child process's work)."""
     from perfml import boards
     from perfml.errors import KernelFaultError
@@ -49,7 +51,7 @@ def _measure_one(path: Path, out: Path, board_name: str | None, device: int) -> 
     board = boards.get_board(board_name) if board_name else None
     catalog = load_catalog()
     (spec,) = load_specs([path])
-    with make_backend("cupy", device=device, catalog=catalog) as backend:
+    with make_backend("cupy", device=device, catalog=catalog, timing=timing) as backend:
         print(f"device: {json.dumps(backend.device_info().to_dict(), default=str)}", flush=True)
         try:
             _, reports = run_sweeps([spec], backend, out, resume=True, catalog=catalog, board=board)
@@ -76,10 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--board", default=None, help="registry name of the GPU (default: from the device name)")
     parser.add_argument("--specs", nargs="*", default=None, help="spec names (file stems) to run, in order")
     parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--timing", default="cuda-events", choices=["cuda-events", "kernel-duration"],
+                        help="how each launch is timed (perfml sweep run --timing; kernel-duration needs cupti-python)")
     parser.add_argument("--one-spec", type=Path, default=None, help=argparse.SUPPRESS)  # child mode
     args = parser.parse_args(argv)
     if args.one_spec is not None:
-        return _measure_one(args.one_spec, args.out, args.board, args.device)
+        return _measure_one(args.one_spec, args.out, args.board, args.device, args.timing)
 
     from perfml.characterize import characterize_results
     from perfml.measure.spec import default_spec_paths
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         start = time.monotonic()
         command = [sys.executable, __file__, "--out", str(args.out), "--device", str(args.device),
-                   "--one-spec", str(path)] + (["--board", args.board] if args.board else [])
+                   "--timing", args.timing, "--one-spec", str(path)] + (["--board", args.board] if args.board else [])
         child = subprocess.Popen(command)
         try:
             rc = child.wait()

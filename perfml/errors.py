@@ -21,6 +21,8 @@ __all__ = [
     "KernelCompileError",
     "DeviceUnavailableError",
     "MixedDeviceError",
+    "MixedTimingError",
+    "MissingKernelRecordsError",
     "ResultFileExistsError",
     "ResultSchemaError",
     "ModelFormatError",
@@ -133,6 +135,14 @@ class DeviceUnavailableError(PerfmlError):
 
 class MixedDeviceError(PerfmlError):
     """Results from different devices were about to be mixed in one result set."""
+
+
+class MixedTimingError(PerfmlError):
+    """Launches timed two ways (CUDA events, kernel durations) were about to be mixed in one result set."""
+
+
+class MissingKernelRecordsError(PerfmlError):
+    """CUPTI returned fewer kernel-duration records than launches were timed."""
 
 
 class ResultFileExistsError(PerfmlError):

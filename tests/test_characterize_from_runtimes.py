@@ -404,6 +404,7 @@ def test_a_calibration_file_without_the_board_is_named(tmp_path, capsys):
     (None, "not recorded in the rows"),
     ("gpuperfpredict-nca", "nvprof kernel duration (excludes host launch latency)"),
     ("sweep", "CUDA events around each launch"),
+    ("sweep-kernel-duration", "CUPTI kernel duration (perfml sweep run --timing kernel-duration"),
     ("my-lab", "not recorded in the rows"),
 ])
 def test_the_launch_floor_says_how_its_rows_were_timed(source, timing):

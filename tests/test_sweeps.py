@@ -442,7 +442,7 @@ def test_measure_imports_run_downward():
     import perfml
 
     root = Path(perfml.__file__).parent
-    rank = {"backend": 0, "store": 1, "replay": 2, "cupy_backend": 2, "runtime_rows": 2, "spec": 3, "runner": 4,
+    rank = {"backend": 0, "kernel_timing": 0, "store": 1, "replay": 2, "cupy_backend": 2, "runtime_rows": 2, "spec": 3, "runner": 4,
             "__init__": 5}
     assert {p.stem for p in (root / "measure").glob("*.py")} == set(rank)
     for path in (root / "measure").glob("*.py"):

@@ -61,11 +61,13 @@ __all__ = [
     "L2_FACTOR",
     "MAX_FLOOR_INTENSITY",
     "MIN_ROWS",
+    "KERNEL_DURATION_TIMINGS",
     "NVPROF_SOURCES",
     "TOP_FRACTION",
     "calibrate_from_rows",
     "calibrate_from_runtimes",
     "launch_timing",
+    "timing_kind",
     "read_runtime_rows",
 ]
 
@@ -208,15 +210,24 @@ def read_runtime_rows(path: str | os.PathLike[str]):
 NVPROF_SOURCES = ("BSPGPU", "gpuperfpredict-nca", "gpuperfpredict-rodinia")
 
 
+#: launch_timing labels whose times hold the kernel alone, no host launch latency
+KERNEL_DURATION_TIMINGS = (
+    "nvprof kernel duration (excludes host launch latency)",
+    "CUPTI kernel duration (perfml sweep run --timing kernel-duration; excludes host launch latency, as nvprof)",
+)
+
+
 def launch_timing(corpus: str, sources=None) -> str:
     """How the rows a launch floor comes from were timed: what that floor includes.
 
     The data home's application runtimes are nvprof kernel durations (no host launch
     latency); a sweep of ``perfml sweep run`` times each launch between CUDA events
-    (``cupyx.profiler.benchmark``), as NeuSight's operator calls are timed around the whole
-    call. A source perfml does not know is said to be unknown rather than guessed.
+    (``cupyx.profiler.benchmark``) unless run with ``--timing kernel-duration`` (CUPTI's
+    kernel records, the durations nvprof reports: :mod:`perfml.measure.kernel_timing`), as
+    NeuSight's operator calls are timed around the whole call. A source perfml does not
+    know is said to be unknown rather than guessed.
     """
-    from perfml.measure.runtime_rows import SWEEP_SOURCE
+    from perfml.measure.runtime_rows import SWEEP_DURATION_SOURCE, SWEEP_SOURCE
 
     if corpus != "runtimes":
         return "CUDA events around the whole call (includes launch)"
@@ -224,12 +235,23 @@ def launch_timing(corpus: str, sources=None) -> str:
     kinds = set()
     for source in named or {""}:
         if source in NVPROF_SOURCES:
-            kinds.add("nvprof kernel duration (excludes host launch latency)")
+            kinds.add(KERNEL_DURATION_TIMINGS[0])
+        elif source.startswith(SWEEP_DURATION_SOURCE):  # before SWEEP_SOURCE, its prefix
+            kinds.add(KERNEL_DURATION_TIMINGS[1])
         elif source.startswith(SWEEP_SOURCE):
             kinds.add("CUDA events around each launch (perfml sweep run: cupyx.profiler.benchmark)")
         else:
             kinds.add("not recorded in the rows (no source perfml knows the timing of)")
     return "; ".join(sorted(kinds))
+
+
+def timing_kind(label: str) -> str:
+    """What a :func:`launch_timing` label's times hold: ``"kernel duration"`` (nvprof or CUPTI alike), else the label.
+
+    Two floors timed as kernel durations compare, whichever tool read them; a mix of
+    timings in one label (rows of several sources) stays its own kind.
+    """
+    return "kernel duration" if label in KERNEL_DURATION_TIMINGS else label
 
 
 def _time_column(frame) -> str:

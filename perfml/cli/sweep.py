@@ -161,6 +161,13 @@ def run(
     board: Annotated[
         str | None, typer.Option("--board", help="Registry board of the device: time estimates and the MLflow board tag (the device's own board when the registry knows the device).")
     ] = None,
+    timing: Annotated[
+        str | None,
+        typer.Option("--timing", help="How each launch is timed: cuda-events (default; CUDA events around the "
+                     "launch, launch overhead included) or kernel-duration (the kernel's time on the GPU from "
+                     "CUPTI activity records, as nvprof reports it and the data home's application runtimes "
+                     "are; needs cupti-python). A replay serves its recording's timing."),
+    ] = None,
     flush_every: Annotated[
         int, typer.Option("--flush-every", min=1, help="Points per appended Parquet part.")
     ] = 16,
@@ -193,7 +200,7 @@ def run(
     catalog = _catalog(kernels_dir)  # one catalog for planning and for the backend
     console = Console(stderr=True)
     with make_backend(backend, replay=str(replay) if replay else None, device=device,
-                      catalog=catalog) as be:
+                      catalog=catalog, timing=timing) as be:
         if board is not None:  # --board names this device's results (MLflow tag, estimates): never another board
             from perfml.boards import check_board_is_device
 

@@ -151,9 +151,12 @@ def _timing_warnings(characterization, trained: Mapping, where) -> list[str]:
     e.g. a perfml sweep's vectorAdd floor, between events, given to the nine apps' calibrated
     sub-model, whose training boards' floors are nvprof durations.
     """
+    from perfml.characterize.calibrate import timing_kind
+
     target = _launch_timing(characterization)
     known = {t for t in map(_launch_timing, trained.values()) if t is not None}
-    if target is None or not known or target in known:
+    # nvprof's and CUPTI's kernel durations are one timing (nvprof reads CUPTI's records)
+    if target is None or not known or timing_kind(target) in {timing_kind(t) for t in known}:
         return []
     return [f"{where}: its launch floor was timed as '{target}', the training boards' as "
             f"'{'; '.join(sorted(known))}': the smallest calls' predictions carry the difference"]

@@ -4,6 +4,8 @@ Every import in this package runs downward, in this order:
 
 * :mod:`~perfml.measure.backend`: the seam (``run(launch) -> Measurement``), with
   :class:`Launch`, :class:`Measurement` and :class:`DeviceInfo`;
+* :mod:`~perfml.measure.kernel_timing`: how a launch is timed (CUDA events, or the
+  kernel's duration from CUPTI activity records);
 * :mod:`~perfml.measure.store`: the append-only, versioned Parquet result store;
 * :mod:`~perfml.measure.cupy_backend` (a real GPU: ``cupy.RawModule``,
   ``cupyx.profiler.benchmark``, NVML clocks and energy) and
@@ -27,6 +29,7 @@ from perfml.measure.backend import (
     canonical_json,
 )
 from perfml.measure.cupy_backend import CupyBackend, cupy_device_available
+from perfml.measure.kernel_timing import DEFAULT_TIMING, TIMINGS, check_timing
 from perfml.measure.replay import ReplayBackend, ReplayMissError
 from perfml.measure.runner import SweepFailedPointsError, SweepReport, run_plans, run_sweeps
 from perfml.measure.spec import (
@@ -84,8 +87,13 @@ __all__ = [
 BACKENDS = ("cupy", "replay")
 
 
-def make_backend(name: str, *, replay: str | None = None, device: int = 0, catalog=None) -> Backend:
+def make_backend(name: str, *, replay: str | None = None, device: int = 0, catalog=None,
+                 timing: str | None = None) -> Backend:
     """Create a backend by its command-line name.
+
+    ``timing`` (:data:`perfml.measure.kernel_timing.TIMINGS`): how ``cupy`` times a launch
+    (default CUDA events); a replay serves its recording's timing, and a ``timing`` other
+    than the recording's is refused.
 
     Raises
     ------
@@ -97,11 +105,15 @@ def make_backend(name: str, *, replay: str | None = None, device: int = 0, catal
     from perfml.errors import PerfmlError
 
     if name == "cupy":
-        return CupyBackend(device=device, catalog=catalog)
+        return CupyBackend(device=device, catalog=catalog, timing=timing or DEFAULT_TIMING)
     if name == "replay":
         if not replay:
             raise PerfmlError(
                 "--backend replay needs --replay DIR: a result set recorded by `perfml sweep run`"
             )
-        return ReplayBackend(replay)
+        backend = ReplayBackend(replay)
+        if timing is not None and check_timing(timing) != backend.timing:
+            raise PerfmlError(f"--timing {timing}: the replayed set {replay} was timed with {backend.timing}, and a "
+                              f"replay serves its recorded times; drop --timing, or pass --timing {backend.timing}")
+        return backend
     raise PerfmlError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")

@@ -8,9 +8,11 @@
   ``perfml.kernels.reference.validate`` (shared with every other driver) on one launch
   *before* timing; a wrong output raises :class:`KernelValidationError` and nothing is
   timed.
-* **Timing**: ``cupyx.profiler.benchmark`` (CUDA events around every repetition,
-  ``n_warmup`` untimed launches first, ``max_duration`` as a cap); the GPU times are
-  recorded, the CPU times are not.
+* **Timing** (``timing``, :mod:`perfml.measure.kernel_timing`): ``"cuda-events"``,
+  ``cupyx.profiler.benchmark`` (CUDA events around every repetition, ``n_warmup`` untimed
+  launches first, ``max_duration`` as a cap; the GPU times are recorded, the CPU times
+  are not); or ``"kernel-duration"``, each repetition's kernel duration from CUPTI's
+  activity records, with the same warm-up, cap and one synchronize per repetition.
 * **Cycles**: a family whose sidecar declares an output buffer named ``cycles`` (64-bit
   ``clock64()`` spans written by the kernel) reports the largest span of the
   validation launch.
@@ -31,6 +33,7 @@ from typing import Any
 from perfml.measure.backend import Backend, DeviceInfo, KernelValidationError, Launch, Measurement
 from perfml.errors import DeviceUnavailableError, KernelCompileError, KernelFaultError, PerfmlError
 from perfml.kernels.options import check_compile_options
+from perfml.measure.kernel_timing import DEFAULT_TIMING, KernelDurationTimer, check_timing
 
 __all__ = ["CupyBackend"]
 
@@ -181,7 +184,9 @@ class CupyBackend(Backend):
         catalog: Mapping[str, Any] | None = None,
         random_state: int = 0,
         use_nvml: bool = True,
+        timing: str = DEFAULT_TIMING,
     ) -> None:
+        self.timing = check_timing(timing)
         self._cupy = _import_cupy()
         if catalog is None:
             from perfml.kernels.catalog import load_catalog
@@ -199,6 +204,7 @@ class CupyBackend(Backend):
             pass
         self._nvml = _Nvml(pci, self.device, enabled=use_nvml)
         self._info: DeviceInfo | None = None
+        self._durations = KernelDurationTimer() if self.timing == "kernel-duration" else None
 
     # -- device ------------------------------------------------------------------------
     def device_info(self) -> DeviceInfo:
@@ -312,19 +318,25 @@ class CupyBackend(Backend):
                 cycles = int(outputs["cycles"].max())
 
             energy0 = self._nvml.energy_mj()
-            result = benchmark(
-                kernel,
-                (cfg.grid, cfg.block, dev_args),
-                kwargs={"shared_mem": cfg.shared_bytes},
-                n_repeat=launch.repetitions,
-                n_warmup=launch.warmup,
-                max_duration=launch.max_duration_s,
-                devices=(self.device,),
-            )
+            if self._durations is not None:
+                times = self._durations.time(
+                    lambda: kernel(cfg.grid, cfg.block, dev_args, shared_mem=cfg.shared_bytes),
+                    self._dev.synchronize, family.entry, n_repeat=launch.repetitions, n_warmup=launch.warmup,
+                    max_duration_s=launch.max_duration_s)
+            else:
+                result = benchmark(
+                    kernel,
+                    (cfg.grid, cfg.block, dev_args),
+                    kwargs={"shared_mem": cfg.shared_bytes},
+                    n_repeat=launch.repetitions,
+                    n_warmup=launch.warmup,
+                    max_duration=launch.max_duration_s,
+                    devices=(self.device,),
+                )
+                times = tuple(float(t) for t in result.gpu_times[0])
             energy1 = self._nvml.energy_mj()
             sm_clock = self._nvml.clock_mhz("SM")
             mem_clock = self._nvml.clock_mhz("MEM")
-        times = tuple(float(t) for t in result.gpu_times[0])
         energy = None
         if energy0 is not None and energy1 is not None and energy1 > energy0:
             # the counter also covers the warm-up launches; scale to the timed ones
@@ -345,3 +357,5 @@ class CupyBackend(Backend):
     def close(self) -> None:
         self._kernels.clear()
         self._nvml.close()
+        if self._durations is not None:
+            self._durations.close()

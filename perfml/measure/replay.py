@@ -56,6 +56,9 @@ class ReplayBackend(Backend):
     synthetic : bool
         Whether the recording is synthetic (generated, not measured); results produced
         from it inherit the flag.
+    timing : str
+        How the recording was timed (:data:`perfml.measure.kernel_timing.TIMINGS`);
+        results produced from it inherit it.
     """
 
     name = "replay"
@@ -66,6 +69,7 @@ class ReplayBackend(Backend):
         self.path = Path(path)
         self._set = ResultSet.open(self.path)
         self.synthetic = self._set.synthetic
+        self.timing = self._set.timing  # the recorded times are served as they were timed
         frame = self._set.read()
         self._rows: dict[str, Mapping[str, Any]] = {}
         # the latest recording of a launch wins (parts are appended in time order)

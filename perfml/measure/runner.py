@@ -28,6 +28,7 @@ from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
 from perfml.errors import KernelCompileError, KernelFaultError, PerfmlError, SweepFailedPointsError
+from perfml.measure.kernel_timing import DEFAULT_TIMING
 from perfml.measure.store import MANIFEST_NAME, ResultSet, make_row, point_id
 from perfml.measure.spec import DEFAULT_MAX_POINTS, PlannedPoint, SweepPlan, SweepSpec, plan_specs
 
@@ -134,6 +135,7 @@ def run_plans(
     """
     device = backend.device_info()
     result_set.check_device(device)
+    result_set.check_timing(getattr(backend, "timing", DEFAULT_TIMING))
     synthetic = bool(getattr(backend, "synthetic", False))
     buffer = _Buffer(result_set, max(1, flush_every))
     reports: list[SweepReport] = []
@@ -297,7 +299,8 @@ def run_sweeps(
     out = Path(out)
     new_set = not (resume and (out / MANIFEST_NAME).exists())
     folder_existed = out.exists()
-    result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic)
+    timing = getattr(backend, "timing", DEFAULT_TIMING)
+    result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic, timing=timing)
     try:
         reports = run_plans(plans, backend, result_set, flush_every=flush_every, progress=progress,
                             on_stale=on_stale, catalog=catalog)

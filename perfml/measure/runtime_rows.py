@@ -6,7 +6,9 @@ predictor reads, so the microbenchmark kernels of a board enter
 :class:`~perfml.learned.regressors.RuntimeRegressor` training like any other kernel:
 
 ``source``
-    ``"sweep"`` (``"sweep-synthetic"`` for a set created as synthetic: never a measurement).
+    ``"sweep"`` for a set timed with CUDA events, ``"sweep-kernel-duration"`` for one timed
+    by the kernels' durations (:mod:`perfml.measure.kernel_timing`); ``"-synthetic"`` added
+    for a set created as synthetic (never a measurement).
 ``board``
     the registry name of the set's device (:func:`perfml.boards.resolve_board_name` of the
     manifest's device name), or the ``board`` given.
@@ -37,10 +39,18 @@ import os
 import numpy as np
 import pandas as pd
 
-__all__ = ["SWEEP_SOURCE", "application_runtime_rows", "sweep_runtime_rows"]
+__all__ = ["SWEEP_DURATION_SOURCE", "SWEEP_SOURCE", "application_runtime_rows", "sweep_source", "sweep_runtime_rows"]
 
-#: ``source`` of rows from a measured sweep (a synthetic set adds ``-synthetic``)
+#: ``source`` of rows from a measured sweep timed with CUDA events (a synthetic set adds ``-synthetic``)
 SWEEP_SOURCE = "sweep"
+#: ``source`` of rows from a sweep timed by kernel durations (``perfml sweep run --timing kernel-duration``)
+SWEEP_DURATION_SOURCE = "sweep-kernel-duration"
+
+
+def sweep_source(result_set) -> str:
+    """The ``source`` of a result set's rows: how its launches were timed, and whether it is synthetic."""
+    base = SWEEP_DURATION_SOURCE if result_set.timing == "kernel-duration" else SWEEP_SOURCE
+    return base + ("-synthetic" if result_set.synthetic else "")
 
 
 def _dram_bytes(row) -> float:
@@ -83,7 +93,7 @@ def sweep_runtime_rows(results, *, board: str | None = None, registry=None) -> p
     if raw.empty:
         return pd.DataFrame(columns=["source", "board", "app_id", "input_size", "measured_ms"])
     out = pd.DataFrame({
-        "source": SWEEP_SOURCE + ("-synthetic" if rs.synthetic else ""),
+        "source": sweep_source(rs),
         "board": name,
         "app": raw["family"].astype(str),
         "app_id": raw["kernel"].astype(str),
@@ -114,7 +124,8 @@ def application_runtime_rows(results, *, board: str | None = None, registry=None
     application's rows in ``runtimes.csv`` (and in the queries and calibration files perfml
     reads) give the problem size ``N`` under the app's own name (``app_id`` = the family,
     as the nine applications' sidecars name them). ``time_ms`` is the median of the timed
-    repetitions (CUDA events), ``source`` ``"sweep"``, ``spec`` the spec that measured the
+    repetitions, ``source`` says how they were timed (:func:`sweep_source`: ``"sweep"``
+    between CUDA events, ``"sweep-kernel-duration"`` kernel durations), ``spec`` the spec that measured the
     point (a launch two specs measured gives two rows). This is what ``perfml predict
     --calibration RESULTS`` and ``perfml characterize --from-runtimes RESULTS`` read when
     given a result-set folder: the ``applications`` or ``calibration`` spec measured on the
@@ -147,7 +158,7 @@ def application_runtime_rows(results, *, board: str | None = None, registry=None
         raise ResultSchemaError(f"{rs.path}: application kernel {sizeless[0]} has no size parameter N; "
                                 "only application kernels sized by N become runtime rows")
     out = pd.DataFrame({
-        "source": SWEEP_SOURCE,
+        "source": sweep_source(rs),
         "board": name,
         "app_id": apps["family"].astype(str).to_numpy(),
         "input_size": params.map(lambda p: int(p["N"])).to_numpy(),

@@ -26,6 +26,10 @@ Layout of a result set directory::
   (:attr:`DeviceInfo.fingerprint`); appending measurements from another device raises
   :class:`~perfml.errors.MixedDeviceError`, as pyperf refuses to merge runs from
   different machines.
+* **One timing per set.** The manifest names how every launch of the set was timed
+  (``timing``: :data:`perfml.measure.kernel_timing.TIMINGS`; a manifest without it was
+  timed with CUDA events, the only timing before the choice existed); resuming with
+  another timing raises :class:`~perfml.errors.MixedTimingError`.
 * **Self-describing rows.** Every row repeats the device metadata, versions and schema
   version, so a row copied out of its set still says where it came from.
 * **Resumable.** Rows are keyed by ``point_id`` (spec name + launch key); a resumed
@@ -59,8 +63,10 @@ from typing import Any
 
 from perfml._files import parse_table
 from perfml.measure.backend import DeviceInfo, Measurement, canonical_json
+from perfml.measure.kernel_timing import DEFAULT_TIMING, TIMINGS, check_timing
 from perfml.errors import (
     MixedDeviceError,
+    MixedTimingError,
     ResultFileExistsError,
     ResultSchemaError,
     ResultWriteError,
@@ -377,11 +383,14 @@ class ResultSet:
     device: DeviceInfo
     synthetic: bool = False
     created: str = ""
+    timing: str = DEFAULT_TIMING
 
     # -- construction -------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | os.PathLike[str], device: DeviceInfo, *, synthetic: bool = False) -> ResultSet:
+    def create(cls, path: str | os.PathLike[str], device: DeviceInfo, *, synthetic: bool = False,
+               timing: str = DEFAULT_TIMING) -> ResultSet:
         """Start a new result set; refuses to reuse a directory that already holds one."""
+        check_timing(timing)
         path = Path(path)
         manifest = path / MANIFEST_NAME
         if manifest.exists() or (path.exists() and any(path.glob("part-*.parquet"))):
@@ -406,6 +415,7 @@ class ResultSet:
             "schema_version": SCHEMA_VERSION,
             "created": created,
             "synthetic": bool(synthetic),
+            "timing": timing,
             "device": device.to_dict(),
             "fingerprint": device.fingerprint,
         }
@@ -423,7 +433,7 @@ class ResultSet:
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
-        return cls(path=path, device=device, synthetic=bool(synthetic), created=created)
+        return cls(path=path, device=device, synthetic=bool(synthetic), created=created, timing=timing)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> ResultSet:
@@ -449,28 +459,35 @@ class ResultSet:
         if not isinstance(synthetic, bool):  # "false" read as true
             raise ResultSchemaError(f"{manifest}: synthetic = {synthetic!r}, expected true or false; the manifest "
                                     "was edited or damaged: restore manifest.json")
+        timing = data.get("timing", DEFAULT_TIMING)
+        if timing not in TIMINGS:
+            raise ResultSchemaError(f"{manifest}: timing = {timing!r}, expected one of {', '.join(map(repr, TIMINGS))}; "
+                                    "the manifest was edited or damaged: restore manifest.json")
         return cls(
             path=path,
             device=_manifest_device(data.get("device"), manifest),
             synthetic=synthetic,
             created=str(data.get("created", "")),
+            timing=timing,
         )
 
     @classmethod
     def open_or_create(
-        cls, path: str | os.PathLike[str], device: DeviceInfo, *, resume: bool, synthetic: bool = False
+        cls, path: str | os.PathLike[str], device: DeviceInfo, *, resume: bool, synthetic: bool = False,
+        timing: str = DEFAULT_TIMING,
     ) -> ResultSet:
         """What ``perfml sweep run --out PATH [--resume]`` does with PATH.
 
         Without ``resume`` an existing set is an error (never overwrite); with ``resume``
-        an existing set must have been measured on the same device.
+        an existing set must have been measured on the same device, with the same timing.
         """
         path = Path(path)
         if resume and (path / MANIFEST_NAME).exists():
             rs = cls.open(path)
             rs.check_device(device)
+            rs.check_timing(timing)
             return rs
-        return cls.create(path, device, synthetic=synthetic)
+        return cls.create(path, device, synthetic=synthetic, timing=timing)
 
     # -- checks -----------------------------------------------------------------
     def check_device(self, device: DeviceInfo) -> None:
@@ -486,6 +503,14 @@ class ResultSet:
                 f"{self.path} holds results from another device ({diff}); "
                 "write this device's results to a new --out directory"
             )
+
+    def check_timing(self, timing: str) -> None:
+        """Raise :class:`MixedTimingError` unless ``timing`` is how this set's launches were timed."""
+        if timing != self.timing:
+            raise MixedTimingError(
+                f"{self.path} was timed with {self.timing} ({TIMINGS[self.timing]}), this sweep times with "
+                f"{timing}; one set holds one timing: resume it with --timing {self.timing}, or write to a "
+                "new --out directory")
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[ResultSet]:
