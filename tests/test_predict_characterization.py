@@ -325,3 +325,63 @@ def test_a_launch_floor_timed_otherwise_than_the_training_boards_is_told(tmp_pat
     assert status == 0, err
     assert "launch floor was timed" not in err
 
+
+def _h100_timing_run(tmp_path, timing):
+    """The H100 run timed both ways (sweeps/results/archive/H100-SXM-kernel-duration[-events]): its
+    calibration spec's rows as a --calibration file, and the applications spec's runs of less than
+    the nine apps' fastest training call as queries with their times."""
+    from pathlib import Path
+
+    from perfml.measure.runtime_rows import application_runtime_rows
+
+    root = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "archive"
+    folder = root / ("H100-SXM-kernel-duration" + ("-events" if timing == "cuda-events" else ""))
+    rows = application_runtime_rows(folder, board="H100-SXM")
+    calibration = tmp_path / f"cal_{timing}.csv"
+    rows[rows["spec"] == "calibration"].drop(columns=["spec", "point_id"]).to_csv(calibration, index=False)
+    small = rows[(rows["spec"] == "applications") & (rows["app_id"] != "vectorAdd")].reset_index(drop=True)
+    return calibration, small
+
+
+def _predict_h100(tmp_path, small, name, extra):
+    queries, out = tmp_path / f"q_{name}.csv", tmp_path / f"p_{name}.csv"
+    small.drop(columns=["time_ms", "spec", "point_id", "source"]).to_csv(queries, index=False)
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    assert main(["predict", "--model", str(model), "--queries", str(queries), "--output", str(out),
+                 "--data-home", str(HOME.path), *extra]) == 0
+    return pd.read_csv(out)
+
+
+def test_a_calibration_timed_by_kernel_durations_lowers_the_call_floor_on_its_board(tmp_path, capsys):
+    """Real data: the H100's smallest application kernels take 1.2-3.1 us by their durations, under
+    the nine apps' fastest training call (models/default: 0.003308 ms), so spec-only none is
+    predicted under that floor. Calibrated from the same machine's vectorAdd runs timed by kernel
+    durations (launch floor 0.0011 ms), they may come out faster, never under that launch floor, and
+    no timing warning is given; the events-timed run's floor (0.0102 ms) lowers nothing and is named."""
+    import json
+    from pathlib import Path
+
+    manifest = Path(__file__).resolve().parents[1] / "models" / "default" / "described-calibrated" / "perfml-model.json"
+    training_floor = json.loads(manifest.read_text())["training"]["min_time_ms"]
+    calibration, runs = _h100_timing_run(tmp_path, "kernel-duration")
+    small = runs[runs["time_ms"] < training_floor].reset_index(drop=True)
+    assert len(small) >= 5
+    spec_only = _predict_h100(tmp_path, small, "spec", [])["predicted_ms"].to_numpy()
+    assert np.all(spec_only >= training_floor)
+    capsys.readouterr()
+    got = _predict_h100(tmp_path, small, "durations", ["--calibration", str(calibration)])
+    err = capsys.readouterr().err
+    assert "launch floor was timed" not in err, err
+    floor = calibrate_from_rows(pd.read_csv(calibration), "H100-SXM").best("launch_overhead", "ms").value
+    assert floor < training_floor / 2
+    assert np.all(got["predicted_ms"] >= floor * (1 - 1e-9)) and np.all(got["lower_ms"] >= floor * (1 - 1e-9))
+    assert np.any(got["predicted_ms"] < training_floor)
+    # closer to the measured durations than the training floor was
+    y = small["time_ms"].to_numpy()
+    assert np.mean(np.abs(got["predicted_ms"] / y - 1)) < np.mean(np.abs(spec_only / y - 1))
+    events_calibration, _ = _h100_timing_run(tmp_path, "cuda-events")
+    got = _predict_h100(tmp_path, small, "events", ["--calibration", str(events_calibration)])
+    assert "its launch floor was timed as 'CUDA events around each launch" in capsys.readouterr().err
+    assert np.all(got["predicted_ms"] >= training_floor)
