@@ -82,12 +82,12 @@ def timing_lines(both: pd.DataFrame) -> list[str]:
         lines.append(f"  {int(r['N']):>10} {r['kernel-duration_ms']:>10.5f} {r['cuda-events_ms']:>10.5f} "
                      f"{r['excess_us']:>10.2f} {r['kernel-duration_cv']:>10.4f} {r['cuda-events_cv']:>10.4f}")
     lines.append("")
-    lines.append(f"  {'spec / application':<34} {'runs':>5} {'excess us: median':>18} {'(range)':>17} "
+    lines.append(f"  {'spec / application':<48} {'runs':>5} {'excess us: median':>18} {'(range)':>17} "
                  f"{'CV kernel':>10} {'CV events':>10}")
     for (spec, kernel), g in [(("calibration", "vectorAdd"), cal),
                               *[((s, k), g) for (s, k), g in both[both["spec"] == "applications"].groupby(
                                   ["spec", "kernel"])]]:
-        lines.append(f"  {spec + ' / ' + kernel:<34} {len(g):>5} {g['excess_us'].median():>18.2f} "
+        lines.append(f"  {spec + ' / ' + kernel:<48} {len(g):>5} {g['excess_us'].median():>18.2f} "
                      f"({g['excess_us'].min():>6.2f} .. {g['excess_us'].max():>6.2f}) "
                      f"{g['kernel-duration_cv'].median():>10.4f} {g['cuda-events_cv'].median():>10.4f}")
     return lines
