@@ -307,6 +307,7 @@ def test_a_launch_floor_timed_otherwise_than_the_training_boards_is_told(tmp_pat
     err = capsys.readouterr().err
     assert status == 0, err
     assert "its launch floor was timed as 'CUDA events around each launch" in err and "'nvprof kernel duration" in err
+    assert "time the calibration as they were: `perfml sweep run calibration --timing kernel-duration" in err
     for value in doc["values"]:
         if value["quantity"] == "launch_overhead" and value["tier"] == "calibrated":
             value["provenance"]["timing"] = "nvprof kernel duration (excludes host launch latency)"

@@ -158,8 +158,12 @@ def _timing_warnings(characterization, trained: Mapping, where) -> list[str]:
     # nvprof's and CUPTI's kernel durations are one timing (nvprof reads CUPTI's records)
     if target is None or not known or timing_kind(target) in {timing_kind(t) for t in known}:
         return []
+    fix = ""
+    if {timing_kind(t) for t in known} == {"kernel duration"}:  # a sweep can be timed as the training boards were
+        fix = ("; time the calibration as they were: `perfml sweep run calibration --timing kernel-duration "
+               "--out DIR` (needs cupti-python)")
     return [f"{where}: its launch floor was timed as '{target}', the training boards' as "
-            f"'{'; '.join(sorted(known))}': the smallest calls' predictions carry the difference"]
+            f"'{'; '.join(sorted(known))}': the smallest calls' predictions carry the difference{fix}"]
 
 
 def _curve_warnings(characterization, where) -> list[str]:
