@@ -167,6 +167,31 @@ def test_a_sweep_records_its_backends_timing_and_a_resume_with_another_is_refuse
     assert make_backend("replay", replay=str(out), timing="kernel-duration").timing == "kernel-duration"
 
 
+class _LosesOneRecord(_DurationBackend):
+    """CUPTI lost the records of the third point (a stand-in: no GPU here)."""
+
+    def run(self, launch):
+        if self.calls == 2:
+            self.calls += 1
+            raise MissingKernelRecordsError("CUPTI returned 2 kernel record(s) of syn for 3 timed launch(es)")
+        return super().run(launch)
+
+
+def test_a_point_whose_kernel_records_are_missing_fails_alone_and_a_resume_times_it(tmp_path, synthetic_catalog):
+    from conftest import SYNTHETIC_SPEC
+
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.spec import parse_spec
+
+    spec = parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")
+    out = tmp_path / "set"
+    rs, (report,) = run_sweeps([spec], _LosesOneRecord(), out, catalog=synthetic_catalog)
+    assert len(report.failed) == 1 and "kernel record(s)" in report.failed[0][1]
+    assert report.measured == report.planned - 1 == len(rs.read())
+    _, (again,) = run_sweeps([spec], _DurationBackend(), out, resume=True, catalog=synthetic_catalog)
+    assert (again.measured, again.already_done, again.failed) == (1, report.planned - 1, ())
+
+
 def test_the_rows_of_a_duration_timed_set_say_so_and_its_launch_floor_matches_nvprofs(tmp_path, synthetic_catalog):
     """The calibration reads the rows' source: a duration-timed sweep's floor is a kernel duration, the
     timing of the nine apps' nvprof training floors (no warning); an events-timed one's is not."""

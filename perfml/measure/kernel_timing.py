@@ -124,7 +124,8 @@ class KernelDurationTimer:
 
         Call after the device has finished them (a synchronize). Records of other kernels
         (none in a sweep's process) are left out; fewer records of ``entry`` than launches
-        is an error rather than a silently shorter sample.
+        is an error rather than a silently shorter sample (the sweep records the point as
+        failed and goes on; ``--resume`` retries it).
         """
         self._cupti.activity_flush_all(1)
         mine = [(start, end) for name, start, end in self._records if _matches(name, entry)]
@@ -132,11 +133,13 @@ class KernelDurationTimer:
         if len(mine) != launched:
             raise MissingKernelRecordsError(
                 f"CUPTI returned {len(mine)} kernel record(s) of {entry} for {launched} timed launch(es): the "
-                "durations cannot be matched to the launches; time this set with --timing cuda-events")
+                f"durations cannot be matched to the launches, so the point is not recorded; `--resume` times it "
+                f"again (if it keeps failing, measure into a new --out with --timing cuda-events)")
         bad = [(s, e) for s, e in mine if e < s]
         if bad:
-            raise MissingKernelRecordsError(f"CUPTI returned a kernel record of {entry} that ends before it starts "
-                                            f"({bad[0]}); time this set with --timing cuda-events")
+            raise MissingKernelRecordsError(
+                f"CUPTI returned a kernel record of {entry} that ends before it starts ({bad[0]}), so the point is "
+                "not recorded; `--resume` times it again")
         return tuple((end - start) * 1e-9 for start, end in sorted(mine))  # in launch order
 
     def time(self, launch: Callable[[], None], synchronize: Callable[[], None], entry: str, *,

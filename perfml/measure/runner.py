@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from perfml.measure.backend import Backend, KernelValidationError
-from perfml.errors import KernelCompileError, KernelFaultError, PerfmlError, SweepFailedPointsError
+from perfml.errors import (KernelCompileError, KernelFaultError, MissingKernelRecordsError, PerfmlError,
+                           SweepFailedPointsError)
 from perfml.measure.kernel_timing import DEFAULT_TIMING
 from perfml.measure.store import MANIFEST_NAME, ResultSet, make_row, point_id
 from perfml.measure.spec import DEFAULT_MAX_POINTS, PlannedPoint, SweepPlan, SweepSpec, plan_specs
@@ -195,7 +196,7 @@ def _run_plan(plan, backend, device, buffer, done, synthetic, progress, clock, f
         else:
             try:
                 measurement = backend.run(point.launch)
-            except (KernelValidationError, KernelCompileError) as exc:
+            except (KernelValidationError, KernelCompileError, MissingKernelRecordsError) as exc:
                 failed.append((point.launch.key, str(exc)))
             except KernelFaultError as exc:
                 path = buffer.result_set.record_fault(pid, point.launch.key, str(exc))
