@@ -90,6 +90,7 @@ def test_two_hosts_log_their_sweeps_and_each_pulls_back_apart(mlflow_server, syn
     runs = client.search_runs([client.get_experiment_by_name("perfml-sweeps").experiment_id])
     assert sorted(r.data.tags["perfml.fingerprint"] for r in runs) == sorted(fingerprint_id(d.fingerprint) for d in HOSTS.values())
     assert {r.data.tags["perfml.board"] for r in runs} == {BOARD} and all(r.info.status == "FINISHED" for r in runs)
+    assert {r.data.tags["perfml.timing"] for r in runs} == {"cuda-events"}  # how the launches were timed
     assert all({"results/manifest.json"} <= {a.path for a in client.list_artifacts(r.info.run_id, "results")} for r in runs)
 
 

@@ -99,7 +99,7 @@ def log_result_set(path, *, tracking_uri: str | None = None, board: str | None =
     board = board or rs.device.name
     tags = {"perfml.kind": "sweep", "perfml.board": board, "perfml.fingerprint": fingerprint_id(fp),
             "perfml.device": rs.device.name, "perfml.host": socket.gethostname(),
-            "perfml.synthetic": str(rs.synthetic).lower()}
+            "perfml.synthetic": str(rs.synthetic).lower(), "perfml.timing": rs.timing}
     run = client.create_run(exp_id, run_name=f"{board}-{socket.gethostname()}", tags=tags)
     run_id = run.info.run_id
     status = "FAILED"
