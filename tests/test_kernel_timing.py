@@ -87,6 +87,17 @@ def test_the_timed_launches_durations_are_returned_and_the_warm_ups_are_not(fake
     assert fake_cupti.ActivityKind.CONCURRENT_KERNEL not in fake_cupti.enabled
 
 
+def test_kernel_activity_stays_on_until_the_last_timer_of_the_process_closes(fake_cupti):
+    first, second = KernelDurationTimer(fake_cupti), KernelDurationTimer(fake_cupti)  # callbacks registered once
+    first.close()
+    assert fake_cupti.ActivityKind.CONCURRENT_KERNEL in fake_cupti.enabled
+    assert second.time(lambda: fake_cupti.launch("k"), lambda: None, "k", n_repeat=2, n_warmup=0,
+                       max_duration_s=None) == pytest.approx((2e-6, 3e-6))
+    second.close()
+    second.close()  # closing twice is harmless
+    assert fake_cupti.ActivityKind.CONCURRENT_KERNEL not in fake_cupti.enabled
+
+
 def test_records_of_other_kernels_are_left_out_and_mangled_names_match(fake_cupti):
     timer = KernelDurationTimer(fake_cupti)
     timer.discard()
@@ -135,6 +146,10 @@ def test_a_set_names_its_timing_and_a_set_without_one_was_timed_with_events(tmp_
         ResultSet.open(old.path)
     with pytest.raises(InvalidValueError, match="--timing 'stopwatch' is not a timing perfml knows"):
         ResultSet.create(tmp_path / "new", SYNTHETIC_DEVICE, timing="stopwatch")
+    manifest["timing"] = ["kernel-duration"]  # not text: refused, not a TypeError
+    (old.path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ResultSchemaError, match=r"timing = \['kernel-duration'\], expected one of"):
+        ResultSet.open(old.path)
     assert set(TIMINGS) == {"cuda-events", "kernel-duration"}
 
 

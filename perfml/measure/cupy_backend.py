@@ -202,9 +202,10 @@ class CupyBackend(Backend):
             pci = self._dev.pci_bus_id
         except Exception:
             pass
+        # before NVML: a missing cupti-python fails here with nothing to release
+        self._durations = KernelDurationTimer() if self.timing == "kernel-duration" else None
         self._nvml = _Nvml(pci, self.device, enabled=use_nvml)
         self._info: DeviceInfo | None = None
-        self._durations = KernelDurationTimer() if self.timing == "kernel-duration" else None
 
     # -- device ------------------------------------------------------------------------
     def device_info(self) -> DeviceInfo:

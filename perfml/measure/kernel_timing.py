@@ -47,7 +47,7 @@ def check_timing(timing: str, where: str = "--timing") -> str:
     """``timing`` if it names a timing of :data:`TIMINGS`; else a typed error naming them."""
     from perfml.errors import InvalidValueError
 
-    if timing not in TIMINGS:
+    if not isinstance(timing, str) or timing not in TIMINGS:
         raise InvalidValueError(f"{where} {timing!r} is not a timing perfml knows; expected one of "
                                 f"{', '.join(TIMINGS)}")
     return timing
@@ -81,7 +81,8 @@ class KernelDurationTimer:
         ``cupti.cupti``; tests pass a stand-in (no GPU here).
     """
 
-    #: cupti module -> its record list (CUPTI takes one pair of callbacks per process)
+    #: cupti module -> [its record list, open timers] (CUPTI takes one pair of callbacks per
+    #: process; kernel activity stays on until the last open timer closes)
     _registered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def __init__(self, cupti_module=None) -> None:
@@ -103,12 +104,14 @@ class KernelDurationTimer:
                 self._cupti.activity_register_callbacks(buffer_requested, buffer_completed)
             except Exception as exc:  # cupti.cuptiError: the driver's CUPTI does not match
                 raise DeviceUnavailableError(f"CUPTI refused the activity callbacks ({exc}); {_CUPTI_HINT}") from None
-            KernelDurationTimer._registered[key] = records
-        self._records = KernelDurationTimer._registered[key]
+            KernelDurationTimer._registered[key] = [records, 0]
+        self._shared = KernelDurationTimer._registered[key]
+        self._records = self._shared[0]
         try:
             self._cupti.activity_enable(self._kernel_kind())
         except Exception as exc:
             raise DeviceUnavailableError(f"CUPTI could not record kernel activity ({exc}); {_CUPTI_HINT}") from None
+        self._shared[1] += 1
         self._enabled = True
 
     def _kernel_kind(self):
@@ -166,11 +169,13 @@ class KernelDurationTimer:
         return self.durations(entry, launched)
 
     def close(self) -> None:
-        """Stop recording kernel activity (the callbacks stay registered for the process)."""
+        """Stop recording kernel activity once no other timer of the process needs it (the callbacks stay registered)."""
         if self._enabled:
             self._enabled = False
+            self._shared[1] -= 1
             try:
                 self._cupti.activity_flush_all(1)
-                self._cupti.activity_disable(self._kernel_kind())
+                if self._shared[1] == 0:
+                    self._cupti.activity_disable(self._kernel_kind())
             finally:
                 self._records.clear()

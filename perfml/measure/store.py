@@ -460,7 +460,7 @@ class ResultSet:
             raise ResultSchemaError(f"{manifest}: synthetic = {synthetic!r}, expected true or false; the manifest "
                                     "was edited or damaged: restore manifest.json")
         timing = data.get("timing", DEFAULT_TIMING)
-        if timing not in TIMINGS:
+        if not isinstance(timing, str) or timing not in TIMINGS:  # a list or object: not hashable, not a timing
             raise ResultSchemaError(f"{manifest}: timing = {timing!r}, expected one of {', '.join(map(repr, TIMINGS))}; "
                                     "the manifest was edited or damaged: restore manifest.json")
         return cls(
