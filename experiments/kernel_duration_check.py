@@ -26,7 +26,6 @@ Nothing is fitted here. Usage: PYTHONPATH=. python experiments/kernel_duration_c
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import tempfile
 from pathlib import Path
@@ -34,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfml.experiments.cli_steps import run_perfml
+from perfml.experiments.cli_steps import load_script, run_perfml
 
 HERE = Path(__file__).resolve().parent.parent
 ARCHIVE = HERE / "sweeps" / "results" / "archive"
@@ -43,10 +42,7 @@ TIMINGS = ("kernel-duration", "cuda-events")
 
 def _check_module():
     """experiments/measured_board_check.py, for its query rows and scoring (one definition)."""
-    spec = importlib.util.spec_from_file_location("measured_board_check", HERE / "experiments" / "measured_board_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(HERE / "experiments" / "measured_board_check.py")
 
 
 def both_timings(durations: Path, events: Path) -> pd.DataFrame:

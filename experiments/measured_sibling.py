@@ -21,14 +21,13 @@ Usage: PYTHONPATH=. python experiments/measured_sibling.py [--workdir DIR] [--da
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from perfml.experiments.cli_steps import run_perfml
+from perfml.experiments.cli_steps import load_script, run_perfml
 
 HERE = Path(__file__).resolve().parent.parent
 MEASURED = HERE / "sweeps" / "results"
@@ -37,10 +36,7 @@ BOARDS = ("H100-SXM", "H200")
 
 def _check_module():
     """experiments/measured_board_check.py, for its query rows and scoring (one definition)."""
-    spec = importlib.util.spec_from_file_location("measured_board_check", HERE / "experiments" / "measured_board_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(HERE / "experiments" / "measured_board_check.py")
 
 
 def main() -> None:

@@ -19,14 +19,13 @@ Usage: PYTHONPATH=. python experiments/profile_own_kernels_check.py [--model DIR
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from perfml.experiments.cli_steps import run_perfml
+from perfml.experiments.cli_steps import load_script, run_perfml
 
 HERE = Path(__file__).resolve().parent.parent
 PAIRS = (("H100-SXM", "H200"), ("H200", "H100-SXM"))
@@ -34,10 +33,7 @@ PAIRS = (("H100-SXM", "H200"), ("H200", "H100-SXM"))
 
 def _check_module():
     """experiments/measured_board_check.py, for its rows and profile narrowing (one definition)."""
-    spec = importlib.util.spec_from_file_location("measured_board_check", HERE / "experiments" / "measured_board_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(HERE / "experiments" / "measured_board_check.py")
 
 
 def own_kernel_rows(check, board: str) -> pd.DataFrame:

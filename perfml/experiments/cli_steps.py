@@ -3,16 +3,30 @@
 The scripts under ``experiments/`` that check the command line itself (a model trained
 without a board, then ``perfml predict`` on that board) run each step as a subprocess of
 the same interpreter and echo it, so that their recorded output shows the exact commands.
+A script that scores as another does loads that one (:func:`load_script`) rather than
+copying its functions.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import ModuleType
 
-__all__ = ["run_perfml"]
+__all__ = ["load_script", "run_perfml"]
+
+
+def load_script(path: str | Path) -> ModuleType:
+    """An experiment script (a file under ``experiments/``, not a package module), loaded as a module for its functions."""
+    path = Path(path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_perfml(args: list[str], *, last_lines: int | None = None) -> None:
