@@ -961,8 +961,9 @@ def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | n
         return floor_ms
     from perfml.boards import same_board
 
-    on_target = np.fromiter((same_board(b, target.board) for b in boards.astype(str)), dtype=bool, count=len(boards))
-    return np.where(on_target, min(float(floor_ms), float(measured.value)), float(floor_ms))
+    names = boards.astype(str)
+    mine = {b for b in names.unique() if same_board(b, target.board)}  # once per board name, not per row
+    return np.where(names.isin(mine).to_numpy(), min(float(floor_ms), float(measured.value)), float(floor_ms))
 
 
 def call_floor_ms(training: dict | None, reference: pd.DataFrame | None = None) -> float:
