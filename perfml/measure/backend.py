@@ -81,7 +81,8 @@ class Launch:
         Untimed launches before timing.
     max_duration_s : float
         Upper bound on the time spent timing this launch (``cupyx.profiler.benchmark``'s
-        ``max_duration``); fewer repetitions may then be recorded.
+        ``max_duration``, and the same cap with kernel-duration timing); fewer repetitions
+        may then be recorded.
     """
 
     family: str
@@ -216,7 +217,9 @@ class DeviceInfo:
 class Measurement:
     """The outcome of running one :class:`Launch`.
 
-    ``times_s`` holds one GPU time per timed repetition (CUDA events), warm-up excluded.
+    ``times_s`` holds one GPU time per timed repetition, warm-up excluded, timed as the
+    backend's ``timing`` says (:mod:`perfml.measure.kernel_timing`: CUDA events around the
+    launch, or the kernel's own duration).
     ``cycles`` is the in-kernel ``clock64`` span (largest over blocks) when the kernel
     reports it, else ``None``. ``sm_clock_mhz`` and ``energy_j`` come from NVML where
     available; ``energy_j`` covers all timed repetitions together.
