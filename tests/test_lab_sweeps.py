@@ -105,3 +105,45 @@ def test_pull_of_an_unknown_board_or_into_a_used_directory_is_refused(mlflow_ser
     (used / "keep.txt").write_text("mine")
     assert main(["sweep", "pull", "--board", BOARD, "--out", str(used), "--tracking-uri", mlflow_server.uri]) == 2
     assert (used / "keep.txt").read_text() == "mine"
+
+
+class _DurationTimed(SyntheticBackend):
+    timing = "kernel-duration"
+
+
+def test_one_host_logs_both_timings_and_pull_takes_the_one_asked_for(mlflow_server, synthetic_catalog, tmp_path,
+                                                                     monkeypatch, capsys):
+    """A host logs a board's sweep between CUDA events and again by kernel durations: `sweep pull --timing`
+    brings back the set timed so, without it the latest; a timing nobody logged is refused, naming those there."""
+    from perfml.cli import main
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.spec import parse_spec
+
+    monkeypatch.setenv("PERFML_KERNELS_DIR", str(next(iter(synthetic_catalog.values())).sidecar_path.parent))
+    device = dataclasses.replace(SYNTHETIC_DEVICE, name="Synthetic GPU, two timings (synthetic data)")
+    spec = _spec_file(tmp_path / "synthetic_suite.toml")
+    for backend in (SyntheticBackend(device), _DurationTimed(device)):  # the events set first, so it is the older
+        recording = tmp_path / f"rec-{backend.__class__.__name__}"
+        run_sweeps([parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")], backend, recording, catalog=synthetic_catalog)
+        assert main(["sweep", "run", str(spec), "--backend", "replay", "--replay", str(recording), "--out",
+                     str(tmp_path / f"logged-{backend.__class__.__name__}"), "--tracking-uri", mlflow_server.uri]) == 0
+    pulled = {}
+    for timing in ("cuda-events", "kernel-duration", None):
+        pulled[timing] = tmp_path / f"pulled-{timing}"
+        assert main(["sweep", "pull", "--board", device.name, "--out", str(pulled[timing]), "--tracking-uri",
+                     mlflow_server.uri, *(["--timing", timing] if timing else [])]) == 0
+    assert [ResultSet.open(pulled[t]).timing for t in ("cuda-events", "kernel-duration", None)] == [
+        "cuda-events", "kernel-duration", "kernel-duration"]
+    capsys.readouterr()
+    only_events = dataclasses.replace(SYNTHETIC_DEVICE, name="Synthetic GPU, events only (synthetic data)")
+    recording = tmp_path / "rec-events-only"
+    run_sweeps([parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")], SyntheticBackend(only_events), recording,
+               catalog=synthetic_catalog)
+    assert main(["sweep", "run", str(spec), "--backend", "replay", "--replay", str(recording), "--out",
+                 str(tmp_path / "logged-events-only"), "--tracking-uri", mlflow_server.uri]) == 0
+    capsys.readouterr()
+    refused = tmp_path / "pulled-refused"
+    assert main(["sweep", "pull", "--board", only_events.name, "--out", str(refused), "--tracking-uri",
+                 mlflow_server.uri, "--timing", "kernel-duration"]) == 2
+    assert "timed with kernel-duration" in (err := capsys.readouterr().err) and "were timed with cuda-events" in err
+    assert not refused.exists()

@@ -275,11 +275,15 @@ def pull(
     fingerprint: Annotated[
         str | None, typer.Option("--fingerprint", help="Device fingerprint id (or a prefix) when several devices measured the board.")
     ] = None,
+    timing: Annotated[
+        str | None, typer.Option("--timing", help="Only sets timed so: cuda-events or kernel-duration (default: the "
+                                 "latest, however timed).")
+    ] = None,
 ) -> None:
     """Bring back a result set logged with `sweep run --tracking-uri`, for replay and characterization."""
     from perfml.lab.sweeps import pull_result_set
 
-    path = pull_result_set(board, out, tracking_uri=tracking_uri, fingerprint=fingerprint)
+    path = pull_result_set(board, out, tracking_uri=tracking_uri, fingerprint=fingerprint, timing=timing)
     typer.echo(f"result set of {board} in {path}; replay it with `perfml sweep run SPEC --backend replay --replay {path}`")
 
 

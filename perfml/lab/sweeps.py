@@ -133,11 +133,15 @@ def _describe(run) -> str:
             f"host {t.get('perfml.host')})")
 
 
-def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerprint: str | None = None) -> Path:
+def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerprint: str | None = None,
+                    timing: str | None = None) -> Path:
     """Rebuild in ``out`` (a new directory) the latest result set of ``board`` logged to MLflow.
 
     ``fingerprint`` (an id from :func:`fingerprint_id`, or a prefix of one) chooses
     between the devices that measured ``board``; it is required when there are several.
+    ``timing`` (:data:`perfml.measure.kernel_timing.TIMINGS`) takes only the sets timed so
+    (the run's ``perfml.timing`` tag; a run logged before the tag existed was timed with
+    CUDA events): one host may log a board's sweeps both ways.
 
     Raises
     ------
@@ -164,6 +168,16 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
         known = sorted({r.data.tags.get("perfml.board", "?") for r in runs})
         raise SharedSweepError(f"no finished sweep of board {board!r} in {uri}; boards with sweeps: "
                                f"{', '.join(known) or 'none'}; log one with `perfml sweep run ... --tracking-uri URI`")
+    if timing is not None:
+        from perfml.measure.kernel_timing import DEFAULT_TIMING, check_timing
+
+        check_timing(timing)
+        timed = {r.data.tags.get("perfml.timing") or DEFAULT_TIMING for r in mine}
+        mine = [r for r in mine if (r.data.tags.get("perfml.timing") or DEFAULT_TIMING) == timing]
+        if not mine:
+            raise SharedSweepError(f"no finished sweep of board {board!r} timed with {timing} in {uri}; its sweeps "
+                                   f"were timed with {', '.join(sorted(timed))}: drop --timing, or log one measured "
+                                   f"with `perfml sweep run ... --timing {timing} --tracking-uri URI`")
     latest: dict[str, object] = {}
     for r in mine:  # newest first
         latest.setdefault(r.data.tags.get("perfml.fingerprint", ""), r)
