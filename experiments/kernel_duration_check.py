@@ -41,7 +41,7 @@ TIMINGS = ("kernel-duration", "cuda-events")
 
 
 def _check_module():
-    """experiments/measured_board_check.py, for its query rows and scoring (one definition)."""
+    """experiments/measured_board_check.py, for its scoring (one definition)."""
     return load_script(HERE / "experiments" / "measured_board_check.py")
 
 

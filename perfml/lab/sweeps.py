@@ -154,9 +154,13 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
     from perfml.boards import same_board
     from perfml.measure.store import ResultSet
 
+    from perfml.measure.kernel_timing import DEFAULT_TIMING, check_timing
+
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ResultFileExistsError(f"{out} already exists; pass a new --out directory (perfml never overwrites results)")
+    if timing is not None:
+        check_timing(timing)  # before the server is asked
     client, uri = _client(tracking_uri, read_only=True)
     exp = client.get_experiment_by_name(EXPERIMENT)
     runs = []
@@ -169,9 +173,6 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
         raise SharedSweepError(f"no finished sweep of board {board!r} in {uri}; boards with sweeps: "
                                f"{', '.join(known) or 'none'}; log one with `perfml sweep run ... --tracking-uri URI`")
     if timing is not None:
-        from perfml.measure.kernel_timing import DEFAULT_TIMING, check_timing
-
-        check_timing(timing)
         timed = {r.data.tags.get("perfml.timing") or DEFAULT_TIMING for r in mine}
         mine = [r for r in mine if (r.data.tags.get("perfml.timing") or DEFAULT_TIMING) == timing]
         if not mine:

@@ -155,11 +155,11 @@ def _timing_warnings(characterization, trained: Mapping, where) -> list[str]:
 
     target = _launch_timing(characterization)
     known = {t for t in map(_launch_timing, trained.values()) if t is not None}
-    # nvprof's and CUPTI's kernel durations are one timing (nvprof reads CUPTI's records)
-    if target is None or not known or timing_kind(target) in {timing_kind(t) for t in known}:
+    kinds = {timing_kind(t) for t in known}  # nvprof's and CUPTI's kernel durations are one timing
+    if target is None or not known or timing_kind(target) in kinds:
         return []
     fix = ""
-    if {timing_kind(t) for t in known} == {"kernel duration"}:  # a sweep can be timed as the training boards were
+    if kinds == {"kernel duration"}:  # a sweep can be timed as the training boards were
         fix = ("; time the calibration as they were: `perfml sweep run calibration --timing kernel-duration "
                "--out DIR` (needs cupti-python)")
     return [f"{where}: its launch floor was timed as '{target}', the training boards' as "

@@ -487,7 +487,7 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
     oof[~scored] = np.nan
     calibration = make_calibration(log_scores(oof[scored], y[scored]), calibration_groups(corpus, rows)[scored],
                                    rows["board"].to_numpy()[scored])
-    if hasattr(model, "unmeasured_launch_estimator") and "block_x" in rows.columns:
+    if launch_fold_count(corpus, rows) and hasattr(model, "unmeasured_launch_estimator"):  # the count CLI progress shows
         launch = launch_oof_predictions(model.unmeasured_launch_estimator(), rows, y, progress=launch_progress)
         launch[~scored] = np.nan
         entry = calibrate_unmeasured_launch(launch, y, rows["board"].to_numpy(), rows["app_id"].to_numpy())

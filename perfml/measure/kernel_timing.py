@@ -43,12 +43,12 @@ _CUPTI_HINT = ("--timing kernel-duration reads CUPTI activity records through NV
                "--timing cuda-events")
 
 
-def check_timing(timing: str, where: str = "--timing") -> str:
+def check_timing(timing: str) -> str:
     """``timing`` if it names a timing of :data:`TIMINGS`; else a typed error naming them."""
     from perfml.errors import InvalidValueError
 
-    if not isinstance(timing, str) or timing not in TIMINGS:
-        raise InvalidValueError(f"{where} {timing!r} is not a timing perfml knows; expected one of "
+    if not isinstance(timing, str) or timing not in TIMINGS:  # a list or object: not hashable, not a timing
+        raise InvalidValueError(f"--timing {timing!r} is not a timing perfml knows; expected one of "
                                 f"{', '.join(TIMINGS)}")
     return timing
 

@@ -65,6 +65,7 @@ from perfml._files import parse_table
 from perfml.measure.backend import DeviceInfo, Measurement, canonical_json
 from perfml.measure.kernel_timing import DEFAULT_TIMING, TIMINGS, check_timing
 from perfml.errors import (
+    InvalidValueError,
     MixedDeviceError,
     MixedTimingError,
     ResultFileExistsError,
@@ -460,9 +461,11 @@ class ResultSet:
             raise ResultSchemaError(f"{manifest}: synthetic = {synthetic!r}, expected true or false; the manifest "
                                     "was edited or damaged: restore manifest.json")
         timing = data.get("timing", DEFAULT_TIMING)
-        if not isinstance(timing, str) or timing not in TIMINGS:  # a list or object: not hashable, not a timing
+        try:
+            check_timing(timing)
+        except InvalidValueError:
             raise ResultSchemaError(f"{manifest}: timing = {timing!r}, expected one of {', '.join(map(repr, TIMINGS))}; "
-                                    "the manifest was edited or damaged: restore manifest.json")
+                                    "the manifest was edited or damaged: restore manifest.json") from None
         return cls(
             path=path,
             device=_manifest_device(data.get("device"), manifest),
