@@ -197,8 +197,9 @@ def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: fl
         A knot time out of range, or a DRAM-sized knot above 1.5 x or below 0.001 x the
         ``spec`` DRAM bandwidth among ``values``.
     """
-    # vectorized: a curve has a knot per calibration row (1,814 for the A100's add calls, 9 ms
-    # a query in a Python loop); the message names the first bad knot, as the loop did
+    # vectorized: a curve has a knot per distinct size of the calibration rows (the A100's 1,814
+    # add calls, checked on every calibrated query); the message names the first bad knot, as
+    # the loop did
     all_bytes = np.asarray(curve.bytes, dtype=float)
     all_seconds = np.asarray(curve.seconds, dtype=float)
     bad = np.flatnonzero(~valid_measured_time(all_seconds * 1e3))

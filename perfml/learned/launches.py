@@ -34,9 +34,9 @@ def _measured_shapes(runs: pd.DataFrame):
     """The distinct block shapes of ``runs`` (frame, MultiIndex, app set), built once per table.
 
     A fitted model's training runs do not change, and a one-row query checked them all
-    again on every call: 4.6 ms of the described sub-model's 45 ms single-row prediction,
-    twice per ``perfml predict`` row (the residual rule and the flag). The entry goes when
-    the table does.
+    again on every call, twice per ``perfml predict`` row (the residual rule and the flag);
+    the single-query latency this cost is in ``experiments/results/bench_predictor.txt``
+    (2c8c91b against 46e161c). The entry goes when the table does.
     """
     key = id(runs)
     hit = _MEASURED.get(key)
