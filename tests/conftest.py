@@ -344,6 +344,13 @@ class SyntheticBackend(Backend):
         )
 
 
+class DurationTimedBackend(SyntheticBackend):
+    """The synthetic backend, its launches said to be timed by kernel durations (``perfml sweep run --timing
+    kernel-duration``): what a result set records of its timing, with no GPU."""
+
+    timing = "kernel-duration"
+
+
 class CrashAfter(Backend):
     """Wraps a backend and raises ``RuntimeError`` on the (k+1)-th run: a simulated crash."""
 

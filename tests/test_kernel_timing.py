@@ -12,7 +12,7 @@ import sys
 import types
 
 import pytest
-from conftest import SYNTHETIC_DEVICE, SyntheticBackend
+from conftest import SYNTHETIC_DEVICE, DurationTimedBackend, SyntheticBackend
 
 from perfml.errors import (
     DeviceUnavailableError,
@@ -153,10 +153,6 @@ def test_a_set_names_its_timing_and_a_set_without_one_was_timed_with_events(tmp_
     assert set(TIMINGS) == {"cuda-events", "kernel-duration"}
 
 
-class _DurationBackend(SyntheticBackend):
-    timing = "kernel-duration"
-
-
 def test_a_sweep_records_its_backends_timing_and_a_resume_with_another_is_refused(tmp_path, synthetic_catalog):
     from conftest import SYNTHETIC_SPEC
 
@@ -165,7 +161,7 @@ def test_a_sweep_records_its_backends_timing_and_a_resume_with_another_is_refuse
 
     spec = parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")
     out = tmp_path / "set"
-    rs, _ = run_sweeps([spec], _DurationBackend(), out, catalog=synthetic_catalog)
+    rs, _ = run_sweeps([spec], DurationTimedBackend(), out, catalog=synthetic_catalog)
     assert rs.timing == "kernel-duration"
     before = sorted(p.name for p in out.iterdir())
     with pytest.raises(MixedTimingError, match=r"timed with kernel-duration .* this sweep times with cuda-events; "
@@ -182,7 +178,7 @@ def test_a_sweep_records_its_backends_timing_and_a_resume_with_another_is_refuse
     assert make_backend("replay", replay=str(out), timing="kernel-duration").timing == "kernel-duration"
 
 
-class _LosesOneRecord(_DurationBackend):
+class _LosesOneRecord(DurationTimedBackend):
     """CUPTI lost the records of the third point (a stand-in: no GPU here)."""
 
     def run(self, launch):
@@ -203,7 +199,7 @@ def test_a_point_whose_kernel_records_are_missing_fails_alone_and_a_resume_times
     rs, (report,) = run_sweeps([spec], _LosesOneRecord(), out, catalog=synthetic_catalog)
     assert len(report.failed) == 1 and "kernel record(s)" in report.failed[0][1]
     assert report.measured == report.planned - 1 == len(rs.read())
-    _, (again,) = run_sweeps([spec], _DurationBackend(), out, resume=True, catalog=synthetic_catalog)
+    _, (again,) = run_sweeps([spec], DurationTimedBackend(), out, resume=True, catalog=synthetic_catalog)
     assert (again.measured, again.already_done, again.failed) == (1, report.planned - 1, ())
 
 
@@ -218,7 +214,7 @@ def test_the_rows_of_a_duration_timed_set_say_so_and_its_launch_floor_matches_nv
     from perfml.measure.spec import parse_spec
 
     spec = parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")
-    rs, _ = run_sweeps([spec], _DurationBackend(), tmp_path / "set", catalog=synthetic_catalog)
+    rs, _ = run_sweeps([spec], DurationTimedBackend(), tmp_path / "set", catalog=synthetic_catalog)
     rows = sweep_runtime_rows(rs, board="H100-SXM")
     assert set(rows["source"]) == {"sweep-kernel-duration-synthetic"}
     label = launch_timing("runtimes", rows["source"])

@@ -13,7 +13,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from conftest import SYNTHETIC_DEVICE, SYNTHETIC_SPEC, SyntheticBackend
+from conftest import SYNTHETIC_DEVICE, SYNTHETIC_SPEC, DurationTimedBackend, SyntheticBackend
 from lab_fixtures import mlflow_server, postgres  # noqa: F401 - fixtures
 from perfml.lab.sweeps import fingerprint_id
 from perfml.measure.store import ResultSet
@@ -107,10 +107,6 @@ def test_pull_of_an_unknown_board_or_into_a_used_directory_is_refused(mlflow_ser
     assert (used / "keep.txt").read_text() == "mine"
 
 
-class _DurationTimed(SyntheticBackend):
-    timing = "kernel-duration"
-
-
 def test_one_host_logs_both_timings_and_pull_takes_the_one_asked_for(mlflow_server, synthetic_catalog, tmp_path,
                                                                      monkeypatch, capsys):
     """A host logs a board's sweep between CUDA events and again by kernel durations: `sweep pull --timing`
@@ -122,7 +118,7 @@ def test_one_host_logs_both_timings_and_pull_takes_the_one_asked_for(mlflow_serv
     monkeypatch.setenv("PERFML_KERNELS_DIR", str(next(iter(synthetic_catalog.values())).sidecar_path.parent))
     device = dataclasses.replace(SYNTHETIC_DEVICE, name="Synthetic GPU, two timings (synthetic data)")
     spec = _spec_file(tmp_path / "synthetic_suite.toml")
-    for backend in (SyntheticBackend(device), _DurationTimed(device)):  # the events set first, so it is the older
+    for backend in (SyntheticBackend(device), DurationTimedBackend(device)):  # the events set first, so it is the older
         recording = tmp_path / f"rec-{backend.__class__.__name__}"
         run_sweeps([parse_spec(SYNTHETIC_SPEC, where="synthetic-spec")], backend, recording, catalog=synthetic_catalog)
         assert main(["sweep", "run", str(spec), "--backend", "replay", "--replay", str(recording), "--out",
