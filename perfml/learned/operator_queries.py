@@ -140,7 +140,9 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
                                  "the op's dimensions (the columns of dlops_runtimes.csv without time_ms)")
     if len(frame) == 0:
         raise error(f"{where}: no operator rows; add at least one row under the header")
-    q = pd.DataFrame(index=frame.index)
+    # the checked columns are gathered here and made a frame once (a column added to a frame
+    # at a time costs pandas more than the checks of a one-row query)
+    cols: dict[str, object] = {}
     resolved: dict[str, str] = {}
     boards = []
     for i, name in enumerate(frame["board"].astype(str).str.strip()):
@@ -151,7 +153,7 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
                 raise error(f"{_at(where, i)}, column board: unknown board, found {name!r}; use a board of "
                             f"`perfml boards list` or add yours to the registry ({exc})") from None
         boards.append(resolved[name])
-    q["board"] = boards
+    cols["board"] = boards
     ops = frame["op"].astype(str).str.strip().to_numpy(dtype=object)
     known = np.isin(ops, list(DLOPS_OPS))
     i = _first(~known)
@@ -163,11 +165,11 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
             "(perfml has a work model for these), or ask about your own kernel as an app_id row with its "
             "measured time in a --reference CSV"
         )
-    q["op"] = ops
+    cols["op"] = ops
     codes, names = pd.factorize(ops)  # the questions below are asked of the distinct ops, then indexed by code
     for column in OPERATOR_DIM_COLUMNS:
         needed = np.array([column in _takes(op) for op in names], dtype=bool)[codes]
-        q[column] = _check_integers(
+        cols[column] = _check_integers(
             frame, column, needed, where, low=0 if column == "padding" else 1, high=MAX_DIM, error=error,
             required=column != "padding",
             problem_fix="give the dimension as a positive whole number" if column != "padding" else
@@ -176,26 +178,26 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
     _refuse_unused_dims(frame, names, codes, where, error=error)
     is_conv = ops == "conv"
     if is_conv.any():
-        q.loc[is_conv, "padding"] = q.loc[is_conv, "padding"].fillna(0.0)
+        cols["padding"] = np.where(is_conv & np.isnan(cols["padding"]), 0.0, cols["padding"])
         with np.errstate(invalid="ignore"):
-            out = np.floor((q["input_size"] + 2 * q["padding"] - q["kernel_size"]) / q["stride"]) + 1
-        i = _first(is_conv & ~(out.to_numpy() >= 1))
+            out = np.floor((cols["input_size"] + 2 * cols["padding"] - cols["kernel_size"]) / cols["stride"]) + 1
+        i = _first(is_conv & ~(out >= 1))
         if i is not None:
             raise error(f"{_at(where, i)}, column kernel_size: the convolution output is empty "
                         f"(input_size + 2 padding < kernel_size), found {_num(frame['kernel_size'].iloc[i])!r}; "
                         "give a kernel no larger than the padded input")
-    _check_memory(q, where, error=error)
+    _check_memory(pd.DataFrame(cols, index=frame.index), where, error=error)
     for column in LAUNCH_COLUMNS:
         if column in frame.columns:
             high = MAX_BLOCK.get(column) or MAX_GRID[column]
-            q[column] = _check_integers(frame, column, np.ones(len(frame), dtype=bool), where, low=1, high=high,
+            cols[column] = _check_integers(frame, column, np.ones(len(frame), dtype=bool), where, low=1, high=high,
                                         required=False, error=error,
                                         problem_fix=f"CUDA allows 1 to {high}; leave the cell empty if unknown")
-    if {"block_x", "block_y", "block_z"} & set(q.columns):
-        threads = np.ones(len(q))
+    if {"block_x", "block_y", "block_z"} & set(cols):
+        threads = np.ones(len(frame))
         for c in ("block_x", "block_y", "block_z"):
-            if c in q.columns:
-                threads = threads * np.nan_to_num(q[c].to_numpy(dtype=float), nan=1.0)
+            if c in cols:
+                threads = threads * np.nan_to_num(np.asarray(cols[c], dtype=float), nan=1.0)
         i = _first(threads > 1024)
         if i is not None:
             raise error(f"{_at(where, i)}, column block_x*block_y*block_z: CUDA allows at most 1024 threads per "
@@ -203,9 +205,9 @@ def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
     if "dtype" in frame.columns:
         _check_dtype(frame, where, error=error)
     for column in frame.columns:  # the other columns pass through (numbers parsed as read_csv would)
-        if column not in q.columns:
-            q[column] = _infer(frame[column])
-    return q
+        if column not in cols:
+            cols[column] = _infer(frame[column])
+    return pd.DataFrame(cols, index=frame.index)
 
 
 #: the element types of the operator corpus (dlops_runtimes.csv.gz: FP32 only) and how users

@@ -146,10 +146,12 @@ def held_intensity_over_ridge(frame: pd.DataFrame, X: pd.DataFrame, train_boards
     gives both the same ridge, and the bound, which scales with each peak, orders them. A
     training board's own peaks lie in the range: its value is unchanged.
     """
-    own = board_peaks(X["board"], registry)[["peak_fp32", "peak_bw"]]
-    train = board_peaks(list(train_boards), registry)[["peak_fp32", "peak_bw"]]
-    held = own.clip(lower=train.min(), upper=train.max(), axis=1)
-    return frame["work_log_intensity"].to_numpy() - _log((held["peak_fp32"] / held["peak_bw"]).to_numpy())
+    columns = ["peak_fp32", "peak_bw"]
+    own = board_peaks(X["board"], registry)[columns].to_numpy(dtype=float)
+    train = board_peaks(list(train_boards), registry)[columns].to_numpy(dtype=float)
+    # numpy rather than DataFrame.clip, as this runs on every query; fmin / fmax leave a NaN bound unclipped, as pandas does
+    held = np.fmax(np.fmin(own, np.max(train, axis=0)), np.min(train, axis=0))
+    return frame["work_log_intensity"].to_numpy() - _log(held[:, 0] / held[:, 1])
 
 
 def bound_ms(work: pd.DataFrame, peaks: pd.DataFrame) -> np.ndarray:
