@@ -1,19 +1,24 @@
-"""A CSV whose header names one column twice is refused, not silently renamed.
+"""The header of a user's CSV must name its columns plainly: separated by commas, each name once.
 
 pandas reads a repeated header name as ``name`` and ``name.1``: a query file with two
 ``input_size`` columns would then be answered from the first and carry the second to the
-output under another name, and nobody would know which size was meant. The readers of the
-user's files (queries, ``--reference``, ``--calibration``) call :func:`refuse_duplicate_columns`
-first. (nvprof exports legitimately repeat two metric descriptions, so the profile reader
-does not.)
+output under another name, and nobody would know which size was meant. A file separated
+by semicolons or tabs (a spreadsheet export in a locale whose decimal mark is the comma)
+reads as one column named ``board;app_id;input_size``, and was refused for lacking the
+``app_id`` column the user can see in it. The readers of the user's files (queries,
+``--reference``, ``--calibration``) call :func:`check_header` first. (nvprof exports
+legitimately repeat two metric descriptions, so the profile reader does not.)
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["FileRows", "duplicate_columns", "file_rows", "header_names", "not_utf8", "read_text_csv", "record_lines",
-           "refuse_duplicate_columns"]
+__all__ = ["FileRows", "check_header", "duplicate_columns", "file_rows", "header_names", "not_utf8", "other_separator",
+           "read_text_csv", "record_lines"]
+
+#: separators of CSV-like exports other than the comma perfml reads
+OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
 def header_names(path) -> list[str]:
@@ -34,12 +39,30 @@ def duplicate_columns(path, names: list[str] | None = None) -> dict[str, list[in
     return {name: [i + 1 for i, n in enumerate(names) if n == name] for name, k in counts.items() if k > 1}
 
 
-def refuse_duplicate_columns(path, error: type[Exception], where: str | None = None) -> list[str]:
-    """Raise ``error`` naming the first repeated header name of ``path`` and where it occurs.
+def other_separator(names: list[str]) -> str | None:
+    """The separator (a key of :data:`OTHER_SEPARATORS`) of a header read as one column whose name holds it, else None."""
+    if len(names) != 1:
+        return None
+    found = [sep for sep in OTHER_SEPARATORS if sep in names[0]]
+    return found[0] if len(found) == 1 else None
+
+
+def check_header(path, error: type[Exception], where: str | None = None) -> list[str]:
+    """Raise ``error`` for a header separated by other than commas (:func:`other_separator`), a
+    comment line where the header should be, or naming the first repeated header name of
+    ``path`` and where it occurs.
 
     Returns the header's names (as :func:`header_names`), so a reader need not read it again.
     """
     names = header_names(path)
+    sep = other_separator(names)
+    if sep is not None:
+        raise error(f"{where or path}: the header reads as one column, {names[0]!r}: its names are separated by "
+                    f"{OTHER_SEPARATORS[sep]}, and perfml reads comma-separated files; save the file as CSV with "
+                    "commas (a spreadsheet's 'CSV UTF-8 (comma delimited)')")
+    if names and names[0].lstrip().startswith("#"):
+        raise error(f"{where or path}: the first line, {','.join(names)!r}, is read as the header: perfml does not skip "
+                    "comment lines; remove it, so that the file starts with the header's names")
     repeated = duplicate_columns(path, names)
     if repeated:
         name, columns = next(iter(repeated.items()))

@@ -420,8 +420,8 @@ def test_the_launch_floor_says_how_its_rows_were_timed(source, timing):
 
 def test_a_calibration_files_header_is_read_as_the_query_files_are(tmp_path):
     """Spaces around a header name are dropped (as in query and reference files: " time_ms " was
-    not found); a file without a board column (a semicolon-separated export) is named with the
-    header it has; too few rows name the file."""
+    not found); a semicolon-separated export is named with the header it has and its separator
+    (perfml._csv_header.check_header, as for query and reference files); too few rows name the file."""
     rows = _apps_rows()
     rows.to_csv(tmp_path / "ok.csv", index=False)
     text = (tmp_path / "ok.csv").read_text().splitlines()
@@ -431,9 +431,12 @@ def test_a_calibration_files_header_is_read_as_the_query_files_are(tmp_path):
     plain = calibrate_from_runtimes(tmp_path / "ok.csv", "GTX-980")
     assert [(v.quantity, v.value) for v in spaced.values] == [(v.quantity, v.value) for v in plain.values]
     (tmp_path / "semi.csv").write_text((tmp_path / "ok.csv").read_text().replace(",", ";"))
-    with pytest.raises(CalibrationDataError, match=r"semi.csv: no board column in its header \(found 'board;"
-                                                   r".*comma-separated"):
+    with pytest.raises(CalibrationDataError, match=r"semi.csv: the header reads as one column, 'board;"
+                                                   r".*separated by semicolons, and perfml reads comma-separated"):
         calibrate_from_runtimes(tmp_path / "semi.csv", "GTX-980")
+    rows.rename(columns={"board": "gpu"}).to_csv(tmp_path / "gpu.csv", index=False)
+    with pytest.raises(CalibrationDataError, match=r"gpu.csv: no board column in its header \(found 'gpu'"):
+        calibrate_from_runtimes(tmp_path / "gpu.csv", "GTX-980")
     rows.head(2).to_csv(tmp_path / "few.csv", index=False)
     with pytest.raises(CalibrationDataError, match=r"^few.csv: 2 row\(s\) of known work for 'GTX-980'"):
         calibrate_from_runtimes(tmp_path / "few.csv", "GTX-980")

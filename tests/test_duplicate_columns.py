@@ -1,8 +1,10 @@
-"""A user file whose header names a column twice is refused, naming it (the brief: bad input gets a typed error).
+"""A user file whose header does not name its columns plainly is refused, saying why (the brief: bad input gets a typed error).
 
 pandas would read the second ``input_size`` as ``input_size.1`` and answer from the first;
-the query, reference and calibration readers refuse such a file instead, exit 2, nothing
-written. The rows here are synthetic (not measurements): they never reach a prediction.
+a file separated by semicolons or tabs reads as one column; a comment line reads as the
+header. The query, reference and calibration readers refuse such files instead
+(:func:`perfml._csv_header.check_header`), exit 2, nothing written. The rows here are
+synthetic (not measurements): they never reach a prediction.
 """
 
 from __future__ import annotations
@@ -60,3 +62,54 @@ def test_the_command_line_exits_2_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
     assert "'H' 2 times" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("sep,named", [(";", "semicolons"), ("\t", "tabs"), ("|", "vertical bars")])
+def test_a_file_separated_by_other_than_commas_is_refused_naming_the_separator(tmp_path, sep, named):
+    # a spreadsheet export in a locale with a decimal comma: the header read as one column
+    # "board;app_id;input_size" was refused for lacking app_id, a column the user could see
+    header = sep.join(["board", "app_id", "input_size"])
+    q = _write(tmp_path / "q.csv", f"{header}\n" + sep.join(["GTX-980", "vectorAdd", "1048576"]) + "\n")
+    with pytest.raises(DatasetSchemaError, match=f"separated by {named}, and perfml reads comma-separated files"):
+        read_query_csv(q)
+    with pytest.raises(DatasetSchemaError, match=f"separated by {named}"):
+        read_reference(_write(tmp_path / "r.csv", f"{header}{sep}time_ms\nGTX-980{sep}my_k{sep}1024{sep}0.1\n"))
+    c = _write(tmp_path / "c.csv", sep.join(["board", "op", "B", "H", "time_ms"]) + "\nTesla-T4" + sep + "add"
+               + sep + "1" + sep + "1024" + sep + "0.01\n")
+    with pytest.raises(CalibrationDataError, match=f"calibration file .*separated by {named}"):
+        calibrate_from_runtimes(c, "Tesla-T4")
+
+
+def test_a_comment_line_before_the_header_is_refused_naming_it(tmp_path):
+    q = _write(tmp_path / "q.csv", "# my kernels\nboard,app_id,input_size\nGTX-980,vectorAdd,1048576\n")
+    with pytest.raises(DatasetSchemaError, match="the first line, '# my kernels', is read as the header"):
+        read_query_csv(q)
+
+
+def test_a_one_column_header_without_a_separator_is_left_to_the_column_checks(tmp_path):
+    from perfml._csv_header import other_separator
+
+    assert other_separator(["board"]) is None
+    assert other_separator(["board;app_id", "input_size"]) is None  # two columns: a name with a ';' in it
+    assert read_query_csv(_write(tmp_path / "q.csv", "board\nGTX-980\n")).columns.tolist() == ["board"]
+
+
+def test_thousands_of_carried_columns_are_checked_without_a_pandas_warning(tmp_path):
+    # the checked frame was built a column at a time; past 100 columns pandas warned on
+    # stderr that it was "highly fragmented", on a query perfml answers normally
+    import warnings
+
+    import pandas as pd
+
+    from perfml.learned.operator_queries import check_operator_queries
+    from perfml.learned.queries import check_queries
+
+    extra = {f"note{i}": [str(i)] for i in range(300)}
+    apps = pd.DataFrame({"board": ["GTX-980"], "app_id": ["vectorAdd"], "input_size": ["1048576"], **extra})
+    ops = pd.DataFrame({"board": ["Tesla-T4"], "op": ["add"], "B": ["64"], "H": ["1024"], **extra})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        q = check_queries(apps, "q.csv")
+        o = check_operator_queries(ops, "q.csv")
+    for frame in (q, o):
+        assert list(frame.columns[-300:]) == list(extra) and frame["note299"].tolist() == [299]

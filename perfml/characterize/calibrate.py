@@ -175,10 +175,10 @@ def read_runtime_rows(path: str | os.PathLike[str]):
     if why is not None:
         raise CalibrationDataError(f"calibration file {path} {why}; pass a CSV of runtime rows "
                                    "or a sweep result-set folder")
-    from perfml._csv_header import refuse_duplicate_columns
+    from perfml._csv_header import check_header
 
     try:
-        header = refuse_duplicate_columns(path, CalibrationDataError, f"calibration file {path}")
+        header = check_header(path, CalibrationDataError, f"calibration file {path}")
         # " time_ms " names time_ms, as in the query and reference files (the header's spaces dropped)
         usecols = [c for c in header if c.strip() in _READ_COLUMNS]
         if not any(c.strip() == "board" for c in header):

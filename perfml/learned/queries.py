@@ -168,10 +168,10 @@ def read_query_csv(path, what: str = "query file") -> pd.DataFrame:
     why = not_a_file(path)
     if why is not None:
         raise DatasetSchemaError(f"{what} {str(path)!r} {why}; give a CSV with columns {', '.join(QUERY_REQUIRED)}")
-    from perfml._csv_header import read_text_csv, refuse_duplicate_columns
+    from perfml._csv_header import check_header, read_text_csv
 
     try:
-        refuse_duplicate_columns(path, DatasetSchemaError)
+        check_header(path, DatasetSchemaError)
         return read_text_csv(path)
     except UnicodeDecodeError as exc:
         from perfml._csv_header import not_utf8
@@ -230,14 +230,17 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
     if len(frame) == 0:
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
 
-    q = pd.DataFrame(index=frame.index)
+    # the checked columns are gathered here and made a frame once: a column added to a frame at a
+    # time costs pandas more than the checks of a one-row query, and with thousands of carried
+    # columns pandas warned that the frame was fragmented
+    cols: dict[str, object] = {}
     boards = []
     for i, name in enumerate(frame["board"]):
         try:
             boards.append(resolve_board_name(str(name).strip()))
         except PerfmlError as exc:
             raise _row_error(where, i, "board", name, "unknown board", f"{exc}") from None
-    q["board"] = boards
+    cols["board"] = boards
     from perfml.apps import list_apps
 
     described = set(list_apps())
@@ -254,13 +257,12 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
                 "no measurement on the training boards, no kernel description); add its measured time on a board you "
                 "have to a --reference CSV (query columns + time_ms), or describe it in the [model] table of a sidecar (perfml/kernels/cuda/SIDECAR.md)"
             )
-    q["app_id"] = app_ids
-    for column, values in checked_sizes(frame, where,
-                                        launch_fix="leave the cell empty to use the kernel's default launch").items():
-        q[column] = values
+    cols["app_id"] = app_ids
+    cols.update(checked_sizes(frame, where, launch_fix="leave the cell empty to use the kernel's default launch"))
     for column in frame.columns:  # pass the other columns through, numbers parsed as read_csv would
-        if column not in q.columns:
-            q[column] = _infer(frame[column])
+        if column not in cols:
+            cols[column] = _infer(frame[column])
+    q = pd.DataFrame(cols, index=frame.index)
     if launch_fill is not None:
         launch_fill(q)
     _check_launch(q, where, get_board)
