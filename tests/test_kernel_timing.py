@@ -208,7 +208,7 @@ def test_the_rows_of_a_duration_timed_set_say_so_and_its_launch_floor_matches_nv
     timing of the nine apps' nvprof training floors (no warning); an events-timed one's is not."""
     from conftest import SYNTHETIC_SPEC
 
-    from perfml.characterize.calibrate import KERNEL_DURATION_TIMINGS, launch_timing, timing_kind
+    from perfml.characterize.calibrate import CUPTI_DURATION_TIMING, launch_timing, timing_kind
     from perfml.measure.runner import run_sweeps
     from perfml.measure.runtime_rows import sweep_runtime_rows
     from perfml.measure.spec import parse_spec
@@ -218,7 +218,7 @@ def test_the_rows_of_a_duration_timed_set_say_so_and_its_launch_floor_matches_nv
     rows = sweep_runtime_rows(rs, board="H100-SXM")
     assert set(rows["source"]) == {"sweep-kernel-duration-synthetic"}
     label = launch_timing("runtimes", rows["source"])
-    assert label == KERNEL_DURATION_TIMINGS[1]
+    assert label == CUPTI_DURATION_TIMING
     assert timing_kind(label) == timing_kind(launch_timing("runtimes", rows["source"].map(lambda _: "gpuperfpredict-nca")))
     events = launch_timing("runtimes", rows["source"].map(lambda _: "sweep"))
     assert timing_kind(events) != timing_kind(label)

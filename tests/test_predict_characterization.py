@@ -316,11 +316,11 @@ def test_a_launch_floor_timed_otherwise_than_the_training_boards_is_told(tmp_pat
     assert status == 0, err
     assert "launch floor was timed" not in err
     # a sweep timed by kernel durations (CUPTI, as nvprof reads them) is the training boards' timing
-    from perfml.characterize.calibrate import KERNEL_DURATION_TIMINGS
+    from perfml.characterize.calibrate import CUPTI_DURATION_TIMING
 
     for value in doc["values"]:
         if value["quantity"] == "launch_overhead" and value["tier"] == "calibrated":
-            value["provenance"]["timing"] = KERNEL_DURATION_TIMINGS[1]
+            value["provenance"]["timing"] = CUPTI_DURATION_TIMING
     status, _ = _predict_with(tmp_path, queries, doc, "cupti")
     err = capsys.readouterr().err
     assert status == 0, err

@@ -56,12 +56,14 @@ from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
 
 __all__ = [
+    "CUPTI_DURATION_TIMING",
     "FLOOR_FRACTION",
     "FLOOR_QUANTILE",
     "L2_FACTOR",
     "MAX_FLOOR_INTENSITY",
     "MIN_ROWS",
     "KERNEL_DURATION_TIMINGS",
+    "NVPROF_DURATION_TIMING",
     "NVPROF_SOURCES",
     "TOP_FRACTION",
     "calibrate_from_rows",
@@ -210,11 +212,13 @@ def read_runtime_rows(path: str | os.PathLike[str]):
 NVPROF_SOURCES = ("BSPGPU", "gpuperfpredict-nca", "gpuperfpredict-rodinia")
 
 
+#: launch_timing label of the data home's nvprof-timed runtimes
+NVPROF_DURATION_TIMING = "nvprof kernel duration (excludes host launch latency)"
+#: launch_timing label of a ``perfml sweep run --timing kernel-duration`` result set
+CUPTI_DURATION_TIMING = ("CUPTI kernel duration (perfml sweep run --timing kernel-duration; excludes host launch "
+                         "latency, as nvprof)")
 #: launch_timing labels whose times hold the kernel alone, no host launch latency
-KERNEL_DURATION_TIMINGS = (
-    "nvprof kernel duration (excludes host launch latency)",
-    "CUPTI kernel duration (perfml sweep run --timing kernel-duration; excludes host launch latency, as nvprof)",
-)
+KERNEL_DURATION_TIMINGS = (NVPROF_DURATION_TIMING, CUPTI_DURATION_TIMING)
 
 
 def launch_timing(corpus: str, sources=None) -> str:
@@ -235,9 +239,9 @@ def launch_timing(corpus: str, sources=None) -> str:
     kinds = set()
     for source in named or {""}:
         if source in NVPROF_SOURCES:
-            kinds.add(KERNEL_DURATION_TIMINGS[0])
+            kinds.add(NVPROF_DURATION_TIMING)
         elif source.startswith(SWEEP_DURATION_SOURCE):  # before SWEEP_SOURCE, its prefix
-            kinds.add(KERNEL_DURATION_TIMINGS[1])
+            kinds.add(CUPTI_DURATION_TIMING)
         elif source.startswith(SWEEP_SOURCE):
             kinds.add("CUDA events around each launch (perfml sweep run: cupyx.profiler.benchmark)")
         else:
