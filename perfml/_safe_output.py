@@ -11,7 +11,11 @@ Rules every writer here follows:
   (:class:`~perfml.errors.ResultFileExistsError` otherwise).
 * **Atomic.** Content goes to a temporary file in the same directory, which then
   replaces the target with :func:`os.replace`; a failure (disk full, read-only file
-  system, a killed process) leaves the old file, and no temporary file, behind.
+  system, a killed process) leaves the old file, and no temporary file, behind. Without
+  ``overwrite`` the finished file is put in place with :func:`os.link` (POSIX ``link(2)``
+  fails on an existing name), so a file another program created there while perfml was
+  writing is refused, not replaced; a file system without hard links falls back to the
+  check just before :func:`os.replace`.
 * **The user's umask.** The new file gets mode ``0o666 & ~umask``, as ``open()`` would
   give it (a bare :func:`tempfile.mkstemp` would leave it ``0o600``).
 
@@ -23,6 +27,7 @@ directory, the working directory or one of its parents.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -148,7 +153,10 @@ def atomic_output(path, *, overwrite: bool = False, option: str = "--output") ->
         yield tmp
         os.chmod(tmp, 0o666 & ~current_umask())
         check_output_path(path, overwrite=overwrite, option=option)  # still a regular file (or absent)?
-        os.replace(tmp, path)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            _put_if_absent(tmp, path, option)
     except OSError as exc:
         raise OutputWriteError(
             f"writing {path} failed ({exc.strerror or exc}); nothing was written: free space or choose another {option}"
@@ -156,6 +164,27 @@ def atomic_output(path, *, overwrite: bool = False, option: str = "--output") ->
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+#: errors of os.link on a file system (or for a file) that has no hard links
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
+
+
+def _put_if_absent(tmp: Path, path: Path, option: str) -> None:
+    """Give the finished ``tmp`` the name ``path`` only if no file has it: between the last
+    check and a plain :func:`os.replace` another program (a second ``perfml predict`` with
+    the same ``--output``) could write ``path``, and the replace would destroy its file."""
+    try:
+        os.link(tmp, path)  # atomic, and fails if path exists; tmp is removed by the caller
+    except FileExistsError:
+        raise ResultFileExistsError(
+            f"{path} was created by another program while perfml was writing it; it was left as it is and nothing "
+            f"was written: choose another {option}, or pass --overwrite to replace it"
+        ) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        os.replace(tmp, path)  # no hard links here: the check just before is the guard
 
 
 def write_bytes_atomic(path, data: bytes, *, overwrite: bool = False, option: str = "--output") -> Path:
