@@ -183,6 +183,17 @@ def test_a_non_finite_prediction_is_an_error_naming_the_row(model, monkeypatch):
         predict_queries(model, frame, "q.csv")
 
 
+def test_a_frame_with_a_repeated_index_label_is_answered_row_for_row(model):
+    # two frames concatenated in Python repeat their labels; the launch check matched rows
+    # by label and stopped with pandas' InvalidIndexError instead of answering
+    first = pd.DataFrame([{**GOOD, "note": "a"}, {**GOOD, "input_size": 2**22, "note": "b"}])
+    frame = pd.concat([first.iloc[:1], first.iloc[1:].set_axis([0])])
+    assert not frame.index.is_unique
+    out = predict_queries(model, frame, "q.csv")
+    assert out.index.tolist() == [0, 0] and out["note"].tolist() == ["a", "b"]
+    assert out["predicted_ms"].tolist() == predict_queries(model, first, "q.csv")["predicted_ms"].tolist()
+
+
 # -- the whole class: random query frames --------------------------------------------------------
 _SIZES = st.one_of(
     st.integers(min_value=2**10, max_value=2**26),

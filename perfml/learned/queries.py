@@ -229,6 +229,9 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
         raise DatasetSchemaError(f"{where}: queries must not carry measured times ({', '.join(timing)}); drop those columns")
     if len(frame) == 0:
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
+    # rows are named by position, and the launch check matches rows by label: a frame from
+    # Python with a repeated index label (two concatenated frames) is read by position
+    frame = frame.reset_index(drop=True)
 
     # the checked columns are gathered here and made a frame once: a column added to a frame at a
     # time costs pandas more than the checks of a one-row query, and with thousands of carried
