@@ -66,6 +66,14 @@ def test_predict_any_refuses_what_is_not_a_frame_with_a_typed_error(bundle, quer
         predict_any(bundle, queries, "q")
 
 
+def test_a_numpy_boolean_size_is_shown_as_the_user_wrote_it(bundle):
+    from perfml.learned.bundle import predict_any
+
+    q = pd.DataFrame({"board": ["GTX-980"], "app_id": ["vectorAdd"], "input_size": [True]})
+    with pytest.raises(QueryValidationError, match=r"column input_size: expected a finite integer, found True;"):
+        predict_any(bundle, q, "q")
+
+
 @pytest.mark.parametrize("name", ["tesla-k40", " Tesla-K40", "Tesla K40c"])
 def test_a_board_named_by_an_alias_gets_the_boards_prediction(bundle, name):
     model = bundle.models["described"]

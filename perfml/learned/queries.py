@@ -77,8 +77,8 @@ REFERENCE_BASES = ("reference", "reference+profile")
 
 
 def _num(value):
-    """A plain Python number for messages (no ``np.float64(...)``; integers without ``.0``)."""
-    if isinstance(value, (np.integer, np.floating)):
+    """A plain Python number for messages (no ``np.float64(...)`` or ``np.True_``; integers without ``.0``)."""
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
         value = value.item()
     if isinstance(value, float) and np.isfinite(value) and value == int(value) and abs(value) < 1e18:
         return int(value)
