@@ -60,7 +60,8 @@ def check_header(path, error: type[Exception], where: str | None = None) -> list
         raise error(f"{where or path}: the header reads as one column, {names[0]!r}: its names are separated by "
                     f"{OTHER_SEPARATORS[sep]}, and perfml reads comma-separated files; save the file as CSV with "
                     "commas (a spreadsheet's 'CSV UTF-8 (comma delimited)')")
-    if names and names[0].lstrip().startswith("#"):
+    if names and names[0].lstrip().startswith("#") and "board" not in (n.strip() for n in names):
+        # (a real header may name its first column "#run": it still names the board column)
         raise error(f"{where or path}: the first line, {','.join(names)!r}, is read as the header: perfml does not skip "
                     "comment lines; remove it, so that the file starts with the header's names")
     repeated = duplicate_columns(path, names)

@@ -84,6 +84,9 @@ def test_a_comment_line_before_the_header_is_refused_naming_it(tmp_path):
     q = _write(tmp_path / "q.csv", "# my kernels\nboard,app_id,input_size\nGTX-980,vectorAdd,1048576\n")
     with pytest.raises(DatasetSchemaError, match="the first line, '# my kernels', is read as the header"):
         read_query_csv(q)
+    # a header whose first column is named "#" is a header: it names the board column
+    named = _write(tmp_path / "n.csv", "#,board,app_id,input_size\n1,GTX-980,vectorAdd,1048576\n")
+    assert read_query_csv(named).columns.tolist() == ["#", "board", "app_id", "input_size"]
 
 
 def test_a_one_column_header_without_a_separator_is_left_to_the_column_checks(tmp_path):
