@@ -40,10 +40,13 @@ def duplicate_columns(path, names: list[str] | None = None) -> dict[str, list[in
 
 
 def other_separator(names: list[str]) -> str | None:
-    """The separator (a key of :data:`OTHER_SEPARATORS`) of a header read as one column whose name holds it, else None."""
+    """The separator (a key of :data:`OTHER_SEPARATORS`) of a header read as one column whose
+    name it splits into printable names, else None (a binary file's first "line" holds a tab
+    among control bytes: it is no header, and the reader says it is not text)."""
     if len(names) != 1:
         return None
-    found = [sep for sep in OTHER_SEPARATORS if sep in names[0]]
+    found = [sep for sep in OTHER_SEPARATORS
+             if len(parts := names[0].split(sep)) > 1 and all(p.strip() and p.strip().isprintable() for p in parts)]
     return found[0] if len(found) == 1 else None
 
 

@@ -80,6 +80,15 @@ def test_a_file_separated_by_other_than_commas_is_refused_naming_the_separator(t
         calibrate_from_runtimes(c, "Tesla-T4")
 
 
+def test_a_binary_file_is_refused_as_not_text_not_as_tab_separated(tmp_path):
+    # its first "line" (bytes 0 to 9) holds a tab, and the separator rule took it for a header
+    q = tmp_path / "q.csv"
+    q.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(DatasetSchemaError, match="is not UTF-8 text|cannot be read as CSV") as refused:
+        read_query_csv(q)
+    assert "separated by" not in str(refused.value)
+
+
 def test_a_comment_line_before_the_header_is_refused_naming_it(tmp_path):
     q = _write(tmp_path / "q.csv", "# my kernels\nboard,app_id,input_size\nGTX-980,vectorAdd,1048576\n")
     with pytest.raises(DatasetSchemaError, match="the first line, '# my kernels', is read as the header"):
@@ -94,6 +103,7 @@ def test_a_one_column_header_without_a_separator_is_left_to_the_column_checks(tm
 
     assert other_separator(["board"]) is None
     assert other_separator(["board;app_id", "input_size"]) is None  # two columns: a name with a ';' in it
+    assert other_separator(["".join(map(chr, range(10)))]) is None  # control bytes around a tab: no header
     assert read_query_csv(_write(tmp_path / "q.csv", "board\nGTX-980\n")).columns.tolist() == ["board"]
 
 
