@@ -41,8 +41,9 @@ def duplicate_columns(path, names: list[str] | None = None) -> dict[str, list[in
 
 def other_separator(names: list[str]) -> str | None:
     """The separator (a key of :data:`OTHER_SEPARATORS`) of a header read as one column whose
-    name it splits into printable names, else None (a binary file's first "line" holds a tab
-    among control bytes: it is no header, and the reader says it is not text)."""
+    name it splits into printable names, else None (a binary file's first "line" may hold a
+    tab among control bytes: it is no header, and the reader's own refusal, not UTF-8 text or
+    not CSV, stands)."""
     if len(names) != 1:
         return None
     found = [sep for sep in OTHER_SEPARATORS
