@@ -149,15 +149,22 @@ def _write(path: Path, content: str | bytes) -> Path:
     return path
 
 
-def _run(args: list[str], out: Path) -> tuple[int, bool, bool, str]:
-    """(exit status, output written, traceback printed, last line of the message) of ``perfml ARGS``."""
-    if out.exists():
-        out.unlink()
+def _run(args: list[str], out: Path, existing: bytes | None = None) -> tuple[int, bool, bool, str]:
+    """(exit status, output written, traceback printed, last line of the message) of ``perfml ARGS --output OUT``.
+
+    ``existing``: what ``out`` holds before the command (it is also one of its inputs);
+    written then means changed. None: ``out`` does not exist before, and written means created.
+    """
+    if existing is None:
+        out.unlink(missing_ok=True)
+    else:
+        out.write_bytes(existing)
     done = subprocess.run([sys.executable, "-m", "perfml", "-q", *args, "--output", str(out)],
                           capture_output=True, text=True, errors="replace", env={**os.environ, "PERFML_DEBUG": ""})
     text = (done.stdout + done.stderr).strip()
     last = text.splitlines()[-1] if text else ""
-    return done.returncode, out.exists(), "Traceback (most recent call last)" in text, last
+    written = out.exists() if existing is None else out.read_bytes() != existing
+    return done.returncode, written, "Traceback (most recent call last)" in text, last
 
 
 def main() -> None:
@@ -192,15 +199,9 @@ def main() -> None:
         width = max(len(name) for name, _ in cases)
         print(f"{'case':<{width}}  exit  written  traceback  message (last line)")
         for name, argv in cases:
-            if name == "output_is_the_queries":  # the output named as the queries: refused, the file kept
-                before = _write(out, QUERIES["plain"]).read_bytes()
-                done = subprocess.run([sys.executable, "-m", "perfml", "-q", *argv, "--output", str(out)],
-                                      capture_output=True, text=True, errors="replace")
-                text = (done.stdout + done.stderr).strip()
-                code, written = done.returncode, out.read_bytes() != before
-                traceback, last = "Traceback (most recent call last)" in text, text.splitlines()[-1] if text else ""
-            else:
-                code, written, traceback, last = _run(argv, out)
+            # the output named as the queries: it holds them before, and must still hold them after
+            existing = QUERIES["plain"].encode() if name == "output_is_the_queries" else None
+            code, written, traceback, last = _run(argv, out, existing)
             last = last.replace(str(tmp), "TMP")  # the scratch folder's random name, the same in every case
             broken = code not in (0, 2) or traceback or (code != 0 and written)
             results.append((name, code, written, traceback, broken))

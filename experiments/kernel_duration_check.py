@@ -141,7 +141,7 @@ def main() -> None:
             preds = "  ".join(f"{name.split(': ')[1]} {frame['predicted_ms'].iat[i]:.6f}" for name, frame in named.items())
             print(f"    {r['app_id']:<22} N={int(r['input_size']):>8} block {int(r['block_x'])}x{int(r['block_y'])}  "
                   f"measured {r['time_ms']:.6f}  {preds}")
-    print(f"\nmodels/default on {board}'s application kernels but vectorAdd, each scored on its own timing's times")
+    print(f"\n{args.model} on {board}'s application kernels but vectorAdd, each scored on its own timing's times")
     print(f"\n{'timing: tier':<30} {'class / application':<40} {'rows':>5} {'MAPE %':>8} {'MdAPE %':>8} "
           f"{'0.8-1.2%':>8} {'cover %':>8} {'width':>7}")
     for name, apps, frame in scored:

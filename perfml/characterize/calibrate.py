@@ -225,11 +225,11 @@ def launch_timing(corpus: str, sources=None) -> str:
     """How the rows a launch floor comes from were timed: what that floor includes.
 
     The data home's application runtimes are nvprof kernel durations (no host launch
-    latency); a sweep of ``perfml sweep run`` times each launch between CUDA events
-    (``cupyx.profiler.benchmark``) unless run with ``--timing kernel-duration`` (CUPTI's
-    kernel records, the durations nvprof reports: :mod:`perfml.measure.kernel_timing`), as
-    NeuSight's operator calls are timed around the whole call. A source perfml does not
-    know is said to be unknown rather than guessed.
+    latency); NeuSight's operator calls are timed around the whole call; a sweep of
+    ``perfml sweep run`` times each launch between CUDA events (``cupyx.profiler.benchmark``)
+    unless run with ``--timing kernel-duration`` (CUPTI's kernel records, the durations
+    nvprof reports: :mod:`perfml.measure.kernel_timing`). A source perfml does not know is
+    said to be unknown rather than guessed.
     """
     from perfml.measure.runtime_rows import SWEEP_DURATION_SOURCE, SWEEP_SOURCE
 

@@ -152,9 +152,8 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
         If ``out`` exists and is not an empty directory.
     """
     from perfml.boards import same_board
-    from perfml.measure.store import ResultSet
-
     from perfml.measure.kernel_timing import DEFAULT_TIMING, check_timing
+    from perfml.measure.store import ResultSet
 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -173,8 +172,11 @@ def pull_result_set(board: str, out, *, tracking_uri: str | None = None, fingerp
         raise SharedSweepError(f"no finished sweep of board {board!r} in {uri}; boards with sweeps: "
                                f"{', '.join(known) or 'none'}; log one with `perfml sweep run ... --tracking-uri URI`")
     if timing is not None:
-        timed = {r.data.tags.get("perfml.timing") or DEFAULT_TIMING for r in mine}
-        mine = [r for r in mine if (r.data.tags.get("perfml.timing") or DEFAULT_TIMING) == timing]
+        def timing_of(run) -> str:  # a run logged before the tag existed was timed with CUDA events
+            return run.data.tags.get("perfml.timing") or DEFAULT_TIMING
+
+        timed = {timing_of(r) for r in mine}
+        mine = [r for r in mine if timing_of(r) == timing]
         if not mine:
             raise SharedSweepError(f"no finished sweep of board {board!r} timed with {timing} in {uri}; its sweeps "
                                    f"were timed with {', '.join(sorted(timed))}: drop --timing, or log one measured "
