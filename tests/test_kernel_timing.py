@@ -87,6 +87,20 @@ def test_the_timed_launches_durations_are_returned_and_the_warm_ups_are_not(fake
     assert fake_cupti.ActivityKind.CONCURRENT_KERNEL not in fake_cupti.enabled
 
 
+def test_spans_are_the_records_raw_integer_start_and_end_in_launch_order(fake_cupti):
+    """The raw GPU timestamps (ns), unrounded, for a study of the clock; durations are their differences."""
+    timer = KernelDurationTimer(fake_cupti)
+    timer.discard()
+    for _ in range(3):
+        fake_cupti.launch("spin")
+    spans = timer.spans("spin", 3)
+    assert spans == ((500, 2500), (3000, 6000), (6500, 10500))
+    assert all(isinstance(v, int) for span in spans for v in span)
+    for _ in range(3):
+        fake_cupti.launch("spin")
+    assert timer.durations("spin", 3) == pytest.approx((2e-6, 3e-6, 4e-6))
+
+
 def test_kernel_activity_stays_on_until_the_last_timer_of_the_process_closes(fake_cupti):
     first, second = KernelDurationTimer(fake_cupti), KernelDurationTimer(fake_cupti)  # callbacks registered once
     first.close()

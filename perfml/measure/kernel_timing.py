@@ -122,8 +122,10 @@ class KernelDurationTimer:
         self._cupti.activity_flush_all(1)
         self._records.clear()
 
-    def durations(self, entry: str, launched: int) -> tuple[float, ...]:
-        """The durations in seconds of the ``launched`` launches of kernel ``entry`` since :meth:`discard`.
+    def spans(self, entry: str, launched: int) -> tuple[tuple[int, int], ...]:
+        """``(start, end)`` in ns on the GPU's timestamp clock of the ``launched`` launches of kernel ``entry``
+        since :meth:`discard`, in launch order (the raw CUPTI fields, for a study of the clock itself:
+        ``experiments/cupti_resolution.py``).
 
         Call after the device has finished them (a synchronize). Records of other kernels
         (none in a sweep's process) are left out; fewer records of ``entry`` than launches
@@ -143,7 +145,12 @@ class KernelDurationTimer:
             raise MissingKernelRecordsError(
                 f"CUPTI returned a kernel record of {entry} that ends before it starts ({bad[0]}), so the point is "
                 "not recorded; `--resume` times it again")
-        return tuple((end - start) * 1e-9 for start, end in sorted(mine))  # in launch order
+        return tuple(sorted(mine))  # by start: the launch order
+
+    def durations(self, entry: str, launched: int) -> tuple[float, ...]:
+        """The durations in seconds of the ``launched`` launches of kernel ``entry`` since :meth:`discard`
+        (:meth:`spans`' ends less starts, in launch order)."""
+        return tuple((end - start) * 1e-9 for start, end in self.spans(entry, launched))
 
     def time(self, launch: Callable[[], None], synchronize: Callable[[], None], entry: str, *,
              n_repeat: int, n_warmup: int, max_duration_s: float | None, clock=None) -> tuple[float, ...]:
