@@ -13,7 +13,8 @@ A result set is timed one way throughout, named in its manifest (``timing``):
     This is the time nvprof reports, and the data home's application runtimes are nvprof
     kernel durations (Amaris et al. measured with nvprof): a board calibrated from such a
     sweep has the launch floor and small-call times the nine applications' training boards
-    have.
+    have. The GPU's timestamp clock behind them ticks every 32 ns on an H100 and an H200
+    (``experiments/cupti_resolution.py``; ``experiments/results/cupti_resolution.txt``).
 
 References
 ----------
