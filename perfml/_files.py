@@ -27,12 +27,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from perfml._safe_output import write_text_atomic
 from perfml.errors import FileFormatError, PerfmlError
 
 __all__ = [
@@ -324,10 +324,12 @@ def write_json(path: str | os.PathLike, data: Mapping[str, Any], format_name: st
                *, overwrite: bool = False, error: type[PerfmlError] = FileFormatError) -> Path:
     """Write ``data`` as a versioned JSON file (``format`` and ``version`` first).
 
-    The file is written to a temporary file in the same directory and renamed into
-    place, so a crash never leaves half a file; the JSON is strict (no NaN or
-    Infinity); an existing file is replaced only with ``overwrite=True``, and only if
-    it is a regular file.
+    The JSON is strict (no NaN or Infinity); an existing file is replaced only with
+    ``overwrite=True``, and only if it is a regular file. The writing is
+    :func:`perfml._safe_output.write_text_atomic`'s: a temporary file in the same directory
+    put in place at the end, so a crash never leaves half a file, and, without
+    ``overwrite``, put in place only if no file has the name by then (a file another
+    program wrote meanwhile is kept).
 
     Raises
     ------
@@ -346,19 +348,6 @@ def write_json(path: str | os.PathLike, data: Mapping[str, Any], format_name: st
             raise error(f"{path} is not a regular file; perfml writes only regular files")
     text = json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise error(f"{path}: cannot be written ({exc.strerror or exc}); check the directory "
-                    "and free space") from None
-    return path
+        return write_text_atomic(path, text, overwrite=overwrite, option="file")
+    except PerfmlError as exc:  # created meanwhile, made a link or a directory meanwhile, or cannot be written
+        raise error(str(exc)) from None

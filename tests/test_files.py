@@ -328,3 +328,23 @@ def test_json_keys_given_twice_and_numbers_no_float_holds_are_refused(tmp_path):
     huge = _write(tmp_path, "huge.json", '{"format": "perfml-x", "version": 1, "n": ' + "9" * 400 + "}")
     with pytest.raises(FileFormatError, match=r"huge.json: the integer 9+\.\.\. \(400 digits\) is too large"):
         read_versioned(huge, "perfml-x", (1,))
+
+
+def test_write_json_keeps_a_file_another_program_wrote_while_it_was_writing(tmp_path, monkeypatch):
+    """Between write_json's check that the name is free and the file's arrival there, another
+    program writes the same name: that file is kept, and the refusal says so (it was replaced)."""
+    import tempfile
+
+    target = tmp_path / "x.json"
+    mkstemp = tempfile.mkstemp
+
+    def meanwhile(*args, **kwargs):
+        made = mkstemp(*args, **kwargs)
+        target.write_text("the other program's file")
+        return made
+
+    monkeypatch.setattr(tempfile, "mkstemp", meanwhile)
+    with pytest.raises(FileFormatError, match="exists|another program"):
+        write_json(target, {"a": 1}, "perfml-thing", 1)
+    assert target.read_text() == "the other program's file"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # no temporary left behind

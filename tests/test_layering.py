@@ -18,7 +18,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "perfml"
 #: subpackages and from packages of a strictly lower layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("<root>", "_expr", "_files", "_safe_output", "_progress", "_mlflow", "_secrets", "_csv_header"),
+    ("_safe_output",),  # writes files for every other module, _files included
+    ("<root>", "_expr", "_files", "_progress", "_mlflow", "_secrets", "_csv_header"),
     ("boards", "datasets", "kernels"),
     ("apps", "operators"),
     ("closed_form",),
