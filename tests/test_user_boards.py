@@ -190,6 +190,9 @@ _BOARD = '[[board]]\nname = "Mine-1"\nfull_name = "Synthetic board"\nsource = "s
         (_BOARD + "registers_per_sm = 32768\nregisters_per_block = 65536\n",
          r"registers_per_block = 65536 is above registers_per_sm = 32768"),
         (_BOARD + "base_clock_mhz = 1500\nboost_clock_mhz = 1000\n", r"base_clock_mhz = 1500 is above boost_clock_mhz = 1000"),
+        # 0 reads as "no L2" (compute capability 1.x) to the features and the L2-resident bound
+        (_BOARD + 'compute_capability = "8.0"\nl2_bytes = 0\n',
+         r"l2_bytes = 0 on compute capability 8\.0, but every GPU of compute capability 2\.0 or later has an L2"),
     ],
 )
 def test_a_bad_boards_file_is_refused_and_the_registry_is_unchanged(tmp_path, text, message):
@@ -322,6 +325,12 @@ def test_a_boards_file_alias_with_an_odd_character_is_refused(tmp_path):
     (tmp_path / "odd.toml").write_text(HEADER + _BOARD + 'aliases = ["Mine\N{ROCKET}"]\n')
     with pytest.raises(DatasetSchemaError, match="alias 'Mine.' of board 'Mine-1' has"):
         use_board_files([tmp_path / "odd.toml"])
+
+
+def test_no_l2_is_accepted_on_compute_capability_1x_where_it_is_right(tmp_path):
+    (tmp_path / "old.toml").write_text(HEADER + _BOARD + 'compute_capability = "1.3"\nl2_bytes = 0\n')
+    use_board_files([tmp_path / "old.toml"])
+    assert get_board("Mine-1").l2_bytes == 0
 
 
 @pytest.mark.parametrize("text, message", [

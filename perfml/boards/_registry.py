@@ -145,7 +145,9 @@ def _check_consistency(values: Mapping[str, Any], where: str, *, inherited_from:
     beside ``max_threads_per_sm = 2048`` predicted a 512-thread block on a board where none
     can be resident. Checked: ``max_threads_per_sm = warp size (32) x max_warps_per_sm``
     (a warp is 32 threads on every CUDA device), ``max_threads_per_block`` at most
-    :data:`~perfml.boards._launch_limits.MAX_THREADS_PER_BLOCK`, and the pairs of :data:`_ORDERED_FIELDS`. A field the board
+    :data:`~perfml.boards._launch_limits.MAX_THREADS_PER_BLOCK`, ``l2_bytes`` not 0 from compute
+    capability 2.0 on (CUDA C Programming Guide, appendix 'Compute Capabilities': global memory
+    is cached in L2 from 2.x), and the pairs of :data:`_ORDERED_FIELDS`. A field the board
     takes from its compute capability's table is named as such, so the fix is clear.
     """
     def name(field_name: str) -> str:
@@ -165,6 +167,15 @@ def _check_consistency(values: Mapping[str, Any], where: str, *, inherited_from:
         raise DatasetSchemaError(
             f"{where}: {name('max_threads_per_block')} = {per_block} is above CUDA's {MAX_THREADS_PER_BLOCK} "
             "threads per block (every compute capability from 2.0; 512 before it); give the device's value"
+        )
+    cc, l2 = values.get("compute_capability"), values.get("l2_bytes")
+    if isinstance(cc, str) and l2 == 0 and int(cc.split(".")[0]) >= 2:
+        # 0 is right for compute capability 1.x only; on a later board it reads as "no L2" to
+        # the features and the L2-resident roofline, which no such board is
+        raise DatasetSchemaError(
+            f"{where}: {name('l2_bytes')} = 0 on compute capability {cc}, but every GPU of compute capability "
+            "2.0 or later has an L2 cache (0 is for 1.x, which caches no global memory): give its size in bytes "
+            "(deviceQuery's 'L2 Cache Size', cudaDeviceProp.l2CacheSize), or leave the field out if no source states it"
         )
     for larger, smaller, why in _ORDERED_FIELDS:
         big, small = values.get(larger), values.get(smaller)
