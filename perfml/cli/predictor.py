@@ -54,7 +54,8 @@ def train(
 
     from perfml.learned.bundle import save_bundle
     from perfml.learned.persistence import replace_directory_check
-    from perfml.learned.training import corpus_figures, corpus_rows, fit_corpus, launch_fold_count, with_sweep_rows
+    from perfml.learned.training import (architecture_fold_count, corpus_figures, corpus_rows, fit_corpus,
+                                         launch_fold_count, with_sweep_rows)
 
     choices = {"default": None, "off": False, "on": True, "auto": "auto"}
     if wave_scaling not in choices:
@@ -105,7 +106,8 @@ def train(
                                          f"rows have {kept['board'].nunique()}")
     parts, figures, seconds, calibrated = {}, {}, {}, {}
     launch_folds = {name: launch_fold_count(name, rt) for name, rt in jobs.items()}
-    total = sum(1 + r["board"].nunique() + launch_folds[name] for name, r in jobs.items()) + 1
+    arch_folds = {name: architecture_fold_count(rt) for name, rt in jobs.items()}
+    total = sum(1 + r["board"].nunique() + launch_folds[name] + arch_folds[name] for name, r in jobs.items()) + 1
     with progress("training", total=total, quiet=quiet_requested()) as advance:
         for name, rt in jobs.items():
             t0 = time.perf_counter()
@@ -113,7 +115,9 @@ def train(
                                                  wave_scaling=waves,
                                                  progress=lambda b, name=name: advance(f"{name}: calibrated without {b}"),
                                                  launch_progress=lambda i, name=name: advance(
-                                                     f"{name}: unmeasured launch fold {i + 1}/{launch_folds[name]}"))
+                                                     f"{name}: unmeasured launch fold {i + 1}/{launch_folds[name]}"),
+                                                 architecture_progress=lambda a, name=name: advance(
+                                                     f"{name}: calibrated without the {a} boards"))
             seconds[name] = time.perf_counter() - t0
             advance(f"{name}: fitted")
             extra = {"training_rows": len(rt), "training_sources": sorted(set(rt["source"].astype(str))),
@@ -158,6 +162,16 @@ def train(
                        f"({launch['protocol']}), MAPE {launch['mape']:.2f}%, {launch['in_band']:.1f}% within 0.8-1.2; "
                        f"their {held['level']:.0%} interval, calibrated on the other boards' such rows, covers "
                        f"{100 * held['coverage']:.1f}%{_per_kernel_range(held)}, mean relative width {width}")
+        unseen = (parts[name][2].get("intervals") or {}).get("unseen_architecture")
+        if unseen is not None:
+            held = unseen["held_out_architecture"]
+            width = held["mean_relative_width"]
+            width = f"{width:.3f}" if width is not None else "unbounded (too few rows on some architecture)"
+            per = ", ".join(f"{a} {100 * c:.1f}%" for a, c in held["per_architecture"].items())
+            typer.echo(f"  {name} unseen architecture: {unseen['n']} rows, each architecture held out "
+                       f"({unseen['protocol']}), MAPE {unseen['mape']:.2f}%, {unseen['in_band']:.1f}% within 0.8-1.2; "
+                       f"their {held['level']:.0%} interval, calibrated on the other architectures' rows, covers "
+                       f"{100 * held['coverage']:.1f}% ({per}), mean relative width {width}")
     for line in not_trained.values():
         typer.echo(line)
     typer.echo(f"saved to {out}")

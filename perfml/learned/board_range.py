@@ -35,7 +35,7 @@ import pandas as pd
 from perfml.boards import peak_bandwidth, peak_flops
 
 __all__ = ["BOARD_RANGE_FIGURES", "board_figures", "board_range_flags", "boards_beyond_the_others",
-           "outside_training_boards"]
+           "outside_training_boards", "unseen_architecture_flags"]
 
 
 #: figure name -> (how to read it from a registry board, unit divisor, unit label)
@@ -108,3 +108,32 @@ def boards_beyond_the_others(boards, registry=None) -> list[str]:
     """
     names = sorted(set(map(str, boards)))
     return [b for b in names if outside_training_boards(b, [o for o in names if o != b], registry)]
+
+
+def unseen_architecture_flags(boards, training_boards, registry=None) -> tuple[np.ndarray, list[str]]:
+    """Per row, whether its board's architecture is none of the training boards', and why (``""`` if not).
+
+    Such a row's interval is the model's unseen-architecture one where it has it
+    (:func:`perfml.learned.intervals.interval_bounds`). A board whose architecture the
+    registry does not give (neither the field nor a compute capability), and a model that
+    records no training boards, flag nothing: there is nothing to compare.
+    """
+    from perfml.boards import board_architecture
+    from perfml.errors import PerfmlError
+
+    def arch(name: str) -> str | None:
+        try:
+            return board_architecture(name, registry=registry)
+        except PerfmlError:
+            return None
+
+    boards = pd.Series(np.asarray(boards, dtype=object)).astype(str)
+    trained = {a for a in (arch(str(b)) for b in (training_boards or ())) if a}
+    codes, names = pd.factorize(boards)
+    why = []
+    for name in names:
+        mine = arch(str(name)) if trained else None
+        why.append(f"board {name}: architecture {mine}, none of the training boards' ({', '.join(sorted(trained))})"
+                   if mine and mine not in trained else "")
+    reasons = [why[c] for c in codes]
+    return np.array([bool(r) for r in reasons], dtype=bool), reasons

@@ -57,6 +57,22 @@ pooled and per kernel, with the coverage they achieve on held-out boards beside 
 row gets the larger of its kernel's (else the pooled) half-width and its group's; a model
 without the entry (no kernel measured at two block sizes, or saved before it) keeps the
 doubling there.
+
+Boards of an architecture the model never saw: leave-one-board-out scores come from boards
+whose architecture other training boards share, so they say nothing of a board of a new
+architecture (an H100 for a model trained on 2012-2016 boards), whose kernels can behave
+differently as a whole. The calibrated 90 % interval of ``models/default`` covered 21.4 % of
+an H100's application kernels at the spec-only tier and 30.4 % at the calibrated one
+(``experiments/results/kernel_duration_check.txt``, kernel-duration timing, the recording at
+2f50b75). Where the training boards span two architectures or more, ``perfml train``
+therefore also calibrates such rows on their own, under the protocol that asks that
+question (:class:`~perfml.evaluation.protocols.LeaveOneArchitectureOut`: each architecture
+predicted from the others; :func:`architecture_oof_predictions`): the split-conformal
+half-widths of the manifest's ``unseen_architecture`` entry, per group as above
+(:func:`calibrate_unseen_architecture`), with the coverage they achieve on each held-out
+architecture beside them. A row whose board's architecture is none of the training
+boards' gets the larger of that half-width and its group's (a model without the entry
+keeps its group's).
 """
 
 from __future__ import annotations
@@ -150,6 +166,77 @@ def launch_oof_predictions(model, X: pd.DataFrame, y, *, progress=None) -> np.nd
         if progress is not None:
             progress(i)
     return oof
+
+
+def architecture_oof_predictions(model, X: pd.DataFrame, y, *, registry=None, progress=None) -> np.ndarray:
+    """Out-of-fold predictions of ``model``'s configuration, each architecture predicted from the others.
+
+    The folds are :class:`~perfml.evaluation.protocols.LeaveOneArchitectureOut`'s (the
+    boards' architectures from the registry): fold ``a`` fits an unfitted clone on the rows
+    of every board of another architecture and predicts the rows of ``a``'s boards.
+    ``progress(architecture)`` is called after each fold. Needs boards of two architectures
+    or more (the protocol's error otherwise).
+    """
+    from sklearn.base import clone
+
+    from perfml.evaluation.protocols import LeaveOneArchitectureOut
+
+    y = np.asarray(y, dtype=float)
+    protocol = LeaveOneArchitectureOut(registry=registry)
+    names = protocol.groups_of(X)
+    oof = np.full(len(X), np.nan)
+    for train, test in protocol.split(X):
+        est = clone(model)
+        est.fit(X.iloc[train].reset_index(drop=True), y[train])
+        oof[test] = est.predict(X.iloc[test].reset_index(drop=True))
+        if progress is not None:
+            progress(str(names[test[0]]))
+    return oof
+
+
+#: the protocol whose out-of-fold scores calibrate the rows of a board of an unseen architecture
+UNSEEN_ARCHITECTURE_PROTOCOL = "leave-one-architecture-out"
+
+
+def calibrate_unseen_architecture(pred, measured, architectures, groups, boards, level: float = 0.90) -> dict | None:
+    """The manifest's ``unseen_architecture`` entry from :func:`architecture_oof_predictions` (None without any row).
+
+    Split-conformal half-widths of ``|log(pred/measured)|`` at every level of :data:`LEVELS`
+    per group (``groups``: the interval groups of :func:`calibrate`) and pooled (``all``),
+    as the main calibration has them. Beside them, the evidence: the rows' MAPE and share
+    within [0.8, 1.2], and at ``level`` the share of each architecture's rows inside the
+    interval calibrated on the *other* architectures' rows (the group's own half-width
+    where they give one, else the pooled one), overall and per architecture, with the mean
+    relative width. Rows with a NaN prediction are left out.
+    """
+    pred = np.asarray(pred, dtype=float)
+    measured = np.asarray(measured, dtype=float)
+    ok = np.isfinite(pred)
+    if not ok.any():
+        return None
+    arch = np.asarray(architectures, dtype=object)[ok].astype(str)
+    grp = np.asarray(groups, dtype=object)[ok].astype(str)
+    scores = log_scores(pred[ok], measured[ok])
+    ape = np.abs(pred[ok] / measured[ok] - 1.0)
+    table = {"all": {"n": int(ok.sum()), "log_halfwidth": _half_widths(scores)}}
+    for g in sorted(set(grp)):
+        table[g] = {"n": int((grp == g).sum()), "log_halfwidth": _half_widths(scores[grp == g])}
+    half = np.full(len(scores), math.inf)
+    for a in sorted(set(arch)):
+        test = arch == a
+        half[test] = conformal_quantile(scores[~test], level)
+        for g in sorted(set(grp[test])):
+            own = conformal_quantile(scores[~test & (grp == g)], level)
+            if math.isfinite(own):
+                half[test & (grp == g)] = own
+    covered = scores <= half
+    width = float(np.mean(np.exp(half) - np.exp(-half)))
+    return {"protocol": UNSEEN_ARCHITECTURE_PROTOCOL, "n": int(ok.sum()), "architectures": sorted(set(arch)),
+            "boards": sorted(set(np.asarray(boards, dtype=object)[ok].astype(str))), "groups": table,
+            "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2)),
+            "held_out_architecture": {"level": level, "coverage": float(covered.mean()),
+                                      "mean_relative_width": width if math.isfinite(width) else None,
+                                      "per_architecture": {a: float(covered[arch == a].mean()) for a in sorted(set(arch))}}}
 
 
 def log_scores(pred, measured) -> np.ndarray:
@@ -266,6 +353,13 @@ def check_calibration(entry, where) -> dict:
                 _half_widths_ok(t) for t in kernels.values()):
             raise bad(f"unmeasured_launch (and each of its kernels) must hold {len(LEVELS)} non-negative, "
                       "non-decreasing log half-widths")
+    unseen = entry.get("unseen_architecture")
+    if unseen is not None:
+        table = unseen.get("groups") if isinstance(unseen, dict) else None
+        if not isinstance(table, dict) or "all" not in table or not all(
+                g in ALL_GROUPS and _half_widths_ok(t) for g, t in table.items()):
+            raise bad(f"unseen_architecture must hold an 'all' group and, per group, {len(LEVELS)} non-negative, "
+                      "non-decreasing log half-widths")
     return entry
 
 
@@ -278,7 +372,7 @@ def _half_widths_ok(table) -> bool:
 
 
 def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float, *, groups=None,
-                    unmeasured_launch=None) -> tuple[np.ndarray, np.ndarray]:
+                    unmeasured_launch=None, unseen_architecture=None) -> tuple[np.ndarray, np.ndarray]:
     """``lower_ms``, ``upper_ms`` per row (``pred * exp(-+q)``, q doubled for extrapolated rows).
 
     The row's group is its kernel group (:func:`kernel_group` of ``app_ids``) unless
@@ -287,7 +381,10 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
     calibration's ``unmeasured_launch`` entry their q is the larger of its half-width (the
     kernel's own, else the pooled one) and the group's; without it (or where it holds too
     few rows for the level) they are widened as ``extrapolated`` rows are. A row that is
-    both takes the larger q, widened.
+    both takes the larger q, widened. ``unseen_architecture`` marks the rows whose board is of
+    an architecture none of the training boards has: with the calibration's
+    ``unseen_architecture`` entry their q is at least its half-width (the group's own, else
+    the pooled one); without it, or where it holds too few rows for the level, unchanged.
     """
     from perfml.errors import IntervalLevelError
 
@@ -306,6 +403,9 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
                 f"too few for a {level:.0%} split-conformal interval (it needs at least {math.ceil(level / (1 - level))}); "
                 "give a lower --level, or retrain on more rows")
         half[j] = q
+    if unseen_architecture is not None:
+        _raise_to_architecture_half_width(half, np.asarray(unseen_architecture, dtype=bool), groups,
+                                          calibration.get("unseen_architecture"), i)
     widen = np.asarray(extrapolated, dtype=bool).copy()
     if unmeasured_launch is not None:
         widen |= _raise_to_launch_half_width(half, np.asarray(unmeasured_launch, dtype=bool), app_ids,
@@ -314,6 +414,20 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
     pred = np.asarray(pred, dtype=float)
     with np.errstate(over="ignore"):
         return pred * np.exp(-half), pred * np.exp(half)
+
+
+def _raise_to_architecture_half_width(half: np.ndarray, rows: np.ndarray, groups, entry, i: int) -> None:
+    """Raise ``half`` in place, on ``rows``, to the ``unseen_architecture`` entry's half-width at level index ``i``
+    (the row's group's where the entry has it at that level, else the pooled one; none: unchanged)."""
+    if entry is None or not rows.any():
+        return
+    table = entry["groups"]
+    pooled = table["all"]["log_halfwidth"][i]
+    for j in np.flatnonzero(rows):
+        q = (table.get(str(groups[j])) or {}).get("log_halfwidth", [None] * len(LEVELS))[i]
+        q = pooled if q is None else q
+        if q is not None:
+            half[j] = max(half[j], float(q))
 
 
 def _raise_to_launch_half_width(half: np.ndarray, launch: np.ndarray, app_ids, entry, i: int) -> np.ndarray:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
-from perfml.learned.board_range import board_range_flags
+from perfml.learned.board_range import board_range_flags, unseen_architecture_flags
 from perfml.learned.queries import (
     LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num, answered, launches_agree,
 )
@@ -515,4 +515,5 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     groups = q["op"].map(dict(OP_CLASS)).to_numpy(dtype=object)
     on_board = board_range_flags(q["board"], training.get("boards"))
     return answered(original, pred, basis, flags, reasons, _bounds(q), meta.get("intervals"), level, groups=groups,
-                    board_flags=on_board, spread=spread if reference is not None and len(reference) else None)
+                    board_flags=on_board, spread=spread if reference is not None and len(reference) else None,
+                    architecture_flags=unseen_architecture_flags(q["board"], training.get("boards")))

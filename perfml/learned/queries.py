@@ -51,7 +51,7 @@ import pandas as pd
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
 from perfml.closed_form.roofline import roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
-from perfml.learned.board_range import board_range_flags
+from perfml.learned.board_range import board_range_flags, unseen_architecture_flags
 
 QUERY_REQUIRED = ("board", "app_id", "input_size")
 #: columns ``perfml predict`` adds to the queries; an input column of the same name is refused
@@ -941,7 +941,9 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                      for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
                     board_flags=on_board, spread=spread if reference is not None else None,
-                    floor_ms=target_call_floor_ms(floor, model, q["board"]), launch_flags=launch)
+                    floor_ms=target_call_floor_ms(floor, model, q["board"]), launch_flags=launch,
+                    architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
+                                                                 registry))
 
 
 def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | np.ndarray:
@@ -1028,7 +1030,8 @@ UNCALIBRATED_LAUNCH_NOTE = ("its interval is twice the log half-width of a measu
 
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
-             app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None, launch_flags=None) -> pd.DataFrame:
+             app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None, launch_flags=None,
+             architecture_flags=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
@@ -1039,7 +1042,9 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     (:func:`~perfml.learned.intervals.interval_bounds`). ``board_flags``: ``(flags, reasons)``
     of the rows whose board is beyond the training boards' figures (:func:`perfml.learned.board_range.board_range_flags`),
     flagged whatever the basis (a reference on another board is carried to this one by the
-    model) and not widened. ``bound``: the
+    model) and not widened. ``architecture_flags``: ``(flags, reasons)`` of the rows whose board's
+    architecture is none of the training boards' (:func:`perfml.learned.board_range.unseen_architecture_flags`),
+    flagged whatever the basis, their interval the model's unseen-architecture one where it has it. ``bound``: the
     row's roofline lower bound (NaN where the work is unknown), never below ``floor_ms``
     (:func:`call_floor_ms`; None: :data:`~perfml.characterize.limits.MIN_MEASURED_MS`, which
     no kernel call is shorter than: a prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
@@ -1062,6 +1067,10 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     if board_flags is not None:
         beyond, why = np.asarray(board_flags[0], dtype=bool), board_flags[1]
         reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
+    unseen = np.zeros(len(flags), dtype=bool)
+    if architecture_flags is not None:
+        unseen, why = np.asarray(architecture_flags[0], dtype=bool), architecture_flags[1]
+        reasons = ["; ".join(x for x in (r, w) if x) for r, w in zip(reasons, why)]
     from perfml.characterize.limits import MIN_MEASURED_MS
 
     # one floor, or one per row (:func:`target_call_floor_ms`)
@@ -1077,7 +1086,8 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
         # boards is flagged, its interval is the calibrated one (perfml.learned.board_range says why).
         # The interval is the written prediction's: around a clamped one it keeps its width (taken
         # around the prediction below the bound, it shrank to [bound, bound])
-        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups, unmeasured_launch=launch)
+        lower, upper = interval_bounds(pred, app_ids, flags, calibration, level, groups=groups, unmeasured_launch=launch,
+                                       unseen_architecture=unseen)
         if spread is not None:
             lower, upper = lower * np.asarray(spread[0], dtype=float), upper * np.asarray(spread[1], dtype=float)
         lower = np.fmax(lower, bound)
@@ -1089,7 +1099,7 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     out["upper_ms"] = upper
     out["basis"] = basis
     out["clamped_to_bound"] = clamped
-    out["extrapolated"] = flags | launch | beyond
+    out["extrapolated"] = flags | launch | beyond | unseen
     out["extrapolation"] = reasons
     return out
 

@@ -435,7 +435,7 @@ def make_corpus_model(corpus: str, *, data_home=None, random_state: int = 0, n_j
 
 def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bool = True, progress=None,
                random_state: int = 0, n_jobs: int | None = None, estimator=None, wave_scaling=None,
-               shrinkage="auto", launch_progress=None):
+               shrinkage="auto", launch_progress=None, architecture_progress=None):
     """Fit one corpus's model; with ``calibrate``, its leave-one-board-out interval calibration too.
 
     Returns ``(model, calibration, oof)`` as :func:`fit_default` (calibration and oof None
@@ -456,11 +456,19 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
     entry, :func:`perfml.learned.intervals.calibrate_unmeasured_launch`), from out-of-fold
     predictions with the board *and* the block size held out
     (:func:`perfml.learned.intervals.launch_oof_predictions`).
+
+    A sub-model whose boards span two architectures or more also calibrates the interval of a
+    board of an architecture it never saw (the ``unseen_architecture`` entry,
+    :func:`perfml.learned.intervals.calibrate_unseen_architecture`), from out-of-fold
+    predictions with each architecture held out
+    (:func:`perfml.learned.intervals.architecture_oof_predictions`;
+    ``architecture_progress(architecture)`` follows those folds, :func:`architecture_fold_count`).
     """
     import numpy as np
 
-    from perfml.learned.intervals import (board_oof_predictions, calibrate as make_calibration,
-                                          calibrate_unmeasured_launch, launch_oof_predictions, log_scores)
+    from perfml.learned.intervals import (architecture_oof_predictions, board_oof_predictions,
+                                          calibrate as make_calibration, calibrate_unmeasured_launch,
+                                          calibrate_unseen_architecture, launch_oof_predictions, log_scores)
 
     y = rows["measured_ms"].to_numpy(dtype=float)
     characterizations = None
@@ -493,7 +501,29 @@ def fit_corpus(corpus: str, rows: pd.DataFrame, *, data_home=None, calibrate: bo
         entry = calibrate_unmeasured_launch(launch, y, rows["board"].to_numpy(), rows["app_id"].to_numpy())
         if entry is not None:
             calibration["unmeasured_launch"] = entry
+    if architecture_fold_count(rows):
+        arch_oof = architecture_oof_predictions(model, rows, y, progress=architecture_progress)
+        arch_oof[~scored] = np.nan
+        entry = calibrate_unseen_architecture(arch_oof, y, _architectures(rows), calibration_groups(corpus, rows),
+                                              rows["board"].to_numpy())
+        if entry is not None:
+            calibration["unseen_architecture"] = entry
     return model, calibration, oof
+
+
+def _architectures(rows: pd.DataFrame):
+    """The registry architecture of each row's board."""
+    from perfml.evaluation.protocols import LeaveOneArchitectureOut
+
+    return LeaveOneArchitectureOut().groups_of(rows)
+
+
+def architecture_fold_count(rows: pd.DataFrame) -> int:
+    """How many architecture folds :func:`fit_corpus` runs for the unseen-architecture calibration (0: one architecture)."""
+    if rows["board"].nunique() < 3:
+        return 0
+    n = len(set(_architectures(rows)))
+    return n if n >= 2 else 0
 
 
 def launch_fold_count(corpus: str, rows: pd.DataFrame) -> int:
