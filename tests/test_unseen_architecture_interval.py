@@ -188,6 +188,15 @@ def test_a_trained_model_calibrates_the_unseen_architecture_and_predict_uses_it(
     assert half[1] == pytest.approx(max(q_group, q_arch), rel=1e-9) and q_arch != q_group
     assert out["extrapolated"].iloc[1] and "architecture" not in out["extrapolation"].iloc[0]  # (its L2 is beyond)
     assert "architecture Hopper, none of the training boards' (Kepler, Maxwell)" in out["extrapolation"].iloc[1]
+    # the user's reference of the run: measured on an H200 (Hopper too), the H100 row is a transfer within one
+    # architecture (the board-grouped interval); measured on a GTX-980, it is carried across architectures
+    for ref_board, widened in (("H200", False), ("GTX-980", True)):
+        ref = q.iloc[[1]].assign(board=ref_board, time_ms=0.01)  # a synthetic reference time
+        out = predict_queries(model, q.iloc[[1]], "q.csv", reference=ref)
+        assert out["basis"].iloc[0] == "reference"
+        lo, hi = (out[c].iloc[0] / out["predicted_ms"].iloc[0] for c in ("lower_ms", "upper_ms"))
+        assert ("architecture Hopper" in out["extrapolation"].iloc[0]) is widened
+        assert np.log(hi) == pytest.approx(max(q_group, q_arch) if widened else q_group, rel=1e-6)
 
 
 @needs_data_home()

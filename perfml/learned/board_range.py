@@ -35,7 +35,7 @@ import pandas as pd
 from perfml.boards import peak_bandwidth, peak_flops
 
 __all__ = ["BOARD_RANGE_FIGURES", "board_figures", "board_range_flags", "boards_beyond_the_others",
-           "outside_training_boards", "unseen_architecture_flags"]
+           "outside_training_boards", "unseen_architecture_flags", "carried_within_architecture", "architectures_of"]
 
 
 #: figure name -> (how to read it from a registry board, unit divisor, unit label)
@@ -110,14 +110,8 @@ def boards_beyond_the_others(boards, registry=None) -> list[str]:
     return [b for b in names if outside_training_boards(b, [o for o in names if o != b], registry)]
 
 
-def unseen_architecture_flags(boards, training_boards, registry=None) -> tuple[np.ndarray, list[str]]:
-    """Per row, whether its board's architecture is none of the training boards', and why (``""`` if not).
-
-    Such a row's interval is the model's unseen-architecture one where it has it
-    (:func:`perfml.learned.intervals.interval_bounds`). A board whose architecture the
-    registry does not give (neither the field nor a compute capability), and a model that
-    records no training boards, flag nothing: there is nothing to compare.
-    """
+def architectures_of(boards, registry=None) -> np.ndarray:
+    """The registry architecture of each board (None where the registry gives neither it nor a compute capability)."""
     from perfml.boards import board_architecture
     from perfml.errors import PerfmlError
 
@@ -127,13 +121,42 @@ def unseen_architecture_flags(boards, training_boards, registry=None) -> tuple[n
         except PerfmlError:
             return None
 
-    boards = pd.Series(np.asarray(boards, dtype=object)).astype(str)
-    trained = {a for a in (arch(str(b)) for b in (training_boards or ())) if a}
-    codes, names = pd.factorize(boards)
-    why = []
-    for name in names:
-        mine = arch(str(name)) if trained else None
-        why.append(f"board {name}: architecture {mine}, none of the training boards' ({', '.join(sorted(trained))})"
-                   if mine and mine not in trained else "")
-    reasons = [why[c] for c in codes]
+    codes, names = pd.factorize(pd.Series(np.asarray(boards, dtype=object)).astype(str))
+    table = np.empty(len(names), dtype=object)
+    table[:] = [arch(str(n)) for n in names]
+    return table[codes]
+
+
+def unseen_architecture_flags(boards, training_boards, registry=None, *, carried_within=None) -> tuple[np.ndarray, list[str]]:
+    """Per row, whether its board's architecture is none of the training boards', and why (``""`` if not).
+
+    Such a row's interval is the model's unseen-architecture one where it has it
+    (:func:`perfml.learned.intervals.interval_bounds`). ``carried_within``: per row, whether
+    it was carried from the user's reference measured on a board of its own architecture
+    (:func:`carried_within_architecture`): a transfer within that architecture, which the
+    leave-one-board-out calibration describes, so it is not flagged. A board whose
+    architecture the registry does not give (neither the field nor a compute capability),
+    and a model that records no training boards, flag nothing: there is nothing to compare.
+    """
+    mine = architectures_of(boards, registry)
+    trained = {a for a in architectures_of(list(training_boards or ()), registry) if a}
+    within = np.zeros(len(mine), dtype=bool) if carried_within is None else np.asarray(carried_within, dtype=bool)
+    listed = ", ".join(sorted(trained))
+    reasons = [f"board {b}: architecture {a}, none of the training boards' ({listed})"
+               if trained and a and a not in trained and not w else ""
+               for b, a, w in zip(np.asarray(boards, dtype=object).astype(str), mine, within)]
     return np.array([bool(r) for r in reasons], dtype=bool), reasons
+
+
+def carried_within_architecture(n: int, owners, query_boards, reference_boards, registry=None) -> np.ndarray:
+    """Per query row (``n`` of them), whether one of its reference pairs (``owners[k]``: the row of pair ``k``,
+    measured on ``reference_boards[k]``) is on a board of the row's own architecture (``query_boards``)."""
+    out = np.zeros(n, dtype=bool)
+    owners = np.asarray(owners, dtype=int)
+    if not len(owners):
+        return out
+    at_query = architectures_of(np.asarray(query_boards, dtype=object)[owners], registry)
+    at_reference = architectures_of(reference_boards, registry)
+    same = np.array([a is not None and a == b for a, b in zip(at_query, at_reference)], dtype=bool)
+    out[owners[same]] = True
+    return out

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
-from perfml.learned.board_range import board_range_flags, unseen_architecture_flags
+from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
 from perfml.learned.queries import (
     LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num, answered, launches_agree,
 )
@@ -499,11 +499,14 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
         pred = np.asarray(model.predict(q), dtype=float)
     trained = set(training.get("ops") or ())
     basis = np.where(q["op"].isin(trained).to_numpy(), "training-boards", "description").astype(object)
+    within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
     if reference is not None and len(reference):
         scaled, spread = _reference_predictions(model, q, pred, reference, pairs)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
+        within = has & carried_within_architecture(len(q), pairs[0], q["board"].to_numpy(),
+                                                   reference["board"].to_numpy()[pairs[1]])
     bad = _first(~(np.isfinite(pred) & (pred > 0)))
     if bad is not None:
         raise QueryValidationError(
@@ -516,4 +519,5 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     on_board = board_range_flags(q["board"], training.get("boards"))
     return answered(original, pred, basis, flags, reasons, _bounds(q), meta.get("intervals"), level, groups=groups,
                     board_flags=on_board, spread=spread if reference is not None and len(reference) else None,
-                    architecture_flags=unseen_architecture_flags(q["board"], training.get("boards")))
+                    architecture_flags=unseen_architecture_flags(q["board"], training.get("boards"),
+                                                                 carried_within=within))

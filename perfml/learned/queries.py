@@ -51,7 +51,7 @@ import pandas as pd
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
 from perfml.closed_form.roofline import roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
-from perfml.learned.board_range import board_range_flags, unseen_architecture_flags
+from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
 
 QUERY_REQUIRED = ("board", "app_id", "input_size")
 #: columns ``perfml predict`` adds to the queries; an input column of the same name is refused
@@ -712,6 +712,10 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     (:data:`~perfml.learned.profile_import.PROFILED_WORK`, ``--profile``), such a kernel is carried
     by the geometric mean of the model's ratio and the ratio of that work's roofline
     (:func:`_with_profiled_roofline`).
+
+    Returns the carried predictions and their spread (:func:`carried_references`), and per
+    row whether it was carried by the profiled roofline and whether one of its references is
+    on a board of its own architecture (:func:`~perfml.learned.board_range.carried_within_architecture`).
     """
     from perfml.learned.profile_import import PROFILED_WORK
 
@@ -727,7 +731,8 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
             times.append(r["time_ms"])
             work.append([r[c] if c in profiled else np.nan for c in PROFILED_WORK])
     if not pairs:
-        return (*carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q)), np.zeros(len(q), dtype=bool))
+        nothing = np.zeros(len(q), dtype=bool)
+        return (*carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q)), nothing, nothing)
     moved = pd.DataFrame(pairs)
     with np.errstate(all="ignore"):
         at_ref = np.asarray(model.predict_transfer(moved), dtype=float)  # a ratio: any kernel
@@ -741,7 +746,9 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
                                                              np.asarray(work, dtype=float), unknown, logs, alternatives)
     profiled = np.zeros(len(q), dtype=bool)
     profiled[owners[by_profile]] = True
-    return (*carried_references(owners, logs, len(q), alternatives=alternatives), profiled)
+    within = carried_within_architecture(len(q), owners, q["board"].to_numpy(), moved["board"].to_numpy(),
+                                         getattr(model, "registry", None))
+    return (*carried_references(owners, logs, len(q), alternatives=alternatives), profiled, within)
 
 
 def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times, work: np.ndarray,
@@ -896,9 +903,10 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         pred = np.asarray(model.predict_transfer(q), dtype=float)
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
     floor = call_floor_ms(meta.get("training"), reference)
+    within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
     if reference is not None:
-        scaled, spread, profiled = _reference_predictions(model, q, pred, reference, known=trained | described,
-                                                          floor_ms=floor)
+        scaled, spread, profiled, within = _reference_predictions(model, q, pred, reference,
+                                                                  known=trained | described, floor_ms=floor)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -943,7 +951,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                     board_flags=on_board, spread=spread if reference is not None else None,
                     floor_ms=target_call_floor_ms(floor, model, q["board"]), launch_flags=launch,
                     architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
-                                                                 registry))
+                                                                 registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
 
 
 def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | np.ndarray:
