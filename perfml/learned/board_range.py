@@ -20,6 +20,8 @@ the boards beyond the others (Mondrian split conformal, a scratch run on the nin
 set by the board with most rows. The flag is the warning: on the A100
 left out of the operators' training the calibrated tier's 90 % interval covered 83.3 % of
 its rows (``experiments/results/calibrated_cli_unseen_board_A100-PCIe-40GB.txt``).
+A board of an architecture none of the training boards has is another matter, with a
+calibration of its own (:func:`unseen_architecture_flags`; :mod:`perfml.learned.intervals`).
 
 The figures are the registry's (:mod:`perfml.boards`): :func:`~perfml.boards.peak_bandwidth`,
 :func:`~perfml.boards.peak_flops` (FP32, boost clock), ``sms`` and ``l2_bytes``.
