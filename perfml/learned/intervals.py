@@ -72,7 +72,9 @@ half-widths of the manifest's ``unseen_architecture`` entry, per group as above
 (:func:`calibrate_unseen_architecture`), with the coverage they achieve on each held-out
 architecture beside them. A row whose board's architecture is none of the training
 boards' gets the larger of that half-width and its group's (a model without the entry
-keeps its group's).
+keeps its group's), unless it was carried from the user's reference measured on a board of
+its own architecture: that is a transfer within the architecture, which the
+leave-one-board-out scores describe (:func:`perfml.learned.board_range.unseen_architecture_flags`).
 """
 
 from __future__ import annotations
