@@ -10,12 +10,7 @@
 set -u
 BOARD=$1; OUT=$2
 WORK=$(mktemp -d); mkdir -p "$WORK/logs" "$OUT"
-{ date -u; nvidia-smi; nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu --format=csv; } \
-    > "$WORK/logs/env.txt" 2>&1
-# cupti-python loads libcupti.so.13: the one beside PyTorch's CUDA wheels, else the toolkit's
-LIB=$(dirname "$(find /opt /usr/local -name 'libcupti.so.13*' 2>/dev/null | sort | head -n 1)" 2>/dev/null)
-[ -n "$LIB" ] && export LD_LIBRARY_PATH="$LIB:${LD_LIBRARY_PATH:-}"
-echo "libcupti from: ${LIB:-not found}" | tee -a "$WORK/logs/env.txt"
+source "$(dirname "$0")/device_env.sh"  # env.txt, and libcupti on LD_LIBRARY_PATH
 t0=$(date +%s)
 PYTHONPATH=".:${PYTHONPATH:-}" timeout "${MEASURE_S:-120}" python3 experiments/cupti_resolution.py \
     --measure "$WORK/$BOARD-cupti-resolution" > "$WORK/logs/resolution.log" 2>&1

@@ -11,12 +11,7 @@
 set -u
 BOARD=$1; OUT=$2
 WORK=$(mktemp -d); mkdir -p "$WORK/logs" "$OUT"
-{ date -u; nvidia-smi; nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu --format=csv; } \
-    > "$WORK/logs/env.txt" 2>&1
-# cupti-python loads libcupti.so.13: the one beside PyTorch's CUDA wheels, else the toolkit's
-LIB=$(dirname "$(find /opt /usr/local -name 'libcupti.so.13*' 2>/dev/null | sort | head -n 1)" 2>/dev/null)
-[ -n "$LIB" ] && export LD_LIBRARY_PATH="$LIB:${LD_LIBRARY_PATH:-}"
-echo "libcupti from: ${LIB:-not found}" | tee -a "$WORK/logs/env.txt"
+source "$(dirname "$0")/device_env.sh"  # env.txt, and libcupti on LD_LIBRARY_PATH
 python3 -c "from cupti import cupti; import importlib.metadata as m; print('cupti-python', m.version('cupti-python'))" 2>&1 | tee -a "$WORK/logs/env.txt"
 for timing in kernel-duration cuda-events; do
     t0=$(date +%s)

@@ -469,3 +469,29 @@ def monkeypatch_module():
     mp = pytest.MonkeyPatch()
     yield mp
     mp.undo()
+
+
+@pytest.fixture(scope="session")
+def three_board_train(tmp_path_factory):
+    """``perfml train`` of the nine apps' NCA runs of three boards (GTX-680, GTX-970, Tesla-K20: two
+    architectures), described sub-model only, small xgboost: (bundle path, what it printed).
+
+    Trained once for the tests of what ``perfml train`` records and prints.
+    """
+    import contextlib
+    import io
+
+    from perfml.cli import main
+    from perfml.learned import regressors
+
+    home = shared_data_home()
+    out = tmp_path_factory.mktemp("three_board_train") / "m"
+    left_out = ["GTX-750", "GTX-980", "GTX-Titan", "GTX-Titan-Black", "Quadro-K5200", "Tesla-K40"]
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
+        mp.setitem(regressors._DEFAULTS, "xgboost", {**regressors._DEFAULTS["xgboost"], "n_estimators": 20, "max_depth": 3})
+        code = main(["--quiet", "train", "--out", str(out), "--corpus", "described", "--source", "gpuperfpredict-nca",
+                     "--no-calibrated-tier", "--n-jobs", "1", "--data-home", str(home.path),
+                     *[a for b in left_out for a in ("--exclude-board", b)]])
+    assert code == 0, printed.getvalue()
+    return out, printed.getvalue()

@@ -232,29 +232,19 @@ def test_the_cheaper_launch_estimator_predicts_as_the_model_at_an_unmeasured_lau
 
 
 @needs_data_home()
-def test_perfml_train_records_and_prints_the_unmeasured_launch_calibration(tmp_path, capsys, monkeypatch):
+def test_perfml_train_records_and_prints_the_unmeasured_launch_calibration(three_board_train):
     """`perfml train` on the nine apps' NCA runs of three boards: the entry is in the bundle, its evidence printed."""
     import re
 
-    from perfml.cli import main
-    from perfml.learned import regressors
     from perfml.learned.bundle import load_predictor
 
-    home = shared_data_home()
-    monkeypatch.setitem(regressors._DEFAULTS, "xgboost",
-                        {**regressors._DEFAULTS["xgboost"], "n_estimators": 20, "max_depth": 3})
-    left_out = ["GTX-750", "GTX-980", "GTX-Titan", "GTX-Titan-Black", "Quadro-K5200", "Tesla-K40"]
-    code = main(["--quiet", "train", "--out", str(tmp_path / "m"), "--corpus", "described", "--source", "gpuperfpredict-nca",
-                 "--no-calibrated-tier", "--n-jobs", "1", "--data-home", str(home.path),
-                 *[a for b in left_out for a in ("--exclude-board", b)]])
-    printed = capsys.readouterr()
-    assert code == 0, printed.err
-    entry = load_predictor(tmp_path / "m", data_home=home).models["described"].metadata_["intervals"]["unmeasured_launch"]
+    path, out = three_board_train
+    entry = load_predictor(path, data_home=shared_data_home()).models["described"].metadata_["intervals"]["unmeasured_launch"]
     assert entry["boards"] == ["GTX-680", "GTX-970", "Tesla-K20"]
     m = re.search(r"described unmeasured launch: (\d+) rows held out with their block size "
                   r"\(leave-one-board-and-block-size-out\), MAPE ([\d.]+)%, ([\d.]+)% within 0.8-1.2; their 90% "
-                  r"interval, calibrated on the other boards' such rows, covers ([\d.]+)%", printed.out)
-    assert m, printed.out
+                  r"interval, calibrated on the other boards' such rows, covers ([\d.]+)%", out)
+    assert m, out
     assert int(m.group(1)) == entry["n"] and float(m.group(2)) == pytest.approx(entry["mape"], abs=0.005)
     assert float(m.group(4)) == pytest.approx(100 * entry["held_out_board"]["coverage"], abs=0.05)
 

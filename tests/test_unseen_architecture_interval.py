@@ -200,27 +200,18 @@ def test_a_trained_model_calibrates_the_unseen_architecture_and_predict_uses_it(
 
 
 @needs_data_home()
-def test_perfml_train_prints_the_held_out_architecture_evidence(tmp_path, capsys, monkeypatch):
+def test_perfml_train_prints_the_held_out_architecture_evidence(three_board_train):
+    """`perfml train` on the nine apps' NCA runs of three boards (Kepler, Maxwell): the entry and its evidence."""
     import re
 
-    from perfml.cli import main
-    from perfml.learned import regressors
     from perfml.learned.bundle import load_predictor
 
-    home = shared_data_home()
-    monkeypatch.setitem(regressors._DEFAULTS, "xgboost",
-                        {**regressors._DEFAULTS["xgboost"], "n_estimators": 20, "max_depth": 3})
-    left_out = ["GTX-750", "GTX-980", "GTX-Titan", "GTX-Titan-Black", "Quadro-K5200", "Tesla-K40"]
-    code = main(["--quiet", "train", "--out", str(tmp_path / "m"), "--corpus", "described", "--source", "gpuperfpredict-nca",
-                 "--no-calibrated-tier", "--n-jobs", "1", "--data-home", str(home.path),
-                 *[a for b in left_out for a in ("--exclude-board", b)]])
-    printed = capsys.readouterr()
-    assert code == 0, printed.err
-    entry = load_predictor(tmp_path / "m", data_home=home).models["described"].metadata_["intervals"]["unseen_architecture"]
+    path, out = three_board_train
+    entry = load_predictor(path, data_home=shared_data_home()).models["described"].metadata_["intervals"]["unseen_architecture"]
     m = re.search(r"described unseen architecture: (\d+) rows, each architecture held out \(leave-one-architecture-out\), "
                   r"MAPE ([\d.]+)%, [\d.]+% within 0.8-1.2; their 90% interval, calibrated on the other architectures' "
-                  r"rows, covers ([\d.]+)% \(Kepler ([\d.]+)%, Maxwell ([\d.]+)%\)", printed.out)
-    assert m, printed.out
+                  r"rows, covers ([\d.]+)% \(Kepler ([\d.]+)%, Maxwell ([\d.]+)%\)", out)
+    assert m, out
     assert int(m.group(1)) == entry["n"] and float(m.group(2)) == pytest.approx(entry["mape"], abs=0.005)
     held = entry["held_out_architecture"]
     assert float(m.group(3)) == pytest.approx(100 * held["coverage"], abs=0.05)
