@@ -40,11 +40,12 @@ def test_the_line_fit_recovers_the_cycles_clock():
     assert (a, 1 / b) == pytest.approx((850, 1.98)) and np.abs(resid).max() < 1e-6
 
 
-@pytest.mark.parametrize("board", ["H100-SXM", "H200"])
-def test_the_recorded_hopper_clocks_tick_every_32_ns(board):
+@pytest.mark.parametrize("folder", ["H100-SXM-cupti-resolution", "H200-cupti-resolution",
+                                    "H100-SXM-cupti-resolution-run2"])
+def test_the_recorded_hopper_clocks_tick_every_32_ns(folder):
     """The recordings (lent devices, 2026-11-27): durations come in steps of 32 ns, the empty kernel's
     shortest under a microsecond, and the spin sweep's slope is the SM clock nvidia-smi read (1980 MHz)."""
-    spans = resolution.read_spans(ARCHIVE / f"{board}-cupti-resolution")
+    spans = resolution.read_spans(ARCHIVE / folder)
     sweep = spans[spans["kernel"] == "spin"]
     steps = resolution.clock_steps(sweep["duration_ns"].to_numpy(), merge_ns=2)
     assert np.median(steps) == pytest.approx(32, abs=1)
