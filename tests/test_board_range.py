@@ -73,8 +73,14 @@ def test_boards_beyond_the_others_are_the_extremes_of_a_training_set():
     assert boards_beyond_the_others(["GTX-680", "GTX-970", "GTX-980"]) == ["GTX-680", "GTX-980"]
 
 
-@pytest.mark.parametrize("board, flagged", [("GTX-Titan", False), ("H100-SXM", True)])
-def test_predict_flags_the_board_and_keeps_the_calibrated_interval(board, flagged):
+@pytest.mark.parametrize("board, flagged, new_architecture", [
+    ("GTX-Titan", False, False),
+    ("GTX-Titan-X", True, False),  # Maxwell, as training boards are; its bandwidth and FP32 rate beyond theirs
+    ("H100-SXM", True, True),
+])
+def test_predict_flags_the_board_and_keeps_the_calibrated_interval(board, flagged, new_architecture):
+    """A board beyond the training boards' figures is flagged, its interval not widened for that; a board of
+    an architecture none of them has takes the unseen-architecture half-width where it is wider."""
     from perfml.learned.bundle import load_predictor, predict_any
     from perfml.learned.intervals import LEVELS
 
@@ -86,9 +92,13 @@ def test_predict_flags_the_board_and_keeps_the_calibrated_interval(board, flagge
     out = predict_any(bundle, q, "q.csv", level=0.9)
     assert bool(out["extrapolated"].iat[0]) is flagged
     assert ("board " + board in str(out["extrapolation"].iat[0])) is flagged
-    q90 = bundle.model_for("described").metadata_["intervals"]["groups"]["described"]["log_halfwidth"][LEVELS.index(0.9)]
+    assert ("architecture" in str(out["extrapolation"].iat[0])) is new_architecture
+    intervals = bundle.model_for("described").metadata_["intervals"]
+    q90 = intervals["groups"]["described"]["log_halfwidth"][LEVELS.index(0.9)]
+    if new_architecture:
+        q90 = max(q90, intervals["unseen_architecture"]["groups"]["described"]["log_halfwidth"][LEVELS.index(0.9)])
     half = np.log(out["upper_ms"].iat[0] / out["predicted_ms"].iat[0])
-    assert half == pytest.approx(q90)  # flagged, not widened (perfml.learned.board_range says why)
+    assert half == pytest.approx(q90)  # the figures flag, not widened (perfml.learned.board_range says why)
 
 
 def test_the_module_docstring_names_the_default_models_boards_beyond_the_others():
