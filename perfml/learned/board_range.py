@@ -19,7 +19,9 @@ to 50 % wider (``perfml train`` at commit e40360d, which did so); a widening mea
 the boards beyond the others (Mondrian split conformal, a scratch run on the nine apps) was
 set by the board with most rows. The flag is the warning: on the A100
 left out of the operators' training the calibrated tier's 90 % interval covered 83.3 % of
-its rows (``experiments/results/calibrated_cli_unseen_board_A100-PCIe-40GB.txt``).
+its rows (``experiments/results/calibrated_cli_unseen_board_A100-PCIe-40GB.txt``, the
+recording at 0dfd1ab; 85.9 % in the one at bdb52d8, where the A100's architecture, none of
+the training boards', also takes the unseen-architecture interval).
 A board of an architecture none of the training boards has is another matter, with a
 calibration of its own (:func:`unseen_architecture_flags`; :mod:`perfml.learned.intervals`).
 
