@@ -223,22 +223,14 @@ def calibrate_unseen_architecture(pred, measured, architectures, groups, boards,
     table = {"all": {"n": int(ok.sum()), "log_halfwidth": _half_widths(scores)}}
     for g in sorted(set(grp)):
         table[g] = {"n": int((grp == g).sum()), "log_halfwidth": _half_widths(scores[grp == g])}
-    half = np.full(len(scores), math.inf)
-    for a in sorted(set(arch)):
-        test = arch == a
-        half[test] = conformal_quantile(scores[~test], level)
-        for g in sorted(set(grp[test])):
-            own = conformal_quantile(scores[~test & (grp == g)], level)
-            if math.isfinite(own):
-                half[test & (grp == g)] = own
-    covered = scores <= half
-    width = float(np.mean(np.exp(half) - np.exp(-half)))
+    # each architecture held out in turn, as held_out_board_coverage holds out boards
+    held = held_out_board_coverage(pred[ok], measured[ok], arch, level, kernels=grp)
     return {"protocol": UNSEEN_ARCHITECTURE_PROTOCOL, "n": int(ok.sum()), "architectures": sorted(set(arch)),
             "boards": sorted(set(np.asarray(boards, dtype=object)[ok].astype(str))), "groups": table,
             "mape": float(100 * ape.mean()), "in_band": float(100 * np.mean(ape <= 0.2)),
-            "held_out_architecture": {"level": level, "coverage": float(covered.mean()),
-                                      "mean_relative_width": width if math.isfinite(width) else None,
-                                      "per_architecture": {a: float(covered[arch == a].mean()) for a in sorted(set(arch))}}}
+            "held_out_architecture": {"level": level, "coverage": held["coverage"],
+                                      "mean_relative_width": held["mean_relative_width"],
+                                      "per_architecture": held["per_board"]}}
 
 
 def log_scores(pred, measured) -> np.ndarray:
@@ -418,18 +410,31 @@ def interval_bounds(pred, app_ids, extrapolated, calibration: dict, level: float
         return pred * np.exp(-half), pred * np.exp(half)
 
 
+def _raise_to_entry_half_width(half: np.ndarray, rows: np.ndarray, keys, own: dict, pooled, i: int) -> np.ndarray:
+    """Raise ``half`` in place, on ``rows``, to a calibration entry's half-width at level index ``i``: the row's
+    key's own (``own``: key -> its ``log_halfwidth``) where it has one at that level, else ``pooled``'s.
+
+    Returns the rows left unchanged: those whose own and pooled half-widths are None at that level.
+    """
+    left = np.zeros(len(half), dtype=bool)
+    if not rows.any():
+        return left
+    at = np.flatnonzero(rows)
+    names = pd.Series(np.asarray(keys, dtype=object)[at]).astype(str)
+    q = pd.to_numeric(names.map({k: hw[i] for k, hw in own.items()}), errors="coerce").to_numpy(dtype=float)
+    q = np.where(np.isnan(q), np.nan if pooled[i] is None else float(pooled[i]), q)  # None or absent: NaN
+    found = ~np.isnan(q)
+    half[at[found]] = np.maximum(half[at[found]], q[found])
+    left[at[~found]] = True
+    return left
+
+
 def _raise_to_architecture_half_width(half: np.ndarray, rows: np.ndarray, groups, entry, i: int) -> None:
     """Raise ``half`` in place, on ``rows``, to the ``unseen_architecture`` entry's half-width at level index ``i``
     (the row's group's where the entry has it at that level, else the pooled one; none: unchanged)."""
-    if entry is None or not rows.any():
-        return
-    table = entry["groups"]
-    pooled = table["all"]["log_halfwidth"][i]
-    for j in np.flatnonzero(rows):
-        q = (table.get(str(groups[j])) or {}).get("log_halfwidth", [None] * len(LEVELS))[i]
-        q = pooled if q is None else q
-        if q is not None:
-            half[j] = max(half[j], float(q))
+    if entry is not None:
+        own = {g: t["log_halfwidth"] for g, t in entry["groups"].items() if g != "all"}
+        _raise_to_entry_half_width(half, rows, groups, own, entry["groups"]["all"]["log_halfwidth"], i)
 
 
 def _raise_to_launch_half_width(half: np.ndarray, launch: np.ndarray, app_ids, entry, i: int) -> np.ndarray:
@@ -441,18 +446,9 @@ def _raise_to_launch_half_width(half: np.ndarray, launch: np.ndarray, app_ids, e
     """
     if entry is None or not launch.any():
         return launch
-    pooled = entry["log_halfwidth"][i]
-    own = {k: t["log_halfwidth"][i] for k, t in (entry.get("kernels") or {}).items()}
-    rows = np.flatnonzero(launch)
-    apps = (pd.Series(np.asarray(app_ids, dtype=object)[rows]).astype(str) if app_ids is not None
-            else pd.Series([""] * len(rows)))
-    q = pd.to_numeric(apps.map(own), errors="coerce").to_numpy(dtype=float)  # None or absent: NaN
-    q = np.where(np.isnan(q), np.nan if pooled is None else float(pooled), q)
-    found = ~np.isnan(q)
-    half[rows[found]] = np.maximum(half[rows[found]], q[found])
-    left = np.zeros(len(half), dtype=bool)
-    left[rows[~found]] = True
-    return left
+    own = {k: t["log_halfwidth"] for k, t in (entry.get("kernels") or {}).items()}
+    keys = app_ids if app_ids is not None else [""] * len(half)
+    return _raise_to_entry_half_width(half, launch, keys, own, entry["log_halfwidth"], i)
 
 
 def held_out_board_coverage(pred, measured, boards, level: float = 0.90, *, kernels=None) -> dict:
