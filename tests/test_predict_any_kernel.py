@@ -147,6 +147,50 @@ def test_an_undescribed_row_without_launch_takes_the_training_runs_launch(model,
     assert no_launch == pytest.approx(given_launch, rel=1e-12)
 
 
+def _several_launch_run(rows):
+    """A (size, launches) of lud_perimeter the training rows hold at several launches (Rodinia
+    launches it once per grid size as the factorization proceeds)."""
+    lud = rows[rows.app_id == "lud_perimeter"]
+    size = lud.groupby("input_size").grid_x.nunique().idxmax()
+    launches = lud[lud.input_size == size][["block_x", "block_y", "grid_x", "grid_y"]].drop_duplicates()
+    assert len(launches) > 2
+    return int(size), launches
+
+
+@pytest.mark.parametrize("given", [{}, {"block_x": "32"}])
+def test_a_row_without_the_launch_that_tells_the_training_runs_launches_apart_is_refused(model, rows, given):
+    """lud_perimeter ran at many grids per size (up to 511, the slowest up to 12x the fastest on
+    one board: experiments/results/launches_per_run.txt); a query without its grid was answered
+    at whichever launch came first in the training runs."""
+    size, launches = _several_launch_run(rows)
+    assert (launches.block_x == 32).all()  # block_x alone chooses nothing
+    frame = pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": "1024"},
+                          {"board": "GTX-980", "app_id": "lud_perimeter", "input_size": str(size), **given}])
+    said = "only block_x = 32" if given else "no launch"
+    with pytest.raises(QueryValidationError, match=rf"q.csv: row 2 \(line 3\): the query gives {said} for kernel "
+                       rf"lud_perimeter at input_size {size}, and the training boards measured that run at "
+                       rf"{len(launches)} launches \(block_x = 32, .* more\); add block_x, block_y, grid_x, grid_y"):
+        predict_queries(model, frame, "q.csv")
+
+
+def test_a_row_whose_given_cells_choose_one_training_launch_takes_it(model, rows):
+    size, launches = _several_launch_run(rows)
+    launch = launches.iloc[len(launches) // 2]
+    base = {"board": "GTX-980", "app_id": "lud_perimeter", "input_size": str(size)}
+    full = {**base, **{c: str(int(launch[c])) for c in ("block_x", "block_y", "grid_x", "grid_y")}}
+    grid_only = {**base, "grid_x": str(int(launch.grid_x))}
+    got = predict_queries(model, pd.DataFrame([full, grid_only]), "q.csv")["predicted_ms"]
+    assert got.iloc[1] == pytest.approx(got.iloc[0], rel=1e-12)
+
+
+def test_the_cli_refuses_a_row_without_the_launch_of_a_several_launch_run(model_dir, rows, tmp_path, capsys):
+    size, _ = _several_launch_run(rows)
+    queries = pd.DataFrame([{"board": "Tesla-K40", "app_id": "lud_perimeter", "input_size": size}])
+    code, out, err = _cli(model_dir, tmp_path, queries, capsys)
+    assert code == 2 and not out.exists()
+    assert "row 1" in err and "launches" in err and "add block_x" in err and "Traceback" not in err
+
+
 def test_an_undescribed_row_of_an_unmeasured_size_without_launch_names_the_fix(model):
     frame = pd.DataFrame([{"board": "GTX-980", "app_id": "calculate_temp", "input_size": "7"}])
     with pytest.raises(Exception, match=r"row 1 .*column block_x.*add block_x"):

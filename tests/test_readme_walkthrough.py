@@ -35,7 +35,7 @@ def test_the_walkthrough_runs_as_printed(readme, tmp_path, capsys):
     from perfml.cli import main
 
     ref = _csv_block(readme, "board,app_id,input_size,block_x,block_y,grid_x,grid_y,op,B,M,N,K,H,time_ms,note")
-    queries = _csv_block(readme, "board,app_id,input_size,op,B,M,N,K,H,note")
+    queries = _csv_block(readme, "board,app_id,input_size,grid_x,op,B,M,N,K,H,note")
     (tmp_path / "reference.csv").write_text(ref)
     (tmp_path / "queries.csv").write_text(queries)
     out = tmp_path / "predictions.csv"
@@ -93,7 +93,7 @@ def test_the_refusals_of_docs_predict_walkthrough_print_as_documented(readme, tm
     from perfml.cli import main
 
     (tmp_path / "reference.csv").write_text(_csv_block(readme, "board,app_id,input_size,block_x,block_y,grid_x,grid_y,op,B,M,N,K,H,time_ms,note"))
-    (tmp_path / "queries.csv").write_text(_csv_block(readme, "board,app_id,input_size,op,B,M,N,K,H,note"))
+    (tmp_path / "queries.csv").write_text(_csv_block(readme, "board,app_id,input_size,grid_x,op,B,M,N,K,H,note"))
     monkeypatch.chdir(tmp_path)
     steps = _console_steps((ROOT / "docs" / "predict_walkthrough.md").read_text())
     checked = 0

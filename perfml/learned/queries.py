@@ -561,7 +561,12 @@ class _LaunchFiller:
     The launch comes from the reference rows of the same run (a reference and a query that
     both give a launch must agree, and a query without one whose reference measured the run
     at several launches is refused: :class:`~perfml.errors.ReferenceValidationError`), else
-    from the most frequent launch of the same (app, input size) in the training runs, else,
+    from the training runs of the same (app, input size) whose launch agrees with the
+    query's given cells (several such launches are refused the same way:
+    :class:`~perfml.errors.QueryValidationError`; Rodinia's ``lud_perimeter`` ran at up to
+    511 grids per size, the slowest up to 12x the fastest on one board,
+    experiments/results/launches_per_run.txt, and a query without its grid was answered at
+    whichever launch came first), else,
     for a kernel the reference measured at this size, the nominal launch
     (:data:`NOMINAL_BLOCK` threads per block, one thread per element): the launch is
     optional in a query (issue 10 §2), and the reference answer is a ratio between two
@@ -603,13 +608,13 @@ class _LaunchFiller:
                 source = hits.dropna(subset=["block_x", "grid_x"])
                 self._one_launch(source, row, i)
             if (source is None or not len(source)) and self.runs is not None:
-                source = self.runs[_same_run(self.runs, row)]
+                source = self._training_launch(self.runs[_same_run(self.runs, row)], row, i)
             if source is None or not len(source):
                 if hits is not None and len(hits):
                     _fill_nominal(q, i)
                     self.nominal_rows.append(i)
                 continue  # else _check_launch names the row and the fix
-            launch = source[[c for c in dims if c in source.columns]].fillna(1.0).value_counts().index[0]
+            launch = source[[c for c in dims if c in source.columns]].fillna(1.0).iloc[0]
             for c, v in zip([c for c in dims if c in source.columns], launch):
                 if not np.isfinite(q.iat[i, q.columns.get_loc(c)]):
                     q.iat[i, q.columns.get_loc(c)] = float(v)
@@ -622,18 +627,46 @@ class _LaunchFiller:
         """
         from perfml.errors import ReferenceValidationError
 
+        launches = self._launches(source)
+        if launches is None:
+            return
+        raise ReferenceValidationError(
+            f"{_at(self.where, i)}: the query gives no launch for kernel {row['app_id']} at input_size "
+            f"{_num(row['input_size'])}, and {self.ref_where} measured that run at {launches} "
+            f"(first at {_at(self.ref_where, int(source.index[0]))}); add block_x, block_y, "
+            "grid_x, grid_y to the query row to say which launch it asks for"
+        )
+
+    def _launches(self, source: pd.DataFrame) -> str | None:
+        """``"N launches (block_x = .., ...; ... and K more)"`` of the rows of ``source``, or None for one launch."""
         cols = [c for c in self.DIMS if c in source.columns]
         launches = source[cols].fillna(1.0).drop_duplicates()
         if len(launches) < 2:
-            return
+            return None
         shown = "; ".join(", ".join(f"{c} = {_num(v)}" for c, v in zip(cols, launch))
                           for launch in launches.head(3).itertuples(index=False))
         more = f" and {len(launches) - 3} more" if len(launches) > 3 else ""
-        raise ReferenceValidationError(
-            f"{_at(self.where, i)}: the query gives no launch for kernel {row['app_id']} at input_size "
-            f"{_num(row['input_size'])}, and {self.ref_where} measured that run at {len(launches)} launches "
-            f"({shown}{more}; first at {_at(self.ref_where, int(source.index[0]))}); add block_x, block_y, "
-            "grid_x, grid_y to the query row to say which launch it asks for"
+        return f"{len(launches)} launches ({shown}{more})"
+
+    def _training_launch(self, runs: pd.DataFrame, row, i: int) -> pd.DataFrame:
+        """The training runs of the query's run (``runs``) whose launch agrees with the query's
+        given cells (:func:`launch_agrees`; all of them if none agrees: that launch is then
+        unmeasured, and flagged so by :func:`unmeasured_launches`).
+
+        Raises :class:`~perfml.errors.QueryValidationError` when they hold several launches:
+        which one the query asks for cannot be guessed, as for a reference (:meth:`_one_launch`).
+        """
+        agree = runs[launch_agrees(runs, row)] if len(runs) else runs
+        source = agree if len(agree) else runs
+        launches = self._launches(source)
+        if launches is None:
+            return source
+        given = [f"{c} = {_num(row[c])}" for c in self.DIMS if c in row.index and np.isfinite(row[c])]
+        raise QueryValidationError(
+            f"{_at(self.where, i)}: the query gives {'only ' + ', '.join(given) if given else 'no launch'} for kernel "
+            f"{row['app_id']} at input_size {_num(row['input_size'])}, and the training boards measured that run at "
+            f"{launches}; add block_x, block_y, grid_x, grid_y to the query row to say "
+            "which launch it asks for"
         )
 
     def _same_launch(self, hits: pd.DataFrame, row, i: int) -> pd.DataFrame:
