@@ -903,9 +903,10 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     applies: ``reference`` (the user's measurement of the same run on another board,
     scaled by the model's board ratio), ``reference+profile`` (the same, for a kernel the
     model knows nothing of whose reference run carries the work a profile counted: scaled by
-    the geometric mean of the model's ratio and the profiled roofline's), ``training-boards``
-    (the kernel was measured on the training boards), ``description`` (only the kernel
-    description); ``clamped_to_bound``
+    the geometric mean of the model's ratio and the profiled roofline's), ``measured`` (the
+    row's board is a training board that ran this very run: its measured time,
+    :func:`measured_on_board`), ``training-boards`` (the kernel was measured on the training
+    boards), ``description`` (only the kernel description); ``clamped_to_bound``
     (the prediction was below the roofline lower bound of the row's work and was raised
     to it: a prediction never beats the board's peaks); ``extrapolated`` / ``extrapolation``.
 
@@ -951,6 +952,10 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         if lacking:
             raise QueryValidationError(f"{_at(where, int(i))}: no prediction on board {q['board'].iloc[i]}: the "
                                        f"closed-form times under the model need a figure its entry lacks: {lacking}")
+    own_run = measured_on_board(model, q)
+    measured = np.isfinite(own_run) & (own_run > 0) & (basis == "training-boards")
+    pred = np.where(measured, own_run, pred)
+    basis[measured] = "measured"
     unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & ~np.isin(basis, REFERENCE_BASES))
     if unknown.size:  # a kernel known only from the reference, at a size it does not measure
         from perfml.errors import UnsupportedQueryError
@@ -985,6 +990,28 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                     floor_ms=target_call_floor_ms(floor, model, q["board"]), launch_flags=launch,
                     architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
                                                                  registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
+
+
+def measured_on_board(model, q: pd.DataFrame) -> np.ndarray:
+    """Per query row, the time its own board took for its run in the model's training rows (ms),
+    NaN where it has none (:meth:`~perfml.learned.regressors.RuntimeRegressor.measured_ms`).
+
+    :func:`predict_queries` answers such a row with it (``basis`` ``measured``): the model's
+    features of a training board leave that board out, as for a board never seen, and so
+    missed its own measurements (the nine applications' rows of ``models/default`` on its
+    training boards, scored against their own runs: ``experiments/measured_runs.py``). Not
+    on the board of a ``--calibration`` / ``--characterization``: the calibrated tier takes
+    nothing of its target board but that file.
+    """
+    times = model.measured_ms(q) if hasattr(model, "measured_ms") else np.full(len(q), np.nan)
+    target = getattr(getattr(model, "characterizations", None), "target", None)
+    if target is not None:
+        from perfml.boards import same_board
+
+        names = q["board"].astype(str)
+        mine = {b for b in names.unique() if same_board(b, target.board)}
+        times = np.where(names.isin(mine).to_numpy(), np.nan, times)
+    return times
 
 
 def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | np.ndarray:

@@ -473,6 +473,15 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return self._predict_checked(check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor"))
 
+    def measured_ms(self, X) -> np.ndarray:
+        """Per row, the training measurement of its own run on its own board (ms), NaN where
+        there is none (:meth:`perfml.learned.features.FeatureBuilder.measured_ms`)."""
+        check_is_fitted(self, "model_")
+        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
+        if not hasattr(self.features_, "measured_ms"):
+            return np.full(len(X), np.nan)
+        return self.features_.measured_ms(X)
+
     def _predict_checked(self, X) -> np.ndarray:
         """The predictions of rows already through :func:`check_frame` (checked once per call)."""
         F_all = self.features_.transform(X)

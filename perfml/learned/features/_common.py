@@ -33,6 +33,9 @@ PROFILE_METRICS = {
 PROFILE_KEY = ["app_id", "input_size", "block_x", "block_y"]
 #: A kernel run: the app, its size and its full launch configuration.
 RUN_KEY = ["app_id", "input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y"]
+#: the column of the per-run table (:attr:`ClosedFormFeatures.transfer_`) with the median log of
+#: the run's measured times (ms) on its board: what a query of that run on that board is answered with
+MEASURED_LOG_MS = "measured_log_ms"
 
 #: Work per launch a row may carry when its kernel has no description (sweep rows of
 #: microbenchmarks, whose sidecar gives it: :mod:`perfml.measure.runtime_rows`).

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from perfml.closed_form._inputs import check_frame, check_target
-from perfml.learned.features._common import REQUIRED, WORK_COLUMNS
+from perfml.learned.features._common import MEASURED_LOG_MS, REQUIRED, RUN_KEY, WORK_COLUMNS, second_size
 from perfml.learned.features.boards import BoardFeatures
 from perfml.learned.features.characterization import CharacterizationFeatures
 from perfml.learned.features.closed_form import ClosedFormFeatures, closed_form_logs
@@ -286,6 +286,32 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             if key in tables:
                 setattr(builder, name, tables[key])
         return builder
+
+    def measured_ms(self, X) -> np.ndarray:
+        """Per row of X, the time (ms) its own board took for its run in the training rows, NaN
+        where that board did not run it (or the model predates the record).
+
+        A run is the kernel, its sizes and its launch (the description's default where the row
+        gives none), as the transfer features match it (:data:`RUN_KEY`); the time is the median
+        of its repeats, taken in log (:attr:`ClosedFormFeatures.transfer_`). The features of a
+        training board's row leave its own board out (cross-fitted), so that a training row
+        sees what an unseen board's row sees: they never read this measurement.
+        """
+        out = np.full(len(X), np.nan)
+        table = getattr(self, "transfer_", None)
+        if table is None or MEASURED_LOG_MS not in table.columns:
+            return out
+        X = check_frame(X, REQUIRED, "FeatureBuilder")
+        mine = (X["board"].isin(set(table["board"])) & X["app_id"].isin(set(table["app_id"]))).to_numpy()
+        if not mine.any():
+            return out
+        part = X[mine]
+        runs = launch_frame(part).astype(float).assign(
+            board=part["board"].to_numpy(), app_id=part["app_id"].to_numpy(),
+            input_size=part["input_size"].to_numpy(dtype=float), input_size_2=second_size(part))
+        found = runs.merge(table[["board", *RUN_KEY, MEASURED_LOG_MS]], on=["board", *RUN_KEY], how="left")
+        out[mine] = np.exp(found[MEASURED_LOG_MS].to_numpy(dtype=float))
+        return out
 
     def transform(self, X, *, blocks: RowBlocks | None = None) -> pd.DataFrame:
         """Features of the rows of X (a DataFrame with board, app_id, input_size, launch).

@@ -58,6 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 from perfml.apps import list_apps
 from perfml.learned.features._common import (
     BASELINES,
+    MEASURED_LOG_MS,
     RUN_KEY,
     NearestRunMedian,
     OtherBoardsMedian,
@@ -337,7 +338,8 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         Per training (board, app): median log(T_measured / T_model) of each closed-form
         baseline (BSP: -log lambda; roofline: log of an efficiency).
     transfer_ : pandas.DataFrame
-        The same per training (board, run), for the transfer features.
+        The same per training (board, run), for the transfer features, and the median log of
+        the run's measured times there (``measured_log_ms``, :data:`MEASURED_LOG_MS`).
     baseline_choice_ : dict
         Per app, the baseline with the least spread of offsets across training boards.
     """
@@ -373,6 +375,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         # The same ratios per launch configuration (app, size, block), for the transfer
         # features: how the *same* kernel run behaved on the other training boards.
         per_run = ratios.assign(
+            **{MEASURED_LOG_MS: np.log(np.asarray(y, dtype=float))},
             input_size=X["input_size"].to_numpy(dtype=float),
             input_size_2=second_size(X),
             block_x=launch["block_x"].to_numpy(),
@@ -380,7 +383,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
             grid_x=launch["grid_x"].to_numpy(),
             grid_y=launch["grid_y"].to_numpy(),
         )
-        self.transfer_ = per_run.groupby(["board", *RUN_KEY], as_index=False)[names].median()
+        self.transfer_ = per_run.groupby(["board", *RUN_KEY], as_index=False)[[*names, MEASURED_LOG_MS]].median()
         self.transfer_["architecture"] = self.transfer_["board"].map(self._arch)
         self.offsets_["architecture"] = self.offsets_["board"].map(self._arch)
         self.baseline_choice_ = self._choose(self.offsets_, self.transfer_)

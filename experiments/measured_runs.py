@@ -1,0 +1,82 @@
+"""A model's answers on its own training boards, at the runs they measured (issue 10 §2).
+
+The features of a training board's row leave that board out (cross-fitted), so that a
+training row sees what a row of an unseen board sees. Asked about a run its own board ran
+in training, the model alone therefore answers as if it had never seen that board;
+``perfml predict`` answers such a row with the measurement (``basis`` ``measured``,
+:func:`perfml.learned.queries.measured_on_board`). This prints, per application sub-model
+and training board, over every run of the data home's training runtimes
+(:func:`perfml.learned.training.training_runtimes`) on that board: the runs, the MAPE of
+the model alone against the run's measured time (the median of its repeats, in log), the
+MAPE of what ``perfml predict`` writes (its ``predicted_ms``), and the share answered from
+the measurement. "The model alone" is the same call with the measurement lookup switched
+off. Asserts nothing.
+
+Usage: PYTHONPATH=. python experiments/measured_runs.py [--model DIR] [--data-home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent.parent
+RUN = ["board", "app_id", "input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y"]
+
+
+def runs_of(rt: pd.DataFrame) -> pd.DataFrame:
+    """One row per (board, run): its query columns (text, as a CSV holds them) and its measured time."""
+    rt = rt.assign(input_size_2=rt["input_size_2"].fillna(0))
+    runs = rt.groupby(RUN, dropna=False)["measured_ms"].apply(lambda t: float(np.exp(np.median(np.log(t)))))
+    runs = runs.reset_index()
+    text = runs[RUN].astype(object).map(
+        lambda v: "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.0f}" if isinstance(v, float) else str(v))
+    return text.assign(measured_ms=runs["measured_ms"].to_numpy())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(HERE / "models" / "default"))
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+
+    from perfml.datasets import DataHome, find_data_home
+    from perfml.learned.bundle import load_predictor, predict_any
+    from perfml.learned.training import training_runtimes
+
+    home = DataHome(find_data_home(args.data_home))
+    bundle = load_predictor(args.model, data_home=home)
+    runs = runs_of(training_runtimes(data_home=home))
+    print(f"model {args.model}; {len(runs)} (board, run) pairs of the training runtimes, "
+          f"{runs['board'].nunique()} boards")
+    print(f"{'sub-model':<12} {'board':<16} {'runs':>6} {'model alone MAPE %':>19} {'perfml predict MAPE %':>22} "
+          f"{'measured basis %':>17}")
+    for corpus in ("described", "undescribed"):
+        model = bundle.models.get(corpus)
+        if model is None:
+            continue
+        trained = set(model.features_.apps_)
+        boards = set(model.features_.train_boards_)
+        part = runs[runs["app_id"].isin(trained) & runs["board"].isin(boards)].reset_index(drop=True)
+        for board, rows in part.groupby("board"):
+            rows = rows.reset_index(drop=True)
+            q = rows[RUN]
+            answered = predict_any(bundle, q, "runs")
+            # the model alone: the same call with the measurement lookup switched off
+            with mock.patch("perfml.learned.queries.measured_on_board", lambda model, q: np.full(len(q), np.nan)):
+                alone = predict_any(bundle, q, "runs")
+            measured = rows["measured_ms"].to_numpy()
+            mape = {name: 100 * np.mean(np.abs(out["predicted_ms"].to_numpy(dtype=float) / measured - 1))
+                    for name, out in (("alone", alone), ("answered", answered))}
+            share = 100 * np.mean(answered["basis"].to_numpy() == "measured")
+            print(f"{corpus:<12} {board:<16} {len(rows):>6} {mape['alone']:>19.2f} {mape['answered']:>22.2f} {share:>17.1f}")
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        main()
