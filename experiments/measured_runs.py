@@ -30,8 +30,16 @@ RUN = ["board", "app_id", "input_size", "input_size_2", "block_x", "block_y", "g
 
 
 def runs_of(rt: pd.DataFrame) -> pd.DataFrame:
-    """One row per (board, run): its query columns (text, as a CSV holds them) and its measured time."""
-    rt = rt.assign(input_size_2=rt["input_size_2"].fillna(0))
+    """One row per (board, run): its query columns (text, as a CSV holds them) and its measured time.
+
+    A row without a launch runs its kernel's default one (the description's), as the model
+    reads it (:func:`perfml.learned.features.launch.launch_frame`): the same run as a row
+    that gives that launch.
+    """
+    from perfml.learned.features.launch import launch_frame
+
+    launch = launch_frame(rt)
+    rt = rt.assign(input_size_2=rt["input_size_2"].fillna(0), **{c: launch[c] for c in RUN[4:]})
     runs = rt.groupby(RUN, dropna=False)["measured_ms"].apply(lambda t: float(np.exp(np.median(np.log(t)))))
     runs = runs.reset_index()
     text = runs[RUN].astype(object).map(

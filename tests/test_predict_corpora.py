@@ -213,7 +213,12 @@ def test_mixed_queries_are_routed_row_by_row_keeping_order_and_columns(bundle, a
     assert out["tag"].tolist() == ["a", "b", "c", "d"]
     assert list(out.columns[: len(queries.columns)]) == list(queries.columns)
     assert (out[queries.columns] == queries).all().all()  # every input cell unchanged
-    assert out["basis"].tolist() == ["training-boards"] * 4
+    # the Rodinia row is a training run of its own board: its measurement (tests/test_measured_runs.py)
+    assert out["basis"].tolist() == ["training-boards", "training-boards", "measured", "training-boards"]
+    trained = amaris_parts["undescribed"][1]
+    same = trained[(trained.board == "GTX-980") & (trained.app_id == rod.app_id) & (trained.input_size == rod.input_size)
+                   & (trained.grid_x == rod.grid_x) & (trained.block_x == rod.block_x)]
+    assert out["predicted_ms"].iloc[2] == pytest.approx(float(np.exp(np.median(np.log(same["measured_ms"])))))
     # each row's prediction is its sub-model's
     alone = predict_operator_queries(bundle.models["dlops"], queries.iloc[[0, 3]].reset_index(drop=True), "x")
     assert out["predicted_ms"].iloc[[0, 3]].to_numpy() == pytest.approx(alone["predicted_ms"].to_numpy())
@@ -296,7 +301,8 @@ def test_every_row_of_runtimes_is_answered(bundle, data_home):
     out = predict_any(bundle, queries, "q.csv")
     pred = out["predicted_ms"].to_numpy(dtype=float)
     assert len(out) == len(rt) and np.isfinite(pred).all() and (pred > 0).all()
-    assert set(out["basis"]) == {"training-boards"}
+    # the bundle's own training runs are answered with their measurements (tests/test_measured_runs.py)
+    assert set(out["basis"]) == {"training-boards", "measured"}
     assert (out["app_id"] == queries["app_id"]).all()
 
 
