@@ -295,23 +295,34 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         gives none), as the transfer features match it (:data:`RUN_KEY`); the time is the median
         of its repeats, taken in log (:attr:`ClosedFormFeatures.transfer_`). The features of a
         training board's row leave its own board out (cross-fitted), so that a training row
-        sees what an unseen board's row sees: they never read this measurement.
+        sees what an unseen board's row sees: they never read this measurement. ``X`` has the
+        columns of :data:`REQUIRED` (checked by the caller).
         """
         out = np.full(len(X), np.nan)
         table = getattr(self, "transfer_", None)
         if table is None or MEASURED_LOG_MS not in table.columns:
             return out
-        X = check_frame(X, REQUIRED, "FeatureBuilder")
-        mine = (X["board"].isin(set(table["board"])) & X["app_id"].isin(set(table["app_id"]))).to_numpy()
-        if not mine.any():
-            return out
-        part = X[mine]
-        runs = launch_frame(part).astype(float).assign(
-            board=part["board"].to_numpy(), app_id=part["app_id"].to_numpy(),
-            input_size=part["input_size"].to_numpy(dtype=float), input_size_2=second_size(part))
-        found = runs.merge(table[["board", *RUN_KEY, MEASURED_LOG_MS]], on=["board", *RUN_KEY], how="left")
-        out[mine] = np.exp(found[MEASURED_LOG_MS].to_numpy(dtype=float))
-        return out
+        launch = launch_frame(X)
+        sizes = np.column_stack([X["input_size"].to_numpy(dtype=float), second_size(X),
+                                 *(launch[c].to_numpy(dtype=float) for c in RUN_KEY[3:])])
+        for (board, app), rows in X.groupby([X["board"].astype(str), X["app_id"].astype(str)], sort=False).indices.items():
+            runs = self._measured_runs(board, app)
+            out[rows] = [runs.get(tuple(key), np.nan) for key in sizes[rows].tolist()]
+        return np.exp(out)
+
+    def _measured_runs(self, board: str, app: str) -> dict:
+        """The training runs of ``app`` on ``board``: (sizes and launch, as :data:`RUN_KEY`) -> measured
+        log ms; built the first time a query asks, and kept."""
+        cache = self._cache("measured")
+        if "groups" not in cache:  # the table's rows per (board, app), once
+            table = self.transfer_
+            cache["groups"] = table.groupby([table["board"].astype(str), table["app_id"].astype(str)]).indices
+            cache["keys"] = table[RUN_KEY[1:]].to_numpy(dtype=float)
+            cache["values"] = table[MEASURED_LOG_MS].to_numpy(dtype=float)
+        if (board, app) not in cache:
+            rows = cache["groups"].get((board, app), [])
+            cache[(board, app)] = dict(zip(map(tuple, cache["keys"][rows].tolist()), cache["values"][rows].tolist()))
+        return cache[(board, app)]
 
     def transform(self, X, *, blocks: RowBlocks | None = None) -> pd.DataFrame:
         """Features of the rows of X (a DataFrame with board, app_id, input_size, launch).
