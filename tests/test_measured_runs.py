@@ -151,3 +151,14 @@ def test_the_cli_writes_the_measurement_and_its_basis(model_dir, rows, tmp_path,
     got = pd.read_csv(tmp_path / "p.csv")
     assert (got["basis"] == "measured").all()
     assert got["predicted_ms"].to_numpy() == pytest.approx(_own_times(rows, runs), rel=1e-9)
+
+
+def test_the_model_is_not_run_for_the_rows_a_measurement_answers(model, rows, monkeypatch):
+    real = type(model).predict_transfer
+    asked = []
+    monkeypatch.setattr(model, "predict_transfer", lambda X: (asked.append(list(X["board"])), real(model, X))[1])
+    runs = rows[rows.app_id == "vectorAdd"].drop_duplicates(["board"]).head(3)
+    unseen = runs.iloc[[0]].assign(board="GTX-980")
+    out = predict_queries(model, _queries(pd.concat([runs, unseen])), "q.csv")
+    assert out["basis"].tolist() == ["measured"] * 3 + ["training-boards"]
+    assert asked == [["GTX-980"]]

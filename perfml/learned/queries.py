@@ -931,10 +931,17 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     q = check_queries(original, where, apps=apps, reference_apps=ref_apps, launch_fill=filler)
     trained = set(map(str, apps or ()))
     described = set(list_apps())
-    with np.errstate(all="ignore"):
-        # a kernel known only from the reference is answered below by carrying its measurement
-        # (this prediction enters that as a ratio between boards), or refused
-        pred = np.asarray(model.predict_transfer(q), dtype=float)
+    # a row whose own board ran its very run in training is answered with that measurement, and the
+    # model is not run for it (but for a kernel of the reference, whose rows the reference answers first)
+    own_run = measured_on_board(model, q)
+    has_own = np.isfinite(own_run) & (own_run > 0) & q["app_id"].isin(trained).to_numpy()
+    run = ~(has_own & ~q["app_id"].isin(ref_apps).to_numpy())
+    pred = np.full(len(q), np.nan)
+    if run.any():
+        with np.errstate(all="ignore"):
+            # a kernel known only from the reference is answered below by carrying its measurement
+            # (this prediction enters that as a ratio between boards), or refused
+            pred[run] = np.asarray(model.predict_transfer(q[run]), dtype=float)
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
     floor = call_floor_ms(meta.get("training"), reference)
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
@@ -945,6 +952,9 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
         basis[has & profiled] = "reference+profile"
+    measured = has_own & (basis == "training-boards")
+    pred = np.where(measured, own_run, pred)
+    basis[measured] = "measured"
     for i in np.flatnonzero(~(np.isfinite(pred) & (pred > 0))):
         # a board without the figures every prediction rests on: said first, as it is the cause
         # whatever the row's kernel (a reference carried there is NaN too)
@@ -952,10 +962,6 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         if lacking:
             raise QueryValidationError(f"{_at(where, int(i))}: no prediction on board {q['board'].iloc[i]}: the "
                                        f"closed-form times under the model need a figure its entry lacks: {lacking}")
-    own_run = measured_on_board(model, q)
-    measured = np.isfinite(own_run) & (own_run > 0) & (basis == "training-boards")
-    pred = np.where(measured, own_run, pred)
-    basis[measured] = "measured"
     unknown = np.flatnonzero(~q["app_id"].isin(trained | described).to_numpy() & ~np.isin(basis, REFERENCE_BASES))
     if unknown.size:  # a kernel known only from the reference, at a size it does not measure
         from perfml.errors import UnsupportedQueryError
