@@ -302,12 +302,16 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         table = getattr(self, "transfer_", None)
         if table is None or MEASURED_LOG_MS not in table.columns:
             return out
+        mine = np.flatnonzero(X["board"].astype(str).isin(self.train_boards_).to_numpy())
+        if not mine.size:  # no row of a training board (the common query): nothing to look up
+            return out
+        X = X.iloc[mine]
         launch = launch_frame(X)
         sizes = np.column_stack([X["input_size"].to_numpy(dtype=float), second_size(X),
                                  *(launch[c].to_numpy(dtype=float) for c in RUN_KEY[3:])])
         for (board, app), rows in X.groupby([X["board"].astype(str), X["app_id"].astype(str)], sort=False).indices.items():
             runs = self._measured_runs(board, app)
-            out[rows] = [runs.get(tuple(key), np.nan) for key in sizes[rows].tolist()]
+            out[mine[rows]] = [runs.get(tuple(key), np.nan) for key in sizes[rows].tolist()]
         return np.exp(out)
 
     def _measured_runs(self, board: str, app: str) -> dict:
