@@ -9,7 +9,9 @@ line ``r + 1``), the column, the bad value and the fix:
   ``--reference`` measurements of it (:func:`read_reference`), its measurements on the
   training boards, its kernel description; otherwise
   :class:`~perfml.errors.UnsupportedQueryError` names the row and what to add. The
-  output's ``basis`` column says which was used (:func:`predict_queries`). A kernel without
+  output's ``basis`` column says which was used (:func:`predict_queries`); a run that the
+  row's own board ran in the training rows is answered with that measurement
+  (:func:`measured_on_board`). A kernel without
   a description takes its launch from the row, else from the reference or the training
   runs of the same size;
 * ``input_size`` is a positive, finite integer (``1.5``, ``0``, ``-3``, ``nan``, ``inf``
