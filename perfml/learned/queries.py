@@ -1011,7 +1011,7 @@ def measured_on_board(model, q: pd.DataFrame) -> np.ndarray:
     on the board of a ``--calibration`` / ``--characterization``: the calibrated tier takes
     nothing of its target board but that file.
     """
-    times = model.measured_ms(q) if hasattr(model, "measured_ms") else np.full(len(q), np.nan)
+    times = model.measured_ms(q) if hasattr(model, "measured_ms") else np.full(len(q), np.nan)  # a wrapper without it: none
     target = getattr(getattr(model, "characterizations", None), "target", None)
     if target is not None:
         from perfml.boards import same_board

@@ -477,10 +477,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         """Per row, the training measurement of its own run on its own board (ms), NaN where
         there is none (:meth:`perfml.learned.features.FeatureBuilder.measured_ms`)."""
         check_is_fitted(self, "model_")
-        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
-        if not hasattr(self.features_, "measured_ms"):
-            return np.full(len(X), np.nan)
-        return self.features_.measured_ms(X)
+        return self.features_.measured_ms(check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor"))
 
     def _predict_checked(self, X) -> np.ndarray:
         """The predictions of rows already through :func:`check_frame` (checked once per call)."""
