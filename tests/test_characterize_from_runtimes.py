@@ -440,3 +440,13 @@ def test_a_calibration_files_header_is_read_as_the_query_files_are(tmp_path):
     rows.head(2).to_csv(tmp_path / "few.csv", index=False)
     with pytest.raises(CalibrationDataError, match=r"^few.csv: 2 row\(s\) of known work for 'GTX-980'"):
         calibrate_from_runtimes(tmp_path / "few.csv", "GTX-980")
+
+
+def test_a_calibration_file_of_a_header_alone_says_so(tmp_path, capsys):
+    # it was told "no row of board 'GTX-980' in cal.csv (boards present: )"
+    from perfml.cli import main
+
+    (tmp_path / "cal.csv").write_text("board,app_id,input_size,time_ms\n")
+    assert main(["characterize", "--from-runtimes", str(tmp_path / "cal.csv"), "--board", "GTX-980"]) == 2
+    err = capsys.readouterr().err
+    assert "cal.csv: no rows under the header; add the runs measured on GTX-980" in err and "Traceback" not in err

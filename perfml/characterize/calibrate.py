@@ -300,6 +300,8 @@ def _board_rows(frame, board: str, file=None):
     rows_of = Path(file).name if file is not None else "the calibration rows"
     if "board" not in frame.columns:
         raise CalibrationDataError(f"{rows_of}: calibration rows need a board column")
+    if not len(frame):
+        raise CalibrationDataError(f"{rows_of}: no rows under the header; add the runs measured on {board}")
     empty = _empty_cells(frame["board"])
     if empty.any():
         raise CalibrationDataError(
