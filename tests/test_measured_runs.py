@@ -82,7 +82,10 @@ def test_a_training_run_on_its_own_board_is_answered_with_its_measurement(model,
 
 
 def test_repeats_of_a_run_give_their_median_in_log(model, rows):
-    repeated = rows.iloc[: len(rows) - len(rows.iloc[::7])].iloc[::7].head(10)  # the runs measured twice
+    key = ["board", "app_id", "input_size", "block_x", "block_y", "grid_x", "grid_y"]
+    twice = rows.groupby(key).measured_ms.transform("size") == 2
+    repeated = rows[twice].drop_duplicates(key, keep="first").head(10)  # the first time of each
+    assert len(repeated) == 10
     out = predict_queries(model, _queries(repeated), "q.csv")
     assert out["predicted_ms"].to_numpy() == pytest.approx(repeated["measured_ms"].to_numpy() * np.sqrt(REPEAT),
                                                            rel=1e-12)
@@ -162,3 +165,73 @@ def test_the_model_is_not_run_for_the_rows_a_measurement_answers(model, rows, mo
     out = predict_queries(model, _queries(pd.concat([runs, unseen])), "q.csv")
     assert out["basis"].tolist() == ["measured"] * 3 + ["training-boards"]
     assert asked == [["GTX-980"]]
+
+
+# -- operator calls ---------------------------------------------------------------------------
+OP_DIMS = ["B", "M", "N", "K", "H"]
+
+
+@pytest.fixture(scope="module")
+def op_rows():
+    from perfml.learned.training import operator_training_rows
+
+    rows = operator_training_rows(shared_data_home(), max_rows=3000, random_state=0)
+    rows = rows[rows.op != "conv"].reset_index(drop=True)
+    again = rows.iloc[::9].assign(measured_ms=lambda d: d.measured_ms * REPEAT)  # synthetic repeats
+    return pd.concat([rows, again], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def op_model_dir(op_rows, tmp_path_factory):
+    from perfml.learned.operator_persistence import write_operator_model_files
+    from perfml.learned.operators import OperatorRegressor
+    from perfml.learned.training import fit_corpus
+
+    model, calibration, _ = fit_corpus("dlops", op_rows, estimator=OperatorRegressor(
+        learner_params={"n_estimators": 20, "max_depth": 3}, n_jobs=1))
+    path = tmp_path_factory.mktemp("measured_ops") / "model"
+    path.mkdir()
+    write_operator_model_files(model, path, training_rows=op_rows, extra={"intervals": calibration})
+    return path
+
+
+def _op_queries(frame: pd.DataFrame) -> pd.DataFrame:
+    q = frame[["board", "op", *OP_DIMS]].astype(object).where(frame[["board", "op", *OP_DIMS]].notna(), "")
+    return q.map(lambda v: f"{v:.0f}" if isinstance(v, float) else str(v)).reset_index(drop=True)
+
+
+def test_an_operator_call_its_board_ran_is_answered_with_its_measurement(op_model_dir, op_rows, monkeypatch):
+    from perfml.learned.operator_persistence import load_operator_model
+    from perfml.learned.operator_queries import predict_operator_queries
+
+    model = load_operator_model(op_model_dir)
+    key = ["board", "op", *OP_DIMS]
+    count = op_rows.fillna({c: -1 for c in OP_DIMS}).groupby(key).measured_ms.transform("size")
+    once = op_rows[count == 1].head(12)
+    twice = op_rows[count == 2].drop_duplicates(key, keep="first").head(6)  # the first time of each
+    other = once.head(3).assign(board="GTX-980")  # a board out of training: the model
+    real = type(model).predict
+    asked = []
+    monkeypatch.setattr(model, "predict", lambda X: (asked.append(len(X)), real(model, X))[1])
+    out = predict_operator_queries(model, _op_queries(pd.concat([once, twice, other])), "q.csv")
+    assert out["basis"].tolist() == ["measured"] * 18 + ["training-boards"] * 3
+    assert asked == [3]  # the model ran for the three rows of the other board only
+    expected = np.concatenate([once.measured_ms.to_numpy(), twice.measured_ms.to_numpy() * np.sqrt(REPEAT)])
+    assert out["predicted_ms"].iloc[:18].to_numpy() == pytest.approx(expected, rel=1e-12)
+
+
+def test_an_operator_model_saved_before_the_record_answers_with_the_model(op_model_dir, op_rows, tmp_path):
+    import json
+    import shutil
+
+    from perfml.learned.operator_persistence import load_operator_model
+    from perfml.learned.operator_queries import predict_operator_queries
+    from perfml.learned.persistence import write_manifest
+
+    old = tmp_path / "old"
+    shutil.copytree(op_model_dir, old)
+    (old / "features" / "measured.parquet").unlink()
+    meta = json.loads((old / "perfml-model.json").read_text())
+    write_manifest(old, {k: v for k, v in meta.items() if k not in ("files", "manifest_sha256")})
+    out = predict_operator_queries(load_operator_model(old), _op_queries(op_rows.head(5)), "q.csv")
+    assert (out["basis"] == "training-boards").all()

@@ -286,7 +286,8 @@ def test_every_board_and_op_of_dlops_is_answered(bundle, data_home):
     assert len(out) == 3 * every.groupby(["board", "op"]).ngroups and np.isfinite(pred).all() and (pred > 0).all()
     assert (pred >= bound * (1 - 1e-12)).all()
     assert (out["lower_ms"] <= pred).all() and (pred <= out["upper_ms"]).all()
-    assert set(out["basis"]) == {"training-boards"}
+    # a call the bundle's training rows ran on that board is answered with its measurement
+    assert set(out["basis"]) <= {"training-boards", "measured"}
     assert out["kernel_name"].tolist() == _op_queries(rows)["kernel_name"].tolist()
 
 

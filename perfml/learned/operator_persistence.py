@@ -12,6 +12,9 @@ The directory has the layout of a version-2 model directory (:mod:`perfml.learne
 * ``booster.json``: the xgboost booster in xgboost's own JSON format;
 * ``features/transfer.parquet``: the transfer table (mean residual per call and training
   board), when the model has the transfer group;
+* ``features/measured.parquet``: the measured time of every training call on each board
+  that ran it (median log ms), which answers a query of that call on that board (a model
+  saved before it has none, and answers such a query with the model);
 * ``characterizations/NN.json``: a model fitted with a mapping of ``characterizations``
   (the calibrated tier, :data:`perfml.learned.tiers.CALIBRATED_TIER`) keeps each
   board's characterization in its own file format (``perfml characterize``'s JSON), the
@@ -42,6 +45,8 @@ __all__ = ["load_operator_model", "write_operator_model_files"]
 ESTIMATOR = "OperatorRegressor"
 _BOOSTER = "booster.json"
 _TRANSFER = "features/transfer.parquet"
+#: the measured time of every training (call, board), median log ms (a model saved before it has none)
+_MEASURED = "features/measured.parquet"
 _PARAMS = ("characterization", "transfer", "tiles", "wave_base", "launch_floor", "board_identity", "monotone",
            "random_state", "n_jobs", "learner_params")
 _REQUIRED = {"format": str, "version": int, "estimator": str, "created": str, "regressor_params": dict,
@@ -93,12 +98,13 @@ def write_operator_model_files(model, directory, *, extra: dict | None = None, t
     booster = model.model_.get_booster().copy()
     booster.feature_names = None  # the manifest holds the names; xgboost refuses some characters
     booster.save_model(str(directory / _BOOSTER))
-    if model.transfer_ is not None:
-        (directory / "features").mkdir()
-        table = model.transfer_.table_
-        frame = table.reset_index()
-        frame.columns = ["key", *map(str, table.columns)]
-        frame.to_parquet(directory / _TRANSFER, index=False)
+    for name, table in ((_TRANSFER, getattr(model.transfer_, "table_", None)),
+                        (_MEASURED, getattr(getattr(model, "measured_", None), "table_", None))):
+        if table is not None:
+            (directory / "features").mkdir(exist_ok=True)
+            frame = table.reset_index()
+            frame.columns = ["key", *map(str, table.columns)]
+            frame.to_parquet(directory / name, index=False)
     return write_manifest(directory, meta)
 
 
@@ -114,7 +120,7 @@ def load_operator_model(path, *, data_home=None):
     from xgboost import XGBRegressor
 
     from perfml.learned.intervals import check_calibration
-    from perfml.learned.operator_model._transfer import TransferTable
+    from perfml.learned.operator_model._transfer import MeasuredCalls, TransferTable
     from perfml.learned.operators import OperatorRegressor
     from perfml.learned.persistence import (
         FORMAT,
@@ -183,17 +189,24 @@ def load_operator_model(path, *, data_home=None):
     if use_transfer:
         if _TRANSFER not in meta["files"]:
             raise ModelFormatError(f"{path / _TRANSFER} is missing from the model directory; {_RETRAIN}")
-        try:
-            frame = pd.read_parquet(path / _TRANSFER)
-        except Exception as exc:  # pyarrow raises several unrelated types on a bad file
-            raise ModelFormatError(f"{path / _TRANSFER} cannot be read as Parquet ({exc.__class__.__name__}); {_RETRAIN}") from None
-        if list(frame.columns[:1]) != ["key"]:
-            raise _bad(meta_path, f"{_TRANSFER} must start with a 'key' column")
-        table = frame.set_index("key")
-        table.columns.name = "board"
-        transfer = TransferTable()
-        transfer.table_ = table.astype(float)
-        model.transfer_ = transfer
+        model.transfer_ = TransferTable()
+        model.transfer_.table_ = _read_call_table(path, _TRANSFER, meta_path)
+    model.measured_ = None
+    if _MEASURED in meta["files"]:
+        model.measured_ = MeasuredCalls()
+        model.measured_.table_ = _read_call_table(path, _MEASURED, meta_path)
     model.metadata_ = meta
     return model
 
+
+def _read_call_table(path: Path, name: str, meta_path) -> pd.DataFrame:
+    """A calls x boards table (``key`` column, then one column per board) of the model directory."""
+    try:
+        frame = pd.read_parquet(path / name)
+    except Exception as exc:  # pyarrow raises several unrelated types on a bad file
+        raise ModelFormatError(f"{path / name} cannot be read as Parquet ({exc.__class__.__name__}); {_RETRAIN}") from None
+    if list(frame.columns[:1]) != ["key"]:
+        raise _bad(meta_path, f"{name} must start with a 'key' column")
+    table = frame.set_index("key")
+    table.columns.name = "board"
+    return table.astype(float)

@@ -88,7 +88,7 @@ from perfml.learned.operator_model._features import (
 from perfml.operators import OP_CLASS
 from perfml.learned.operator_model._floor import LaunchFloor
 from perfml.learned.operator_model._tiles import tile_block, wave_quantized_base
-from perfml.learned.operator_model._transfer import TransferTable, call_keys
+from perfml.learned.operator_model._transfer import MeasuredCalls, TransferTable, call_keys
 
 __all__ = ["DEFAULT_LEARNER_PARAMS", "OperatorRegressor", "OperatorTransferBaseline", "check_operator_rows"]
 
@@ -362,16 +362,30 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
             self.transfer_selection_ = None
             self.transfer_classes_ = None
             self.use_transfer_ = bool(self.transfer)
-            return self._fit_fixed(X, y)
-        self.transfer_selection_ = self._select_transfer(X, y)
-        classes = set(X["op"].astype(str).map(OP_CLASS).dropna().unique())
-        self.transfer_classes_ = sorted(c for c in classes if self.transfer_selection_["use_transfer"].get(c, True))
-        self.use_transfer_ = bool(self.transfer_classes_)
-        self._fit_fixed(X, y)
-        if self.use_transfer_ and set(self.transfer_classes_) != classes:
-            self.no_transfer_model_ = clone(self).set_params(
-                transfer=False, board_identity=self.board_identity_)._fit_fixed_params(X, y)
+            self._fit_fixed(X, y)
+        else:
+            self.transfer_selection_ = self._select_transfer(X, y)
+            classes = set(X["op"].astype(str).map(OP_CLASS).dropna().unique())
+            self.transfer_classes_ = sorted(c for c in classes if self.transfer_selection_["use_transfer"].get(c, True))
+            self.use_transfer_ = bool(self.transfer_classes_)
+            self._fit_fixed(X, y)
+            if self.use_transfer_ and set(self.transfer_classes_) != classes:
+                self.no_transfer_model_ = clone(self).set_params(
+                    transfer=False, board_identity=self.board_identity_)._fit_fixed_params(X, y)
+        self.measured_ = MeasuredCalls().fit(call_keys(X), X["board"], np.log(y))
         return self
+
+    def measured_ms(self, X) -> np.ndarray:
+        """Per row, the time (ms) its own board took for its call (op and dimensions) in the
+        training rows, the median of the repeats in log; NaN where that board did not run it
+        (or the model predates the record). The features of a training board's row leave that
+        board out (the transfer group), so the model never reads this measurement."""
+        check_is_fitted(self, "model_")
+        X = check_operator_rows(X, "OperatorRegressor")
+        measured = getattr(self, "measured_", None)
+        if measured is None:
+            return np.full(len(X), np.nan)
+        return measured.measured_ms(call_keys(X), X["board"])
 
     def _inner_sample(self, X: pd.DataFrame, y: np.ndarray):
         """The inner selections' rows: a fixed-seed sample of at most :data:`SELECTION_MAX_CALLS`

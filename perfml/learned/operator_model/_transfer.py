@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["KEY_COLUMNS", "TRANSFER_COLUMNS", "TransferTable", "call_keys"]
+__all__ = ["KEY_COLUMNS", "TRANSFER_COLUMNS", "MeasuredCalls", "TransferTable", "call_keys"]
 
 TRANSFER_COLUMNS = ("xfer_resid_mean", "xfer_resid_min", "xfer_resid_max", "xfer_n_boards")
 #: the columns naming an operator call (its operator and every dimension)
@@ -97,3 +97,25 @@ class TransferTable:
         out.loc[found, "xfer_n_boards"] = count
         out["xfer_n_boards"] = out["xfer_n_boards"].fillna(0.0)
         return out
+
+
+class MeasuredCalls:
+    """Median log time (ms) of every (call, training board) of the training rows: what a query
+    of that call on that board is answered with (``basis`` ``measured``,
+    :func:`perfml.learned.queries.measured_on_board`). Built in ``fit``; ``table_`` is calls x boards."""
+
+    def fit(self, keys: pd.Series, boards: pd.Series, log_time: np.ndarray) -> "MeasuredCalls":
+        frame = pd.DataFrame({"key": keys.to_numpy(), "board": boards.astype(str).to_numpy(),
+                              "t": np.asarray(log_time, dtype=float)})
+        self.table_ = frame.groupby(["key", "board"], sort=False)["t"].median().unstack("board")
+        return self
+
+    def measured_ms(self, keys: pd.Series, boards: pd.Series) -> np.ndarray:
+        """The measured time of each row's call on the row's board (ms), NaN where it has none."""
+        table = self.table_
+        row = table.index.get_indexer(keys.to_numpy())
+        column = pd.Index(table.columns.astype(str)).get_indexer(boards.astype(str).to_numpy())
+        found = (row >= 0) & (column >= 0)
+        out = np.full(len(row), np.nan)
+        out[found] = table.to_numpy(dtype=float)[row[found], column[found]]
+        return np.exp(out)
