@@ -1,16 +1,17 @@
-"""A model's answers on its own training boards, at the runs they measured (issue 10 §2).
+"""A model's answers on its own training boards, at the runs and calls they measured (issue 10 §2).
 
 The features of a training board's row leave that board out (cross-fitted), so that a
 training row sees what a row of an unseen board sees. Asked about a run its own board ran
 in training, the model alone therefore answers as if it had never seen that board;
 ``perfml predict`` answers such a row with the measurement (``basis`` ``measured``,
-:func:`perfml.learned.queries.measured_on_board`). This prints, per application sub-model
-and training board, over every run of the data home's training runtimes
-(:func:`perfml.learned.training.training_runtimes`) on that board: the runs, the MAPE of
-the model alone against the run's measured time (the median of its repeats, in log), the
-MAPE of what ``perfml predict`` writes (its ``predicted_ms``), and the share answered from
-the measurement. "The model alone" is the same call with the measurement lookup switched
-off. Asserts nothing.
+:func:`perfml.learned.queries.measured_on_board`). This prints, per sub-model and
+training board, over every run of the data home's training runtimes
+(:func:`perfml.learned.training.training_runtimes`; for the ``dlops`` sub-model every
+call of ``dlops_runtimes.csv.gz``) on that board: the runs, the MAPE of the model alone
+against the run's measured time (the median of its repeats, in log), the MAPE of what
+``perfml predict`` writes (its ``predicted_ms``), and the share answered from the
+measurement. "The model alone" is the same call with the measurement lookup switched off.
+Asserts nothing.
 
 Usage: PYTHONPATH=. python experiments/measured_runs.py [--model DIR] [--data-home DIR]
 """
@@ -47,14 +48,45 @@ def runs_of(rt: pd.DataFrame) -> pd.DataFrame:
     return text.assign(measured_ms=runs["measured_ms"].to_numpy())
 
 
+def calls_of(ops: pd.DataFrame) -> pd.DataFrame:
+    """One row per (board, operator call): its query columns (text) and its measured time."""
+    from perfml.learned.operator_model._transfer import KEY_COLUMNS
+
+    cols = ["board", *[c for c in KEY_COLUMNS if c in ops.columns]]
+    key = ops[cols].astype(object).where(ops[cols].notna(), "")
+    key = key.map(lambda v: f"{v:.0f}" if isinstance(v, float) else str(v))
+    log_t = np.log(ops["time_ms"].to_numpy(dtype=float))
+    calls = key.assign(log_t=log_t).groupby(cols, sort=False)["log_t"].median().reset_index()
+    return calls.assign(measured_ms=np.exp(calls.pop("log_t").to_numpy()))
+
+
+def _score(bundle, name: str, part: pd.DataFrame, columns: list[str]) -> None:
+    """One line per board of ``part``: the model alone and what perfml predict writes."""
+    from perfml.learned.bundle import predict_any
+
+    off = lambda model, q: np.full(len(q), np.nan)  # noqa: E731 (the measurement lookup switched off)
+    for board, rows in part.groupby("board"):
+        rows = rows.reset_index(drop=True)
+        q = rows[columns]
+        answered = predict_any(bundle, q, "runs")
+        with mock.patch("perfml.learned.queries.measured_on_board", off), \
+                mock.patch("perfml.learned.operator_queries.measured_on_board", off):
+            alone = predict_any(bundle, q, "runs")
+        measured = rows["measured_ms"].to_numpy()
+        mape = {key: 100 * np.mean(np.abs(out["predicted_ms"].to_numpy(dtype=float) / measured - 1))
+                for key, out in (("alone", alone), ("answered", answered))}
+        share = 100 * np.mean(answered["basis"].to_numpy() == "measured")
+        print(f"{name:<12} {board:<20} {len(rows):>6} {mape['alone']:>19.2f} {mape['answered']:>22.2f} {share:>17.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(HERE / "models" / "default"))
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
 
-    from perfml.datasets import DataHome, find_data_home
-    from perfml.learned.bundle import load_predictor, predict_any
+    from perfml.datasets import DataHome, find_data_home, load_dlops_runtimes
+    from perfml.learned.bundle import load_predictor
     from perfml.learned.training import training_runtimes
 
     home = DataHome(find_data_home(args.data_home))
@@ -62,27 +94,18 @@ def main() -> None:
     runs = runs_of(training_runtimes(data_home=home))
     print(f"model {args.model}; {len(runs)} (board, run) pairs of the training runtimes, "
           f"{runs['board'].nunique()} boards")
-    print(f"{'sub-model':<12} {'board':<16} {'runs':>6} {'model alone MAPE %':>19} {'perfml predict MAPE %':>22} "
+    print(f"{'sub-model':<12} {'board':<20} {'runs':>6} {'model alone MAPE %':>19} {'perfml predict MAPE %':>22} "
           f"{'measured basis %':>17}")
     for corpus in ("described", "undescribed"):
         model = bundle.models.get(corpus)
         if model is None:
             continue
-        trained = set(model.features_.apps_)
-        boards = set(model.features_.train_boards_)
-        part = runs[runs["app_id"].isin(trained) & runs["board"].isin(boards)].reset_index(drop=True)
-        for board, rows in part.groupby("board"):
-            rows = rows.reset_index(drop=True)
-            q = rows[RUN]
-            answered = predict_any(bundle, q, "runs")
-            # the model alone: the same call with the measurement lookup switched off
-            with mock.patch("perfml.learned.queries.measured_on_board", lambda model, q: np.full(len(q), np.nan)):
-                alone = predict_any(bundle, q, "runs")
-            measured = rows["measured_ms"].to_numpy()
-            mape = {name: 100 * np.mean(np.abs(out["predicted_ms"].to_numpy(dtype=float) / measured - 1))
-                    for name, out in (("alone", alone), ("answered", answered))}
-            share = 100 * np.mean(answered["basis"].to_numpy() == "measured")
-            print(f"{corpus:<12} {board:<16} {len(rows):>6} {mape['alone']:>19.2f} {mape['answered']:>22.2f} {share:>17.1f}")
+        part = runs[runs["app_id"].isin(set(model.features_.apps_)) & runs["board"].isin(set(model.features_.train_boards_))]
+        _score(bundle, corpus, part, RUN)
+    if bundle.models.get("dlops") is not None:
+        calls = calls_of(load_dlops_runtimes(home))
+        print(f"dlops: {len(calls)} (board, call) pairs of dlops_runtimes.csv.gz")
+        _score(bundle, "dlops", calls, [c for c in calls.columns if c != "measured_ms"])
 
 
 if __name__ == "__main__":
