@@ -30,6 +30,13 @@ HERE = Path(__file__).resolve().parent.parent
 RUN = ["board", "app_id", "input_size", "input_size_2", "block_x", "block_y", "grid_x", "grid_y"]
 
 
+def _text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Cells as a query CSV holds them: whole numbers without ``.0``, empty where missing."""
+    return frame.astype(object).map(
+        lambda v: "" if pd.isna(v) or (isinstance(v, float) and not np.isfinite(v))
+        else f"{v:.0f}" if isinstance(v, float) else str(v))
+
+
 def runs_of(rt: pd.DataFrame) -> pd.DataFrame:
     """One row per (board, run): its query columns (text, as a CSV holds them) and its measured time.
 
@@ -43,9 +50,7 @@ def runs_of(rt: pd.DataFrame) -> pd.DataFrame:
     rt = rt.assign(input_size_2=rt["input_size_2"].fillna(0), **{c: launch[c] for c in RUN[4:]})
     runs = rt.groupby(RUN, dropna=False)["measured_ms"].apply(lambda t: float(np.exp(np.median(np.log(t)))))
     runs = runs.reset_index()
-    text = runs[RUN].astype(object).map(
-        lambda v: "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.0f}" if isinstance(v, float) else str(v))
-    return text.assign(measured_ms=runs["measured_ms"].to_numpy())
+    return _text(runs[RUN]).assign(measured_ms=runs["measured_ms"].to_numpy())
 
 
 def calls_of(ops: pd.DataFrame) -> pd.DataFrame:
@@ -53,8 +58,7 @@ def calls_of(ops: pd.DataFrame) -> pd.DataFrame:
     from perfml.learned.operator_model._transfer import KEY_COLUMNS
 
     cols = ["board", *[c for c in KEY_COLUMNS if c in ops.columns]]
-    key = ops[cols].astype(object).where(ops[cols].notna(), "")
-    key = key.map(lambda v: f"{v:.0f}" if isinstance(v, float) else str(v))
+    key = _text(ops[cols])
     log_t = np.log(ops["time_ms"].to_numpy(dtype=float))
     calls = key.assign(log_t=log_t).groupby(cols, sort=False)["log_t"].median().reset_index()
     return calls.assign(measured_ms=np.exp(calls.pop("log_t").to_numpy()))

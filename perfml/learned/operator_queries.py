@@ -36,6 +36,7 @@ from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
 from perfml.learned.queries import (
     LAUNCH_COLUMNS, MAX_BLOCK, MAX_GRID, OUTPUT_COLUMNS, _at, _infer, _num, answered, launches_agree, measured_on_board,
+    take_measured, unless_measured,
 )
 
 __all__ = [
@@ -496,17 +497,13 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     meta = getattr(model, "metadata_", {}) or {}
     training = meta.get("training") or {}
     trained = set(training.get("ops") or ())
-    # a call its own board ran in training is answered with that measurement, and the model is
-    # not run for it (but for a row a reference matches, which the reference answers first)
+    # a call its own board ran in training is answered with that measurement (the model is not run
+    # for it), but a row a reference matches is the reference's first
     own_run = measured_on_board(model, q)
-    has_own = np.isfinite(own_run) & (own_run > 0) & q["op"].isin(trained).to_numpy()
-    run = ~has_own
+    matched = np.zeros(len(q), dtype=bool)
     if pairs is not None:
-        run[np.asarray(pairs[0], dtype=int)] = True
-    pred = np.full(len(q), np.nan)
-    if run.any():
-        with np.errstate(all="ignore"):
-            pred[run] = np.asarray(model.predict(q[run]), dtype=float)
+        matched[np.asarray(pairs[0], dtype=int)] = True
+    pred = unless_measured(model.predict, q, own_run, matched)
     basis = np.where(q["op"].isin(trained).to_numpy(), "training-boards", "description").astype(object)
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
     if reference is not None and len(reference):
@@ -516,9 +513,7 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
         basis[has] = "reference"
         within = has & carried_within_architecture(len(q), pairs[0], q["board"].to_numpy(),
                                                    reference["board"].to_numpy()[pairs[1]])
-    measured = has_own & (basis == "training-boards")
-    pred = np.where(measured, own_run, pred)
-    basis[measured] = "measured"
+    pred = take_measured(pred, basis, own_run)
     bad = _first(~(np.isfinite(pred) & (pred > 0)))
     if bad is not None:
         raise QueryValidationError(

@@ -933,17 +933,11 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     q = check_queries(original, where, apps=apps, reference_apps=ref_apps, launch_fill=filler)
     trained = set(map(str, apps or ()))
     described = set(list_apps())
-    # a row whose own board ran its very run in training is answered with that measurement, and the
-    # model is not run for it (but for a kernel of the reference, whose rows the reference answers first)
     own_run = measured_on_board(model, q)
-    has_own = np.isfinite(own_run) & (own_run > 0) & q["app_id"].isin(trained).to_numpy()
-    run = ~(has_own & ~q["app_id"].isin(ref_apps).to_numpy())
-    pred = np.full(len(q), np.nan)
-    if run.any():
-        with np.errstate(all="ignore"):
-            # a kernel known only from the reference is answered below by carrying its measurement
-            # (this prediction enters that as a ratio between boards), or refused
-            pred[run] = np.asarray(model.predict_transfer(q[run]), dtype=float)
+    # a kernel known only from the reference is answered below by carrying its measurement (this
+    # prediction enters that as a ratio between boards), or refused; a kernel of the reference may
+    # be answered by it before its own board's measurement, so its rows are predicted
+    pred = unless_measured(model.predict_transfer, q, own_run, q["app_id"].isin(ref_apps).to_numpy())
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
     floor = call_floor_ms(meta.get("training"), reference)
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
@@ -954,9 +948,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
         basis[has & profiled] = "reference+profile"
-    measured = has_own & (basis == "training-boards")
-    pred = np.where(measured, own_run, pred)
-    basis[measured] = "measured"
+    pred = take_measured(pred, basis, own_run)
     for i in np.flatnonzero(~(np.isfinite(pred) & (pred > 0))):
         # a board without the figures every prediction rests on: said first, as it is the cause
         # whatever the row's kernel (a reference carried there is NaN too)
@@ -1020,6 +1012,27 @@ def measured_on_board(model, q: pd.DataFrame) -> np.ndarray:
         mine = {b for b in names.unique() if same_board(b, target.board)}
         times = np.where(names.isin(mine).to_numpy(), np.nan, times)
     return times
+
+
+def unless_measured(predict, q: pd.DataFrame, own_run: np.ndarray, keep) -> np.ndarray:
+    """``predict`` of the rows of ``q`` that no training measurement answers (``own_run`` NaN,
+    :func:`measured_on_board`) and of the rows ``keep``; NaN for the others, which
+    :func:`take_measured` answers: the model is not run for them."""
+    run = ~np.isfinite(own_run) | np.asarray(keep, dtype=bool)
+    pred = np.full(len(q), np.nan)
+    if run.any():
+        with np.errstate(all="ignore"):
+            pred[run] = np.asarray(predict(q[run]), dtype=float)
+    return pred
+
+
+def take_measured(pred: np.ndarray, basis: np.ndarray, own_run: np.ndarray) -> np.ndarray:
+    """``pred`` with each row still on the training boards' basis (no reference answered it) and
+    measured on its own board (:func:`measured_on_board`) answered by that measurement; its
+    ``basis`` (changed in place) becomes ``measured``."""
+    measured = np.isfinite(own_run) & (basis == "training-boards")
+    basis[measured] = "measured"
+    return np.where(measured, own_run, pred)
 
 
 def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | np.ndarray:
