@@ -13,12 +13,14 @@
   from the other training boards of the same architecture (all other training boards
   if none).
 * ``xfer_*``: transfer of the *same run* (app, size, block) from the other training
-  boards (same architecture first): their log(T_measured / T_model), carried to this
-  board through each closed-form model (``xfer_log_t_<model>``), and through the app's
-  chosen one (``xfer_log_t``). A run no other training board measured takes the app's
-  *nearest* measured run (size and launch compared on log scales,
-  :class:`~perfml.learned.features._common.NearestRunMedian`), and only an app no other
-  board measured falls back to the app's offset.
+  boards: their log(T_measured / T_model), carried to this board through each
+  closed-form model (``xfer_log_t_<model>``), and through the app's chosen one
+  (``xfer_log_t``). A run no other training board measured takes the app's *nearest*
+  measured run (size and launch compared on log scales,
+  :class:`~perfml.learned.features._common.NearestRunMedian`). The boards of the row's
+  architecture come first, for the nearest run as for the same one
+  (:func:`transferred_runs`); only an app no other board measured falls back to the
+  app's offset.
 * ``xfer_log_t_blend`` (only with ``blend=True``): a geometric blend of the BSP and the
   memory-roofline transfers, ``w * xfer_log_t_bsp + (1 - w) * xfer_log_t_roof_memory``: the
   run's time scaled from the other boards by (cores x clock)^w x (bandwidth)^(1-w), a
@@ -263,29 +265,62 @@ def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=
     return same_arch.fillna(all_boards)
 
 
-def nearest_runs(rows: pd.DataFrame, arch_of, lookup) -> np.ndarray:
-    """Per row, the values of its app's nearest run on the other boards: same architecture first, then every board.
+#: the per-run lookups of :func:`transferred_runs`, in the order they are tried within a pool of boards
+RUN_LOOKUPS = ("same-run", "nearest-run")
 
-    ``lookup(arch)``: the :class:`~perfml.learned.features._common.NearestRunMedian` of the
-    table's rows of architecture ``arch`` (``None``: of every row).
+
+def run_lookup(table: pd.DataFrame, kind: str, names):
+    """The lookup ``kind`` (one of :data:`RUN_LOOKUPS`) of a per-run table: exact run or the app's nearest run."""
+    if kind == "same-run":
+        return OtherBoardsMedian(table, RUN_KEY, names)
+    return NearestRunMedian(table, names)
+
+
+def transferred_runs(rows: pd.DataFrame, arch_of, lookup, names) -> pd.DataFrame:
+    """Per row, the values ``names`` of its run on the *other* boards of a per-run table.
+
+    The sources, in order; each row takes all its values from the first that has the run:
+
+    1. the boards of the row's architecture that measured the same run;
+    2. the app's nearest run on those boards;
+    3. every board that measured the same run;
+    4. the app's nearest run on every board.
+
+    ``lookup(kind, arch)``: the lookup ``kind`` (:data:`RUN_LOOKUPS`, built by
+    :func:`run_lookup`) of the table's rows of architecture ``arch`` (``None``: every row).
+
+    Why the nearest run of the same architecture before the same run of other ones: a
+    board's offset from a closed-form model (its efficiency) depends on its architecture
+    more than on the size, and the training boards did not all run the same sizes. Taking
+    the other architectures' offset at every size one's own architecture skipped made a
+    prediction jump at each size it measured: the GTX-570, whose one Fermi training board
+    (GT-630) ran matrix_sum_normal at powers of two, fell to 0.419x from 3840 to 4096,
+    and the compute-capability-1.x boards to 0.318x for matMul_gpu_sharedmem
+    (``experiments/size_continuity.py``).
     """
-    out = lookup(None)(rows).to_numpy(dtype=float, copy=True)
-    row_arch = np.asarray([arch_of(b) for b in rows["board"]], dtype=object)
-    for arch in pd.unique(row_arch):
-        pick = np.flatnonzero(row_arch == arch)
-        same = lookup(arch)(rows.iloc[pick]).to_numpy()
-        out[pick] = np.where(np.isnan(same), out[pick], same)
-    return out
+    names = list(names)
+    out = np.full((len(rows), len(names)), np.nan)
+    board_codes, boards = pd.factorize(rows["board"])
+    row_arch = np.asarray([arch_of(b) for b in boards], dtype=object)[board_codes]
+    for same_architecture in (True, False):
+        for kind in RUN_LOOKUPS:
+            missing = np.isnan(out).all(axis=1)
+            if not missing.any():
+                return pd.DataFrame(out, index=rows.index, columns=names)
+            pools = pd.unique(row_arch[missing]) if same_architecture else [None]
+            for arch in pools:
+                pick = np.flatnonzero(missing & (row_arch == arch)) if same_architecture else np.flatnonzero(missing)
+                out[pick] = lookup(kind, arch)(rows.iloc[pick])[names].to_numpy(dtype=float)
+    return pd.DataFrame(out, index=rows.index, columns=names)
 
 
 def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, candidates=BASELINES) -> dict[str, str]:
     """Per app, the baseline among ``candidates`` whose transfer from the other boards of the tables misses least.
 
     Each board of ``transfer`` (per-run offsets, :attr:`ClosedFormFeatures.transfer_`) is
-    predicted from the other boards as a held-out board would be (same run, same
-    architecture first, then the app's nearest run, then the app's offset from
-    ``offsets``); the baseline with the
-    lowest mean ``|exp(error) - 1|`` over the app's runs wins. Falls back to
+    predicted from the other boards as a held-out board would be
+    (:func:`transferred_runs`, then the app's offset from ``offsets``); the baseline with
+    the lowest mean ``|exp(error) - 1|`` over the app's runs wins. Falls back to
     :func:`baseline_choice` with fewer than two boards or for an app nothing scores.
     """
     fallback = baseline_choice(offsets, candidates)
@@ -293,12 +328,14 @@ def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, c
         return fallback
     rows = transfer.reset_index(drop=True)
     names = [name for name in candidates if name in transfer and name in offsets]
-    per_run = _cross_fitted(rows, rows, RUN_KEY, arch_of, names)
-    unmatched = per_run[names].isna().all(axis=1).to_numpy()
-    if unmatched.any():  # as a held-out board's transform: the app's nearest run first
-        lookups = {arch: NearestRunMedian(rows if arch is None else rows[rows["architecture"] == arch], names)
-                   for arch in [None, *rows["architecture"].unique()]}
-        per_run.loc[unmatched, names] = nearest_runs(rows[unmatched], arch_of, lookups.__getitem__)
+    lookups = {}
+
+    def lookup(kind, arch):
+        if (kind, arch) not in lookups:
+            lookups[(kind, arch)] = run_lookup(rows if arch is None else rows[rows["architecture"] == arch], kind, names)
+        return lookups[(kind, arch)]
+
+    per_run = transferred_runs(rows, arch_of, lookup, names)
     per_app = _cross_fitted(rows, offsets, ("app_id",), arch_of, names)
     predicted = per_run.fillna(per_app)
     miss = np.abs(np.expm1(rows[names].to_numpy(dtype=float) - predicted[names].to_numpy(dtype=float)))
@@ -468,11 +505,11 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
             choice[pick] = [table.get(app, "bsp") for app in apps[pick]]
         return choice
 
-    def _cross_fitted_offsets(self, rows: pd.DataFrame, table=None, keys=("app_id",)) -> pd.DataFrame:
-        """Offsets of each row's app (or run, with ``keys``) from the *other* training boards, same architecture first."""
-        name = "offsets" if table is None else "transfer"
-        table = self.offsets_ if table is None else table
-        keys = list(keys)
+    def _cross_fitted_offsets(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Offsets of each row's app from the *other* training boards, same architecture first."""
+        name = "offsets"
+        table = self.offsets_
+        keys = ["app_id"]
         names = list(self._candidates())  # a model saved before the waves baseline has no such column
         cache = self._lookups()
         if (name, None) not in cache:
@@ -489,28 +526,19 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
         return same_arch.fillna(all_boards)
 
-    def _nearest_run_offsets(self, runs: pd.DataFrame, transfer: pd.DataFrame) -> pd.DataFrame:
-        """``transfer`` with the rows no other training board measured filled from the app's nearest run.
-
-        Same architecture first, then every other training board
-        (:class:`~perfml.learned.features._common.NearestRunMedian`); rows whose app no
-        other training board measured stay NaN (the caller falls back to the app offset).
-        """
-        names = list(transfer.columns)
-        missing = transfer.isna().all(axis=1).to_numpy()
-        if not missing.any():
-            return transfer
+    def _run_offsets(self, runs: pd.DataFrame) -> pd.DataFrame:
+        """Offsets of each row's run from the *other* training boards (:func:`transferred_runs`; NaN where
+        no other training board measured the app: the caller falls back to the app offset)."""
+        names = list(self._candidates())  # a model saved before the waves baseline has no such column
         cache = self._lookups()
 
-        def lookup(arch):
-            if ("nearest", arch) not in cache:
+        def lookup(kind, arch):
+            if (kind, arch) not in cache:
                 table = self.transfer_ if arch is None else self.transfer_[self.transfer_["architecture"] == arch]
-                cache[("nearest", arch)] = NearestRunMedian(table, names)
-            return cache[("nearest", arch)]
+                cache[(kind, arch)] = run_lookup(table, kind, names)
+            return cache[(kind, arch)]
 
-        out = transfer.to_numpy(dtype=float, copy=True)
-        out[missing] = nearest_runs(runs[missing], self._arch, lookup)
-        return pd.DataFrame(out, index=transfer.index, columns=names)
+        return transferred_runs(runs, self._arch, lookup, names)
 
     def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame, blend: bool | None = None) -> pd.DataFrame:
         """The group's features of X (``blend``: add ``xfer_log_t_blend``; default: as fitted)."""
@@ -535,8 +563,7 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         # to this board by each closed-form model's ratio; a run no other board measured
         # takes the app's nearest measured run, and an app no other board measured its offset.
         runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
-        transfer = self._cross_fitted_offsets(runs, self.transfer_, RUN_KEY)
-        transfer = self._nearest_run_offsets(runs, transfer).fillna(offsets)
+        transfer = self._run_offsets(runs).fillna(offsets)
         for name in self._candidates():
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
         xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in self._candidates()}
