@@ -223,7 +223,7 @@ class NearestRunMedian:
         self._pools: dict = {}
 
     def _pool(self, board: str):
-        """Per app: (log coordinates of each distinct run, its median values) over the boards other than ``board``."""
+        """Per app: (log coordinates of each distinct run, its median values, its key) over the boards other than ``board``."""
         key = board if board in self._boards else None
         if key not in self._pools:
             pool = self.table[self.table["board"] != board] if key is not None else self.table
@@ -231,29 +231,42 @@ class NearestRunMedian:
             if not pool.empty:
                 runs = pool.groupby(RUN_KEY, dropna=False, sort=True)[self.value_cols].median().reset_index()
                 for app, part in runs.groupby("app_id", sort=False):
-                    per_app[app] = (_log_axes(part), part[self.value_cols].to_numpy(dtype=float))
+                    per_app[app] = (_log_axes(part), part[self.value_cols].to_numpy(dtype=float),
+                                    part[list(RUN_AXES)].to_numpy(dtype=float))
             self._pools[key] = per_app
         return self._pools[key]
 
     def __call__(self, rows: pd.DataFrame) -> pd.DataFrame:
         """For each row, the median values of its app's nearest run on the other boards (NaN if the app has none)."""
+        return self.nearest(rows)[0]
+
+    def nearest(self, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """For each row, the median values of its app's nearest run on the other boards, and that run.
+
+        The run is ``rows`` with each axis of :data:`RUN_AXES` replaced by the nearest
+        run's (NaN everywhere if the app has none).
+        """
         out = np.full((len(rows), len(self.value_cols)), np.nan)
-        if self.table.empty or not len(rows):
-            return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
-        coords = _log_axes(rows)
-        apps = rows["app_id"].to_numpy(dtype=object)
-        boards = rows["board"].to_numpy(dtype=object)
-        for (board, app), pick in pd.Series(range(len(rows))).groupby([boards, apps], sort=False).groups.items():
-            candidates = self._pool(board).get(app)
-            if candidates is None:
-                continue
-            points, values = candidates
-            pick = np.asarray(pick, dtype=np.int64)
-            step = max(1, _NEAREST_CHUNK // max(len(points), 1))  # bounds the rows x runs array
-            for start in range(0, len(pick), step):
-                part = pick[start:start + step]
-                out[part] = values[np.argmin(_masked_sq_distances(coords[part], points), axis=1)]
-        return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+        where = np.full((len(rows), len(RUN_AXES)), np.nan)
+        if not self.table.empty and len(rows):
+            coords = _log_axes(rows)
+            apps = rows["app_id"].to_numpy(dtype=object)
+            boards = rows["board"].to_numpy(dtype=object)
+            for (board, app), pick in pd.Series(range(len(rows))).groupby([boards, apps], sort=False).groups.items():
+                candidates = self._pool(board).get(app)
+                if candidates is None:
+                    continue
+                points, values, keys = candidates
+                pick = np.asarray(pick, dtype=np.int64)
+                step = max(1, _NEAREST_CHUNK // max(len(points), 1))  # bounds the rows x runs array
+                for start in range(0, len(pick), step):
+                    part = pick[start:start + step]
+                    best = np.argmin(_masked_sq_distances(coords[part], points), axis=1)
+                    out[part] = values[best]
+                    where[part] = keys[best]
+        runs = rows.drop(columns=[axis for axis in RUN_AXES if axis in rows]).assign(
+            **{axis: where[:, j] for j, axis in enumerate(RUN_AXES)})
+        return pd.DataFrame(out, index=rows.index, columns=self.value_cols), runs
 
 
 def _masked_sq_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:

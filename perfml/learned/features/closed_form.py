@@ -269,36 +269,72 @@ def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=
 RUN_LOOKUPS = ("same-run", "nearest-run")
 
 
-def run_lookup(table: pd.DataFrame, kind: str, names):
-    """The lookup ``kind`` (one of :data:`RUN_LOOKUPS`) of a per-run table: exact run or the app's nearest run."""
-    if kind == "same-run":
-        return OtherBoardsMedian(table, RUN_KEY, names)
-    return NearestRunMedian(table, names)
+class RunPools:
+    """The lookups of a per-run table by pool of boards, each built once.
+
+    A pool is ``None`` (every board of the table), an architecture (its boards) or
+    ``("other", architecture)`` (the boards of every other architecture). ``kind`` is one
+    of :data:`RUN_LOOKUPS`: the median of the same run over the pool's boards other than
+    the row's (:class:`~perfml.learned.features._common.OtherBoardsMedian`), or of the
+    app's nearest run (:class:`~perfml.learned.features._common.NearestRunMedian`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Per (board, run): ``board``, ``architecture``, :data:`RUN_KEY` and ``names``
+        (:attr:`ClosedFormFeatures.transfer_`).
+    names : list of str
+    """
+
+    def __init__(self, table: pd.DataFrame, names):
+        self.table = table
+        self.names = list(names)
+        self._built: dict = {}
+
+    def __call__(self, kind: str, pool=None):
+        if (kind, pool) not in self._built:
+            if pool is None:
+                table = self.table
+            elif isinstance(pool, tuple):
+                table = self.table[self.table["architecture"] != pool[1]]
+            else:
+                table = self.table[self.table["architecture"] == pool]
+            self._built[(kind, pool)] = (OtherBoardsMedian(table, RUN_KEY, self.names) if kind == "same-run"
+                                         else NearestRunMedian(table, self.names))
+        return self._built[(kind, pool)]
 
 
-def transferred_runs(rows: pd.DataFrame, arch_of, lookup, names) -> pd.DataFrame:
-    """Per row, the values ``names`` of its run on the *other* boards of a per-run table.
+def transferred_runs(rows: pd.DataFrame, arch_of, pools: RunPools) -> pd.DataFrame:
+    """Per row, the offsets ``pools.names`` of its run carried from the *other* boards of a per-run table.
 
-    The sources, in order; each row takes all its values from the first that has the run:
+    The sources, in order; each row takes all its values from the first that has them:
 
-    1. the boards of the row's architecture that measured the same run;
-    2. the app's nearest run on those boards;
+    1. the boards of the row's architecture that measured the same run (median);
+    2. the app's nearest run on those boards, moved by how much the other architectures'
+       offset changes from that run to the row's:
+       ``o_A(r) = o_A(r') + [o_other(r) - o_other(r')]``, with ``r'`` the nearest run and
+       ``o_other`` the median over the boards of every other architecture that measured
+       both runs (``o_A(r')`` unmoved where they did not);
     3. every board that measured the same run;
     4. the app's nearest run on every board.
 
-    ``lookup(kind, arch)``: the lookup ``kind`` (:data:`RUN_LOOKUPS`, built by
-    :func:`run_lookup`) of the table's rows of architecture ``arch`` (``None``: every row).
-
-    Why the nearest run of the same architecture before the same run of other ones: a
-    board's offset from a closed-form model (its efficiency) depends on its architecture
-    more than on the size, and the training boards did not all run the same sizes. Taking
-    the other architectures' offset at every size one's own architecture skipped made a
-    prediction jump at each size it measured: the GTX-570, whose one Fermi training board
-    (GT-630) ran matrix_sum_normal at powers of two, fell to 0.419x from 3840 to 4096,
-    and the compute-capability-1.x boards to 0.318x for matMul_gpu_sharedmem
-    (``experiments/size_continuity.py``).
+    Why the row's architecture before the same run on others, and why moved: a board's
+    offset from a closed-form model (its efficiency) depends on its architecture more than
+    on the size, and the training boards did not all run the same sizes. Taking the other
+    architectures' offset at every size one's own architecture skipped made a prediction
+    jump at each size it measured: the GTX-570, whose one Fermi training board (GT-630)
+    ran matrix_sum_normal at powers of two, fell to 0.419x from 3840 to 4096, and the
+    compute-capability-1.x boards to 0.318x for matMul_gpu_sharedmem
+    (``experiments/size_continuity.py``). The offset of a run can still change with its
+    size, most where the closed-form model does not see the size at all (a kernel without
+    a description is carried by its launch alone): the GTX-970 ran quicksort at sizes the
+    other Maxwell boards stopped short of, and their largest run's offset, unmoved, made
+    its time flat beyond it. Moved by the other architectures' change, the row keeps its
+    architecture's level and the size's trend, a difference in differences; at a run its
+    architecture measured, the move is zero. (The steps 1 and 3 are the same run, the
+    steps 2 and 4 the nearest: :data:`RUN_LOOKUPS`.)
     """
-    names = list(names)
+    names = pools.names
     out = np.full((len(rows), len(names)), np.nan)
     board_codes, boards = pd.factorize(rows["board"])
     row_arch = np.asarray([arch_of(b) for b in boards], dtype=object)[board_codes]
@@ -307,10 +343,18 @@ def transferred_runs(rows: pd.DataFrame, arch_of, lookup, names) -> pd.DataFrame
             missing = np.isnan(out).all(axis=1)
             if not missing.any():
                 return pd.DataFrame(out, index=rows.index, columns=names)
-            pools = pd.unique(row_arch[missing]) if same_architecture else [None]
-            for arch in pools:
-                pick = np.flatnonzero(missing & (row_arch == arch)) if same_architecture else np.flatnonzero(missing)
-                out[pick] = lookup(kind, arch)(rows.iloc[pick])[names].to_numpy(dtype=float)
+            for arch in (pd.unique(row_arch[missing]) if same_architecture else [None]):
+                pick = np.flatnonzero(missing & (row_arch == arch) if same_architecture else missing)
+                part = rows.iloc[pick]
+                if kind == "same-run" or not same_architecture:
+                    out[pick] = pools(kind, arch)(part)[names].to_numpy(dtype=float)
+                    continue
+                values, nearest = pools(kind, arch).nearest(part)
+                others = pools("same-run", ("other", arch))
+                move = (others(part)[names].to_numpy(dtype=float)
+                        - others(nearest)[names].to_numpy(dtype=float))
+                values = values.to_numpy(dtype=float)
+                out[pick] = np.where(np.isfinite(move), values + move, values)
     return pd.DataFrame(out, index=rows.index, columns=names)
 
 
@@ -328,14 +372,7 @@ def transfer_cv_choice(transfer: pd.DataFrame, offsets: pd.DataFrame, arch_of, c
         return fallback
     rows = transfer.reset_index(drop=True)
     names = [name for name in candidates if name in transfer and name in offsets]
-    lookups = {}
-
-    def lookup(kind, arch):
-        if (kind, arch) not in lookups:
-            lookups[(kind, arch)] = run_lookup(rows if arch is None else rows[rows["architecture"] == arch], kind, names)
-        return lookups[(kind, arch)]
-
-    per_run = transferred_runs(rows, arch_of, lookup, names)
+    per_run = transferred_runs(rows, arch_of, RunPools(rows, names))
     per_app = _cross_fitted(rows, offsets, ("app_id",), arch_of, names)
     predicted = per_run.fillna(per_app)
     miss = np.abs(np.expm1(rows[names].to_numpy(dtype=float) - predicted[names].to_numpy(dtype=float)))
@@ -529,16 +566,11 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
     def _run_offsets(self, runs: pd.DataFrame) -> pd.DataFrame:
         """Offsets of each row's run from the *other* training boards (:func:`transferred_runs`; NaN where
         no other training board measured the app: the caller falls back to the app offset)."""
-        names = list(self._candidates())  # a model saved before the waves baseline has no such column
         cache = self._lookups()
-
-        def lookup(kind, arch):
-            if (kind, arch) not in cache:
-                table = self.transfer_ if arch is None else self.transfer_[self.transfer_["architecture"] == arch]
-                cache[(kind, arch)] = run_lookup(table, kind, names)
-            return cache[(kind, arch)]
-
-        return transferred_runs(runs, self._arch, lookup, names)
+        if "runs" not in cache:
+            # a model saved before the waves baseline has no such column
+            cache["runs"] = RunPools(self.transfer_, self._candidates())
+        return transferred_runs(runs, self._arch, cache["runs"])
 
     def transform(self, X, *, launch: pd.DataFrame, logs: pd.DataFrame, blend: bool | None = None) -> pd.DataFrame:
         """The group's features of X (``blend``: add ``xfer_log_t_blend``; default: as fitted)."""
