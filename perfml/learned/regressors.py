@@ -53,10 +53,12 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 def check_learner_params(who: str, learner: str, params: dict[str, Any]) -> None:
     """Raise :class:`~perfml.errors.EstimatorParameterError` for a ``learner_params`` entry the learner does not
     know, or a value it refuses (scikit-learn learners: these failed deep inside ``fit`` as a
-    ``TypeError`` or scikit-learn's ``InvalidParameterError``). xgboost takes any booster
-    parameter and its aliases (``eta``, ``lambda``) as keywords and warns at ``fit`` about one it
-    does not use, so its names are left to it."""
+    ``TypeError`` or scikit-learn's ``InvalidParameterError``; xgboost:
+    :func:`perfml.learned.xgboost_params.check_xgboost_params`, one round on a synthetic frame)."""
     if learner == "xgboost":
+        from perfml.learned.xgboost_params import check_xgboost_params
+
+        check_xgboost_params(who, params)
         return
     try:
         estimator = make_learner(learner, params, [], 0, 1)

@@ -275,12 +275,9 @@ class OperatorRegressor(RegressorMixin, BaseEstimator):
                     f"{who}: learner_params must be a dict of xgboost parameters or None, got "
                     f"{type(self.learner_params).__name__}"
                 )
-            reserved = sorted(set(self.learner_params) & {"monotone_constraints", "tree_method", "random_state", "n_jobs"})
-            if reserved:
-                raise EstimatorParameterError(
-                    f"{who}: learner_params may not set {', '.join(reserved)} (the model sets them); use the "
-                    "estimator's own parameters"
-                )
+            from perfml.learned.xgboost_params import check_xgboost_params
+
+            check_xgboost_params(who, self.learner_params)
 
     # -- features --------------------------------------------------------------------
     def _own_features(self, X: pd.DataFrame, work=None) -> tuple[list[pd.DataFrame], np.ndarray, np.ndarray]:
