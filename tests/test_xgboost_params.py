@@ -7,6 +7,7 @@ a warning. The frames given to ``fit`` here are never read: the parameters are c
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -45,6 +46,7 @@ def test_a_refused_or_unknown_xgboost_parameter_fails_at_the_start_of_fit(estima
     {"eta": 0.05, "lambda": 2.0, "subsample": 0.8},          # xgboost's aliases are its parameters
     {"objective": "reg:absoluteerror", "min_child_weight": 5},
     {"n_estimators": 0},
+    {"n_estimators": np.int64(20)},                          # an integer of numpy's (Optuna, a grid)
 ])
 def test_parameters_xgboost_takes_pass(params):
     check_xgboost_params("RuntimeRegressor", params)

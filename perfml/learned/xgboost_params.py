@@ -11,6 +11,7 @@ parameters first and turns either into an
 
 from __future__ import annotations
 
+import numbers
 import re
 import warnings
 from typing import Any
@@ -39,7 +40,7 @@ def check_xgboost_params(who: str, params: dict[str, Any]) -> None:
         raise EstimatorParameterError(f"{who}: learner_params may not set {', '.join(reserved)} (the model sets "
                                       "them); use the estimator's own parameters")
     rounds = params.get("n_estimators", 1)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
+    if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 0:
         raise EstimatorParameterError(f"{who}: learner_params n_estimators must be a non-negative integer (the "
                                       f"number of boosting rounds), got {rounds!r}")
     import numpy as np
