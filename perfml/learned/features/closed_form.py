@@ -291,17 +291,26 @@ class RunPools:
         self.names = list(names)
         self._built: dict = {}
 
+    def _table(self, pool) -> pd.DataFrame:
+        if pool is None:
+            return self.table
+        if isinstance(pool, tuple):
+            return self.table[self.table["architecture"] != pool[1]]
+        return self.table[self.table["architecture"] == pool]
+
     def __call__(self, kind: str, pool=None):
         if (kind, pool) not in self._built:
-            if pool is None:
-                table = self.table
-            elif isinstance(pool, tuple):
-                table = self.table[self.table["architecture"] != pool[1]]
-            else:
-                table = self.table[self.table["architecture"] == pool]
+            table = self._table(pool)
             self._built[(kind, pool)] = (OtherBoardsMedian(table, RUN_KEY, self.names) if kind == "same-run"
                                          else NearestRunMedian(table, self.names))
         return self._built[(kind, pool)]
+
+    def has_others(self, pool, boards) -> bool:
+        """Whether the pool has a board other than each of ``boards`` (a pool of the rows' own board alone answers nothing)."""
+        if ("boards", pool) not in self._built:
+            self._built[("boards", pool)] = frozenset(self._table(pool)["board"].unique())
+        members = self._built[("boards", pool)]
+        return any(members - {board} for board in boards)
 
 
 def transferred_runs(rows: pd.DataFrame, arch_of, pools: RunPools) -> pd.DataFrame:
@@ -350,16 +359,21 @@ def transferred_runs(rows: pd.DataFrame, arch_of, pools: RunPools) -> pd.DataFra
                 return pd.DataFrame(out, index=rows.index, columns=names)
             for arch in (pd.unique(row_arch[missing]) if same_architecture else [None]):
                 pick = np.flatnonzero(missing & (row_arch == arch) if same_architecture else missing)
+                if not pools.has_others(arch, pd.unique(boards[board_codes[pick]])):
+                    continue
                 part = rows.iloc[pick]
                 if kind == "same-run" or not same_architecture:
                     out[pick] = pools(kind, arch)(part)[names].to_numpy(dtype=float)
                     continue
                 values, nearest = pools(kind, arch).nearest(part)
-                others = pools("same-run", ("other", arch))
-                move = (others(part)[names].to_numpy(dtype=float)
-                        - others(nearest)[names].to_numpy(dtype=float))
-                values = values.to_numpy(dtype=float)
-                out[pick] = np.where(np.isfinite(move), values + move, values)
+                values = values.to_numpy(dtype=float, copy=True)
+                found = np.flatnonzero(~np.isnan(values).all(axis=1))
+                if len(found):  # the architecture ran the app: move its nearest run
+                    others = pools("same-run", ("other", arch))
+                    move = (others(part.iloc[found])[names].to_numpy(dtype=float)
+                            - others(nearest.iloc[found])[names].to_numpy(dtype=float))
+                    values[found] = np.where(np.isfinite(move), values[found] + move, values[found])
+                out[pick] = values
     return pd.DataFrame(out, index=rows.index, columns=names)
 
 
