@@ -12,7 +12,7 @@ sizes, the training boards that measured a fall there too and the predictions' b
 out from the largest down. Asserts nothing.
 
 A fall can also be measured: partition camping made matrix_sum_normal at 7680 slower than
-at 7936 on the Kepler boards (GTX-680: medians 175 ms against 24 ms in runtimes.csv.gz). Each fall is therefore shown
+at 7936 on five of the nine training boards that ran both. Each fall is therefore shown
 with ``measured``: of the training boards that ran both sizes at that block shape, how many
 measured a fall beyond the tolerance themselves (``k/n``); the per-application summary
 counts apart the boards with a fall that no training board measured.

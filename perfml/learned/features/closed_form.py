@@ -563,22 +563,22 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
 
     def _cross_fitted_offsets(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Offsets of each row's app from the *other* training boards, same architecture first."""
-        name = "offsets"
-        table = self.offsets_
-        keys = ["app_id"]
         names = list(self._candidates())  # a model saved before the waves baseline has no such column
         cache = self._lookups()
-        if (name, None) not in cache:
-            cache[(name, None)] = OtherBoardsMedian(table, keys, names)
-        all_boards = cache[(name, None)](rows)
+
+        def lookup(arch):
+            if ("offsets", arch) not in cache:
+                table = self.offsets_ if arch is None else self.offsets_[self.offsets_["architecture"] == arch]
+                cache[("offsets", arch)] = OtherBoardsMedian(table, ["app_id"], names)
+            return cache[("offsets", arch)]
+
+        all_boards = lookup(None)(rows)
         same_arch = np.full((len(rows), len(names)), np.nan)
         board_codes, boards = pd.factorize(rows["board"])
         row_arch = np.asarray([self._arch(b) for b in boards], dtype=object)[board_codes]
         for arch in pd.unique(row_arch):
-            if (name, arch) not in cache:
-                cache[(name, arch)] = OtherBoardsMedian(table[table["architecture"] == arch], keys, names)
             pick = np.flatnonzero(row_arch == arch)
-            same_arch[pick] = cache[(name, arch)](rows.iloc[pick]).to_numpy()
+            same_arch[pick] = lookup(arch)(rows.iloc[pick]).to_numpy()
         same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
         return same_arch.fillna(all_boards)
 
