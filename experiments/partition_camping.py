@@ -98,7 +98,8 @@ def twin_apps(closed, table: pd.DataFrame) -> set:
 
     Each board's runs are predicted from the *other* boards of the table, through the twins
     (falling back to the default where no twin measured the run) and through the default
-    pool (same architecture first, then every board); the app's chosen baseline is scored,
+    pool (:func:`~perfml.learned.features.closed_form.transferred_runs`: the row's
+    architecture first, then every board); the app's chosen baseline is scored,
     ``mean |exp(error) - 1|`` over its runs, and the twins win where it is lower.
     """
     from perfml.learned.features import closed_form as cf
@@ -108,7 +109,7 @@ def twin_apps(closed, table: pd.DataFrame) -> set:
     rows = table.reset_index(drop=True)
     if rows["board"].nunique() < 2:
         return set()
-    pooled = cf._cross_fitted(rows, rows, RUN_KEY, closed._arch, names)
+    pooled = cf.transferred_runs(rows, closed._arch, cf.RunPools(rows, names))
     twins = rows.assign(architecture=rows["board"].map(memory_twin_key))
     by_twin = pd.DataFrame(np.nan, index=rows.index, columns=names)
     for key, part in twins.groupby("architecture"):

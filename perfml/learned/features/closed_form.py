@@ -253,16 +253,29 @@ def baseline_choice(offsets: pd.DataFrame, names=BASELINES) -> dict[str, str]:
 BASELINE_SELECTIONS = ("spread", "transfer-cv")
 
 
-def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=BASELINES) -> pd.DataFrame:
-    """Per row, the median of ``table``'s baselines ``names`` over the *other* boards, same architecture first."""
+def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=BASELINES, cache=None) -> pd.DataFrame:
+    """Per row, the median of ``table``'s baselines ``names`` over the *other* boards, same architecture first.
+
+    ``cache`` (a dict, optional) keeps each pool's :class:`OtherBoardsMedian` across calls
+    with the same ``table``, ``keys`` and ``names``: a fitted estimator passes its own.
+    """
     keys = list(keys)
     names = list(names)
-    all_boards = OtherBoardsMedian(table, keys, names)(rows)
-    same_arch = pd.DataFrame(np.nan, index=rows.index, columns=names)
-    for arch, part in rows.groupby(rows["board"].map(arch_of), sort=False):
-        pool = table[table["architecture"] == arch]
-        same_arch.loc[part.index, names] = OtherBoardsMedian(pool, keys, names)(part)[names].to_numpy()
-    return same_arch.fillna(all_boards)
+    cache = {} if cache is None else cache
+
+    def lookup(arch):
+        if arch not in cache:
+            pool = table if arch is None else table[table["architecture"] == arch]
+            cache[arch] = OtherBoardsMedian(pool, keys, names)
+        return cache[arch]
+
+    same_arch = np.full((len(rows), len(names)), np.nan)
+    board_codes, boards = pd.factorize(rows["board"])
+    row_arch = np.asarray([arch_of(b) for b in boards], dtype=object)[board_codes]
+    for arch in pd.unique(row_arch):
+        pick = np.flatnonzero(row_arch == arch)
+        same_arch[pick] = lookup(arch)(rows.iloc[pick])[names].to_numpy(dtype=float)
+    return pd.DataFrame(same_arch, index=rows.index, columns=names).fillna(lookup(None)(rows)[names])
 
 
 #: the per-run lookups of :func:`transferred_runs`, in the order they are tried within a pool of boards
@@ -564,23 +577,8 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
     def _cross_fitted_offsets(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Offsets of each row's app from the *other* training boards, same architecture first."""
         names = list(self._candidates())  # a model saved before the waves baseline has no such column
-        cache = self._lookups()
-
-        def lookup(arch):
-            if ("offsets", arch) not in cache:
-                table = self.offsets_ if arch is None else self.offsets_[self.offsets_["architecture"] == arch]
-                cache[("offsets", arch)] = OtherBoardsMedian(table, ["app_id"], names)
-            return cache[("offsets", arch)]
-
-        all_boards = lookup(None)(rows)
-        same_arch = np.full((len(rows), len(names)), np.nan)
-        board_codes, boards = pd.factorize(rows["board"])
-        row_arch = np.asarray([self._arch(b) for b in boards], dtype=object)[board_codes]
-        for arch in pd.unique(row_arch):
-            pick = np.flatnonzero(row_arch == arch)
-            same_arch[pick] = lookup(arch)(rows.iloc[pick]).to_numpy()
-        same_arch = pd.DataFrame(same_arch, index=rows.index, columns=names)
-        return same_arch.fillna(all_boards)
+        return _cross_fitted(rows, self.offsets_, ("app_id",), self._arch, names,
+                             cache=self._lookups().setdefault("offsets", {}))
 
     def _run_offsets(self, runs: pd.DataFrame) -> pd.DataFrame:
         """Offsets of each row's run from the *other* training boards (:func:`transferred_runs`; NaN where
