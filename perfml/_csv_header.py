@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["FileRows", "check_header", "duplicate_columns", "file_rows", "header_names", "not_utf8", "other_separator",
+__all__ = ["FileRows", "check_header", "compression_mismatch", "duplicate_columns", "file_rows", "header_names", "not_utf8", "other_separator",
            "read_text_csv", "record_lines"]
 
 #: separators of CSV-like exports other than the comma perfml reads
@@ -51,13 +51,45 @@ def other_separator(names: list[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+#: compressions pandas reads a CSV in by its name's suffix, and the bytes such a file starts with
+COMPRESSIONS = {".gz": ("gzip", b"\x1f\x8b"), ".bz2": ("bzip2", b"BZh"), ".xz": ("xz", b"\xfd7zXZ\x00"),
+                ".zip": ("zip", b"PK\x03\x04"), ".zst": ("zstd", b"\x28\xb5\x2f\xfd")}
+
+
+def compression_mismatch(path) -> str | None:
+    """Why ``path``'s name and its first bytes disagree on its compression (None where they agree).
+
+    pandas decompresses by the name alone: a gzip file named ``.csv`` read as text failed
+    as "not UTF-8 text", and a plain CSV named ``.csv.gz`` as "cannot be read (None)".
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError:  # the reader's own message names why
+        return None
+    suffix = "." + str(path).lower().rsplit(".", 1)[-1] if "." in str(path) else ""
+    by_name = COMPRESSIONS.get(suffix)
+    by_bytes = next((kind for kind, magic in COMPRESSIONS.values() if head.startswith(magic)), None)
+    if by_name is not None and by_bytes != by_name[0]:
+        return (f"is named {suffix} but is not {by_name[0]}-compressed" + (f" (it is {by_bytes}-compressed)" if by_bytes else "")
+                + f"; rename it without {suffix}, or compress it with {by_name[0]}")
+    if by_name is None and by_bytes is not None:
+        ending = next(s for s, (kind, _) in COMPRESSIONS.items() if kind == by_bytes)
+        return f"is {by_bytes}-compressed but its name does not end with {ending}; add {ending} to its name (perfml then reads it decompressed) or decompress it"
+    return None
+
+
 def check_header(path, error: type[Exception], where: str | None = None) -> list[str]:
-    """Raise ``error`` for a header separated by other than commas (:func:`other_separator`), a
-    comment line where the header should be, or naming the first repeated header name of
-    ``path`` and where it occurs.
+    """Raise ``error`` for a file whose name and content disagree on its compression
+    (:func:`compression_mismatch`), a header separated by other than commas
+    (:func:`other_separator`), a comment line where the header should be, or naming the
+    first repeated header name of ``path`` and where it occurs.
 
     Returns the header's names (as :func:`header_names`), so a reader need not read it again.
     """
+    why = compression_mismatch(path)
+    if why is not None:
+        raise error(f"{where or path}: {why}")
     names = header_names(path)
     sep = other_separator(names)
     if sep is not None:
@@ -76,9 +108,34 @@ def check_header(path, error: type[Exception], where: str | None = None) -> list
     return names
 
 
-def not_utf8(where, exc: UnicodeDecodeError) -> str:
-    """The message for a user's CSV that is not UTF-8 text (a UTF-16 or legacy-encoded export)."""
-    return (f"{where}: is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as a UTF-8 CSV (a spreadsheet's "
+def first_bad_utf8(path) -> tuple[int, int, str] | None:
+    """(line, byte offset, reason) of the first byte of ``path`` (decompressed as its name
+    says) that is not UTF-8, or None. The offset a reader's exception gives is within the
+    chunk it decoded (pandas reads in chunks), not within the file."""
+    import bz2
+    import gzip
+    import lzma
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get("." + str(path).lower().rsplit(".", 1)[-1], open)
+    try:
+        with opener(path, "rb") as fh:
+            data = fh.read()
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, exc.start) + 1, exc.start, exc.reason
+    except (OSError, EOFError, ValueError):  # unreadable: no position to give
+        return None
+    return None
+
+
+def not_utf8(where, exc: UnicodeDecodeError, path=None) -> str:
+    """The message for a user's CSV that is not UTF-8 text (a UTF-16 or legacy-encoded export).
+
+    With ``path``, the first bad byte is found in the file itself (:func:`first_bad_utf8`).
+    """
+    found = first_bad_utf8(path) if path is not None else None
+    at = f"line {found[0]}, byte {found[1]}: {found[2]}" if found else f"{exc.reason}"
+    return (f"{where}: is not UTF-8 text ({at}); save it as a UTF-8 CSV (a spreadsheet's "
             "'CSV UTF-8'; UTF-16 'Unicode text' exports are not read)")
 
 

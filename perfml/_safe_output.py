@@ -43,6 +43,7 @@ __all__ = [
     "write_bytes_atomic",
     "write_text_atomic",
     "write_dataframe_atomic",
+    "table_format",
     "current_umask",
     "replace_directory",
     "make_staging_directory",
@@ -76,24 +77,36 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_output_path(path, *, overwrite: bool = False, option: str = "--output", inputs=None) -> Path:
+def check_output_path(path, *, overwrite: bool = False, option: str = "--output", inputs=None,
+                      input_dirs=None) -> Path:
     """Check that ``path`` may be written as a regular file; return it as a :class:`Path`.
 
     ``inputs``: ``{option: path}`` of the files the command reads; an output that is one of
     them is refused even with ``overwrite`` (``--overwrite --output q.csv --queries q.csv``
-    replaced the user's queries with the predictions).
+    replaced the user's queries with the predictions). ``input_dirs``: ``{option: path}``
+    of directories the command reads as a whole (a model directory); an output anywhere
+    under one is refused: ``--output MODEL/perfml-model.json --overwrite`` replaced the
+    model's manifest, and a new file there made the directory no saved model any more.
 
     Raises
     ------
     UnsafeOutputError
         If ``path`` exists and is not a regular file (device, FIFO, socket, directory,
-        symbolic link), or its parent exists and is not a directory, or it is an input.
+        symbolic link), or its parent exists and is not a directory, or it is an input,
+        or it lies in an input directory, or it ends with a path separator.
     ResultFileExistsError
         If ``path`` is an existing regular file and ``overwrite`` is False.
     """
     if not str(path).strip():  # Path("") is ".", the working directory
         raise UnsafeOutputError(f"{option} is empty; give the name of the file to write")
+    if str(path).endswith(("/", os.sep)):  # Path("out/") is Path("out"): a file would be written where a folder was meant
+        raise UnsafeOutputError(f"{option} {path} ends with {str(path)[-1]!r}, so it names a directory; give the name "
+                                f"of the file to write (for example {Path(path) / 'predictions.csv'})")
     path = Path(path)
+    for name, given in (input_dirs or {}).items():
+        if given is not None and _is_under(path, given):
+            raise UnsafeOutputError(f"{option} {path} lies in the directory given as {name} ({given}), which the "
+                                    f"command reads; writing there would change it: choose a file outside it")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -124,6 +137,15 @@ def check_output_path(path, *, overwrite: bool = False, option: str = "--output"
     if parent.exists() and not parent.is_dir():
         raise UnsafeOutputError(f"{parent} is not a directory, so {path} cannot be written; choose another {option}")
     return path
+
+
+def _is_under(path: Path, directory) -> bool:
+    """Whether ``path`` (existing or not) lies in ``directory`` or below it, links resolved."""
+    try:
+        top = Path(directory).resolve()
+        return top.is_dir() and top in Path(path).resolve().parents
+    except (OSError, RuntimeError):  # unresolvable (a link loop): no directory the command could read
+        return False
 
 
 def _same_file(a, b) -> bool:
@@ -202,17 +224,55 @@ def write_text_atomic(path, text: str, *, overwrite: bool = False, encoding: str
     return write_bytes_atomic(path, text.encode(encoding), overwrite=overwrite, option=option)
 
 
+#: compressions of a CSV output by its name's last suffix (those of the standard library, which
+#: pandas also reads a query file with)
+CSV_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
+#: suffixes of table formats perfml does not write (a CSV under such a name would be misread)
+_OTHER_TABLE_FORMATS = (".xlsx", ".xls", ".xlsm", ".ods", ".tsv", ".tab", ".feather", ".arrow", ".orc", ".avro",
+                        ".h5", ".hdf", ".hdf5", ".pkl", ".pickle", ".npy", ".npz", ".sqlite", ".db",
+                        ".zip", ".zst", ".7z", ".tar")
+
+
+def table_format(path, option: str = "--output") -> tuple[str, str | None]:
+    """(format, compression) :func:`write_dataframe_atomic` writes ``path`` in, by its name.
+
+    ``*.parquet``: Parquet; ``*.json``: JSON records; ``*.gz``, ``*.bz2``, ``*.xz``: CSV so
+    compressed; any other name: CSV.
+
+    Raises
+    ------
+    UnsafeOutputError
+        For a name of another format (``.xlsx``, ``.tsv``, ``.zip``, ...): a CSV written
+        under it would not be what its name says.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return "parquet", None
+    if suffix == ".json":
+        return "json", None
+    if suffix in CSV_COMPRESSIONS:
+        return "csv", CSV_COMPRESSIONS[suffix]
+    if suffix in _OTHER_TABLE_FORMATS:
+        raise UnsafeOutputError(
+            f"{option} {path}: perfml does not write {suffix} files; name it .csv (comma-separated), .csv.gz, "
+            ".csv.bz2 or .csv.xz (compressed), .parquet or .json")
+    return "csv", None
+
+
 def write_dataframe_atomic(frame, path, *, overwrite: bool = False, option: str = "--output") -> Path:
-    """Write a DataFrame atomically: Parquet for ``*.parquet``, JSON records for ``*.json``, CSV otherwise."""
+    """Write a DataFrame atomically in the format its name says (:func:`table_format`)."""
     path = Path(path)
-    suffix = path.suffix.lower()
+    kind, compression = table_format(path, option)
     with atomic_output(path, overwrite=overwrite, option=option) as tmp:
-        if suffix == ".parquet":
+        if kind == "parquet":
             frame.to_parquet(tmp, index=False)
-        elif suffix == ".json":
-            tmp.write_text(frame.to_json(orient="records", indent=2))
+        elif kind == "json":
+            # 15 significant digits (pandas rounds to 10 by default: 1.2e-11 ms would read 0)
+            tmp.write_text(frame.to_json(orient="records", indent=2, double_precision=15))
         else:
-            frame.to_csv(tmp, index=False)
+            # a fixed gzip time stamp: the same predictions give the same bytes
+            frame.to_csv(tmp, index=False, compression={"method": compression, "mtime": 0}
+                         if compression == "gzip" else compression)
     return path
 
 

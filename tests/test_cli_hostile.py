@@ -656,3 +656,133 @@ def test_an_output_that_is_an_input_file_is_refused_even_with_overwrite(hostile,
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and f"is the file given as {option}" in err, err
     assert target.read_bytes() == before
+
+
+def _predict_argv(files: Path, *extra: str, model: Path | None = None) -> list[str]:
+    queries = files / "q1.csv"
+    queries.write_text("board,app_id,input_size\nGTX-980,vectorAdd,1048576\n")
+    model = model or Path(__file__).resolve().parents[1] / "models" / "default"
+    return ["predict", "--model", str(model), "--queries", str(queries), "--data-home", str(SHARED), *extra]
+
+
+@needs_data
+@pytest.mark.parametrize("name, overwrite", [("perfml-model.json", True), ("pred.csv", False), ("sub/pred.csv", False)])
+def test_an_output_inside_the_model_directory_is_refused(hostile, capsys, name, overwrite):
+    """--output MODEL/perfml-model.json --overwrite replaced the model's manifest, and a new file
+    there made the directory no saved model any more (its manifest lists every file)."""
+    import shutil
+
+    model = hostile / "in" / "model"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "models" / "default", model)
+    before = {p.relative_to(model): p.read_bytes() for p in model.rglob("*") if p.is_file()}
+    argv = _predict_argv(hostile / "in", "--output", str(model / name), *(["--overwrite"] if overwrite else []), model=model)
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "lies in the directory given as --model" in err, err
+    assert {p.relative_to(model): p.read_bytes() for p in model.rglob("*") if p.is_file()} == before
+
+
+@needs_data
+@pytest.mark.parametrize("which", ["predict", "characterize", "boards"])
+def test_an_output_name_ending_with_a_slash_is_refused_not_written_as_a_file(hostile, capsys, which):
+    """``Path("out/")`` is ``Path("out")``: a file named ``out`` was written where a folder was meant."""
+    files = hostile / "in"
+    target = str(files / "newdir") + "/"
+    adds = files / "adds.csv"
+    adds.write_text("board,op,B,H,time_ms\n" + "".join(f"Tesla-T4,add,{b},4096,{0.01 * b:.4f}\n" for b in range(1, 31)))
+    properties = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200" / "device_properties.json"
+    argv = {
+        "predict": _predict_argv(files, "--output", target),
+        "characterize": ["characterize", "--from-runtimes", str(adds), "--board", "Tesla-T4", "--out", target],
+        "boards": ["boards", "from-properties", str(properties), "--name", "My-GPU", "--out", target],
+    }[which]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "names a directory" in err, err
+    assert not (files / "newdir").exists()
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["p.xlsx", "p.tsv", "p.zip", "p.feather"])
+def test_an_output_named_as_a_format_perfml_does_not_write_is_refused(hostile, capsys, name):
+    """A CSV written under a spreadsheet's or another table format's name would be misread."""
+    code, err = _check(_predict_argv(hostile / "in", "--output", str(hostile / "in" / name)), hostile, capsys)
+    assert code == 2 and f"does not write {Path(name).suffix} files" in err, err
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["p.csv.gz", "p.csv.bz2", "p.csv.xz"])
+def test_a_compressed_output_is_compressed_as_its_name_says(hostile, capsys, name):
+    """``--output p.csv.gz`` wrote plain text, which pandas (and perfml's own readers) then
+    failed to decompress; a query file is read decompressed by the same names."""
+    import pandas as pd
+
+    from perfml._csv_header import COMPRESSIONS
+
+    files = hostile / "in"
+    out = files / name
+    code, err = _check(_predict_argv(files, "--output", str(out)), hostile, capsys)
+    assert code == 0, err
+    assert out.read_bytes().startswith(COMPRESSIONS[out.suffix][1])
+    written = pd.read_csv(out)  # pandas decompresses by the name
+    assert list(written.columns[:3]) == ["board", "app_id", "input_size"] and written["predicted_ms"].iloc[0] > 0
+    queries = files / ("q" + "".join(out.suffixes))
+    written[["board", "app_id", "input_size"]].to_csv(queries, index=False)  # compressed as named
+    again = ["predict", "--model", str(Path(__file__).resolve().parents[1] / "models" / "default"), "--queries",
+             str(queries), "--data-home", str(SHARED), "--output", str(files / "again.csv")]
+    code, err = _check(again, hostile, capsys)
+    assert code == 0, err
+    assert pd.read_csv(files / "again.csv")["predicted_ms"].iloc[0] == written["predicted_ms"].iloc[0]
+
+
+def test_a_json_output_keeps_small_values():
+    """pandas writes JSON with 10 decimals by default: 1.2e-11 read back as 0."""
+    import json
+    import tempfile
+
+    import pandas as pd
+
+    from perfml._safe_output import write_dataframe_atomic
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_dataframe_atomic(pd.DataFrame({"x": [1.2345678901234e-11, 0.07361380951999999]}), Path(tmp) / "p.json")
+        values = [row["x"] for row in json.loads(path.read_text())]
+    assert values[0] == pytest.approx(1.2345678901234e-11, rel=1e-12)
+    assert values[1] == pytest.approx(0.07361380951999999, rel=1e-14)
+
+
+@needs_data
+@pytest.mark.parametrize("which", ["queries", "reference", "calibration", "from-runtimes"])
+@pytest.mark.parametrize("mismatch", ["plain-named-gz", "gzip-named-csv"])
+def test_a_file_whose_name_and_content_disagree_on_compression_says_so(hostile, capsys, which, mismatch):
+    """A plain CSV named .csv.gz failed as "cannot be read (None)"; a gzip file named .csv as "not UTF-8 text"."""
+    files = hostile / "in"
+    text = "board,op,B,H,time_ms\n" + "".join(f"Tesla-T4,add,{b},4096,{0.01 * b:.4f}\n" for b in range(1, 31))
+    bad = files / ("rows.csv.gz" if mismatch == "plain-named-gz" else "rows.csv")
+    bad.write_bytes(text.encode() if mismatch == "plain-named-gz" else gzip.compress(text.encode()))
+    good = files / "op_queries.csv"
+    good.write_text("board,op,B,H\nTesla-T4,relu,8,4096\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    out = ["--output", str(files / "out.csv"), "--data-home", str(SHARED)]
+    argv = {
+        "queries": ["predict", "--model", model, "--queries", str(bad), *out],
+        "reference": ["predict", "--model", model, "--queries", str(good), "--reference", str(bad), *out],
+        "calibration": ["predict", "--model", model, "--queries", str(good), "--calibration", str(bad), *out],
+        "from-runtimes": ["characterize", "--from-runtimes", str(bad), "--board", "Tesla-T4", "--out", str(files / "c.json")],
+    }[which]
+    code, err = _check(argv, hostile, capsys)
+    expected = "is named .gz but is not gzip-compressed" if mismatch == "plain-named-gz" else \
+        "is gzip-compressed but its name does not end with .gz"
+    assert code == 2 and expected in err, err
+
+
+@needs_data
+def test_a_byte_that_is_not_utf8_is_named_by_its_line_in_the_file(hostile, capsys):
+    """pandas decodes in chunks: its offset ("at byte 3") was within a chunk, not the file."""
+    files = hostile / "in"
+    bad = files / "bad.csv"
+    bad.write_bytes(b"board,app_id,input_size,note\n" + b"GTX-980,vectorAdd,1048576,ok\n" * 50
+                    + b"GTX-980,vectorAdd,1048576,caf\xe9\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(bad), "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    offset = len(b"board,app_id,input_size,note\n" + b"GTX-980,vectorAdd,1048576,ok\n" * 50 + b"GTX-980,vectorAdd,1048576,caf")
+    assert code == 2 and f"line 52, byte {offset}" in err, err

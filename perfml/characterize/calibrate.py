@@ -203,7 +203,7 @@ def read_runtime_rows(path: str | os.PathLike[str]):
     except UnicodeDecodeError as exc:
         from perfml._csv_header import not_utf8
 
-        raise CalibrationDataError(not_utf8(f"calibration file {path}", exc)) from None
+        raise CalibrationDataError(not_utf8(f"calibration file {path}", exc, path)) from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise CalibrationDataError(f"cannot read calibration file {path} as CSV ({exc})") from None
 

@@ -139,7 +139,7 @@ def from_properties_command(
     properties: Annotated[Path, typer.Argument(help="JSON object of the device's cudaGetDeviceProperties values "
                                                      "(CuPy's key names), e.g. sweeps/results/H200/device_properties.json.")],
     name: Annotated[str, typer.Option("--name", help="The board's name in your query rows, e.g. My-GPU.")],
-    out: Annotated[Path, typer.Option("--out", help="Boards file to write (then: perfml --boards FILE ...).")],
+    out: Annotated[str, typer.Option("--out", help="Boards file to write (then: perfml --boards FILE ...).")],
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing file.")] = False,
 ) -> None:
     """Write a boards file (docs/boards.md) for a GPU perfml does not ship, from its recorded CUDA properties."""

@@ -32,7 +32,7 @@ def characterize(
     ] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the characterization as JSON.")] = False,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write the characterization (JSON) to FILE.")
+        str | None, typer.Option("--out", help="Write the characterization (JSON) to FILE.")
     ] = None,
     board: Annotated[
         str | None,

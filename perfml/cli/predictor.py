@@ -186,7 +186,8 @@ def _per_kernel_range(held: dict) -> str:
 def predict(
     model: Path = typer.Option(..., "--model", help="Model directory written by `perfml train`."),
     queries: Path = typer.Option(..., "--queries", help="CSV of application rows (board, app_id, input_size: the columns of runtimes.csv) and/or operator rows (board, op and its dims: the columns of dlops_runtimes.csv), without time columns; other columns are carried through."),
-    output: Path = typer.Option(..., "--output", help="CSV to write (a regular file): the queries plus predicted_ms, lower_ms, upper_ms, basis, clamped_to_bound, extrapolated, extrapolation, tier (spec or calibrated)."),
+    # text, not Path: Path("out/") drops the slash that says a directory was meant
+    output: str = typer.Option(..., "--output", help="File to write (a regular file; CSV, or .csv.gz/.bz2/.xz compressed, .parquet, .json): the queries plus predicted_ms, lower_ms, upper_ms, basis, clamped_to_bound, extrapolated, extrapolation, tier (spec or calibrated)."),
     data_home: Optional[Path] = DataHome,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file (regular files only)."),
     reference: Optional[Path] = typer.Option(None, "--reference", help="CSV of your own measurements (query columns + time_ms; application or operator rows) on boards you have; the same runs on other boards are predicted from them."),
@@ -211,7 +212,7 @@ def predict(
     stops everything and nothing is written.
     """
     from perfml._csv_header import file_rows
-    from perfml._safe_output import check_output_path
+    from perfml._safe_output import check_output_path, table_format
     from perfml.learned.bundle import load_predictor, predict_any, read_reference_any, reference_repeat_warnings
     from perfml.learned.queries import read_query_csv, write_predictions
 
@@ -220,7 +221,9 @@ def predict(
     check_level(level)
     check_output_path(output, overwrite=overwrite,  # refuse early, before loading the model
                       inputs={"--queries": queries, "--reference": reference, "--calibration": calibration,
-                              "--characterization": characterization, "--profile": profile})
+                              "--characterization": characterization, "--profile": profile},
+                      input_dirs={"--model": model, "--calibration": calibration, "--characterization": characterization})
+    table_format(output)
     original = read_query_csv(queries)
     where = file_rows(str(queries), original)  # rows named by the lines they are on
     ref = read_reference_any(reference) if reference is not None else None

@@ -178,12 +178,12 @@ def read_query_csv(path, what: str = "query file") -> pd.DataFrame:
     except UnicodeDecodeError as exc:
         from perfml._csv_header import not_utf8
 
-        raise DatasetSchemaError(not_utf8(path, exc)) from None
+        raise DatasetSchemaError(not_utf8(path, exc, path)) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DatasetSchemaError(f"{path}: cannot be read as CSV ({exc.__class__.__name__}: {str(exc).strip()}); "
                                  "give a CSV with a header line and as many fields in every row") from None
     except OSError as exc:
-        raise DatasetSchemaError(f"{path}: cannot be read ({exc.strerror}); give a readable CSV file") from None
+        raise DatasetSchemaError(f"{path}: cannot be read ({exc.strerror or exc}); give a readable CSV file") from None
 
 
 def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None, launch_fill=None) -> pd.DataFrame:
