@@ -475,6 +475,11 @@ class _Evaluator:
         self.expr = expr
         self.env = env
         self.kind = expr.dialect.kind
+        # where the value being computed is used (None: everywhere): a vectorized
+        # ``a if c else b`` computes both branches on every element, and ``c and x`` computes
+        # x where c is false, but C evaluates only the branch taken, so a division by zero
+        # counts only where its value is used
+        self.live = None
 
     def run(self) -> Any:
         result = self.node(self.expr.tree.body)
@@ -528,14 +533,34 @@ class _Evaluator:
         if isinstance(node, ast.Compare):
             return self.compare(node)
         if isinstance(node, ast.BoolOp):
-            op = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-            return functools.reduce(op, [self.node(v) for v in node.values])
+            return self.bool_op(node)
         if isinstance(node, ast.IfExp):
             cond = self.node(node.test)
-            return np.where(cond, self.node(node.body), self.node(node.orelse))
+            body = self.where_live(cond, node.body)
+            orelse = self.where_live(np.logical_not(cond), node.orelse)
+            return np.where(cond, body, orelse)
         if isinstance(node, ast.Call):
             return self.call(node)
         raise self.fail(f"has an unsupported node {type(node).__name__}")  # pragma: no cover
+
+    def where_live(self, mask: Any, node: ast.AST) -> Any:
+        """``node``'s value, computed with only the elements of ``mask`` (within the live ones) live."""
+        outer = self.live
+        self.live = mask if outer is None else np.logical_and(outer, mask)
+        try:
+            return self.node(node)
+        finally:
+            self.live = outer
+
+    def bool_op(self, node: ast.BoolOp) -> Any:
+        """``a and b`` / ``a or b`` element by element, each operand live only where C would evaluate it."""
+        conjunction = isinstance(node.op, ast.And)
+        op = np.logical_and if conjunction else np.logical_or
+        result = self.node(node.values[0])
+        for value in node.values[1:]:
+            reached = np.asarray(result, dtype=bool) if conjunction else np.logical_not(result)
+            result = op(result, self.where_live(reached, value))
+        return result
 
     def name(self, name: str) -> Any:
         if name not in self.env:
@@ -698,6 +723,11 @@ class _Evaluator:
         elif op is ast.RShift and np.size(right) and np.min(right) < 0:
             raise self.fail("shifts by a negative amount at '>>'")
         if op in (ast.FloorDiv, ast.Mod):  # C: the quotient truncates toward zero, the remainder follows
+            zero = np.asarray(right) == 0
+            if self.live is not None:
+                zero = np.logical_and(zero, self.live)
+            if np.any(zero):  # numpy gives 0 there, C has no value: a CuMAPz index would silently read address 0
+                raise self.fail(f"divides by zero at {what} (guard it: 'a / b if b else 0')")
             with np.errstate(all="ignore"):
                 remainder = np.fmod(left, right)
                 if op is ast.Mod:

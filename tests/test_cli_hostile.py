@@ -786,3 +786,14 @@ def test_a_byte_that_is_not_utf8_is_named_by_its_line_in_the_file(hostile, capsy
     code, err = _check(argv, hostile, capsys)
     offset = len(b"board,app_id,input_size,note\n" + b"GTX-980,vectorAdd,1048576,ok\n" * 50 + b"GTX-980,vectorAdd,1048576,caf")
     assert code == 2 and f"line 52, byte {offset}" in err, err
+
+
+def test_a_cumapz_description_dividing_by_zero_is_refused(hostile, capsys):
+    """The index ``row*MAX + col / 0`` was analyzed as ``row*MAX``: exit 0 and another MPE."""
+    source = Path(__file__).resolve().parents[1] / "perfml" / "descriptions" / "cumapz" / "seed004_fetch0_colwise.toml"
+    text = source.read_text()
+    assert 'index = "row*MAX + col"' in text
+    bad = hostile / "in" / "div0.toml"
+    bad.write_text(text.replace('index = "row*MAX + col"', 'index = "row*MAX + col / 0"'))
+    code, err = _check(["cumapz", "analyze", str(bad), "--json"], hostile, capsys)
+    assert code == 2 and "divides by zero" in err, err

@@ -402,3 +402,28 @@ def test_cumapz_integer_division_and_remainder_are_cs():
     assert [evaluate(e, {}, dialect="cumapz") for e in ("-7 / 2", "7 / -2", "-7 // 2", "-7 % 2", "7 % -2", "7 / 2")] == \
         [-3, -3, -3, -1, 1, 3]
     np.testing.assert_array_equal(evaluate("(tx - 33) % 32", {"tx": tx[:3]}, dialect="cumapz"), [-1, 0, -31])
+
+
+_ZERO_DIVISOR = {"x": np.array([4, -7, 9]), "y": np.array([0, 2, 3])}
+
+
+@pytest.mark.parametrize("text", ["x / y", "x % y", "(x / y) * 0 + 1", "x / (y - y)", "x / y if x else 0",
+                                  "x / y if y else x / y", "x > 0 and x / y > 1", "x < 0 or x % y == 0"])
+def test_cumapz_refuses_a_division_by_zero_where_its_value_is_used(text):
+    """numpy's integer division gives 0 where the divisor is 0 and C has no value: a CuMAPz
+    index ``row*MAX + col / 0`` was analyzed as ``row*MAX`` (exit 0, another MPE)."""
+    with pytest.raises(ExpressionError, match="divides by zero"):
+        _expr.evaluate(text, _ZERO_DIVISOR, dialect="cumapz")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("x / y if y else 0", [0, -3, 3]),  # C truncates toward zero: -7 / 2 == -3
+    ("x % y if y != 0 else -1", [-1, -1, 0]),
+    ("y and x / y", [0, 1, 1]),
+    ("y == 0 or x % y == 0", [1, 0, 1]),
+    ("(x / y if y else 0) if x else x / 0", [0, -3, 3]),
+])
+def test_cumapz_computes_a_division_guarded_as_c_would_skip_it(text, expected):
+    """C evaluates only the branch taken and the operands ``&&`` / ``||`` reach."""
+    value = _expr.evaluate(text, _ZERO_DIVISOR, dialect="cumapz")
+    assert np.asarray(value, dtype=np.int64).tolist() == expected
