@@ -76,8 +76,9 @@ def test_board_aliases_match(tmp_path, good):
         lambda d: d["functions"]["shmem"].pop("y"),
         lambda d: d["functions"]["shmem"].__setitem__("x", "abc"),
         lambda d: d.__setitem__("version", 99),
+        lambda d: d.pop("values"),
     ],
-    ids=["no-functions", "functions-list", "summary-dict", "function-str", "no-y", "x-str", "version"],
+    ids=["no-functions", "functions-list", "summary-dict", "function-str", "no-y", "x-str", "version", "no-values"],
 )
 def test_malformed_structure_is_a_schema_error(tmp_path, good, mutate):
     doc, _ = good
@@ -233,3 +234,40 @@ def test_a_version_that_is_no_whole_number_is_refused(tmp_path, version):
     doc["version"] = version  # True == 1 and 1.0 == 1 in Python
     with pytest.raises(PerfmlError, match="unknown characterization version"):
         load_characterization(_write(tmp_path, doc))
+
+
+def test_no_committed_streaming_curve_gets_a_rate_warning():
+    """The curve-rate warnings (perfml.learned.target_characterization._curve_rate_warnings)
+    stay silent on every committed characterization with a curve, the packaged boards' and
+    models/default's training boards'."""
+    from pathlib import Path
+
+    import perfml
+    from perfml.learned.target_characterization import _curve_rate_warnings
+
+    root = Path(perfml.__file__).parent
+    paths = sorted(root.joinpath("data", "characterizations").glob("*.json"))
+    paths += sorted(root.parent.joinpath("models", "default").glob("*/characterizations/*.json"))
+    checked = 0
+    for path in paths:
+        ch = load_characterization(path)
+        if ch.stream_curve is not None:
+            assert _curve_rate_warnings(ch, path.name) == [], path
+            checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("scale, expected", [(100, ["x the board's specified", "its own calibrated dram_bandwidth"]),
+                                             (3, ["its own calibrated dram_bandwidth"]),
+                                             (1, [])])
+def test_a_streaming_curve_slower_than_its_own_bandwidth_is_warned_about(tmp_path, scale, expected):
+    """A T4 file whose curve was 100x too slow predicted a bmm 100x slower, with no warning
+    (only a rate under 0.001x the specification was refused)."""
+    from perfml.learned.target_characterization import _curve_rate_warnings
+
+    doc = _t4_calibrated()
+    doc["stream_curve"]["seconds"] = [s * scale for s in doc["stream_curve"]["seconds"]]
+    warnings = _curve_rate_warnings(load_characterization(_write(tmp_path, doc)), "t4.json")
+    assert len(warnings) == len(expected)
+    for warning, phrase in zip(warnings, expected):
+        assert warning.startswith("t4.json: ") and phrase in warning

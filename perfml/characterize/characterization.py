@@ -333,6 +333,12 @@ class Characterization:
                 summary.append(ClassSummary.from_dict(item))
             except (TypeError, ValueError, AttributeError) as exc:
                 raise ResultSchemaError(f"characterization summary entry is malformed ({exc!r})") from None
+        if data["format"] == CHARACTERIZATION_FORMAT and "values" not in data:
+            # the writer always gives it (the legacy format predates it): a file without it was
+            # cut or edited, and was read as "no achieved value", silently the spec tier
+            raise ResultSchemaError(
+                "characterization field 'values' is missing (every perfml-board-characterization has it, empty "
+                "or not); rebuild the file with `perfml characterize`")
         raw_values = data.get("values", [])
         warnings = data.get("warnings", [])
         provenance = data.get("provenance", {})
