@@ -797,3 +797,35 @@ def test_a_cumapz_description_dividing_by_zero_is_refused(hostile, capsys):
     bad.write_text(text.replace('index = "row*MAX + col"', 'index = "row*MAX + col / 0"'))
     code, err = _check(["cumapz", "analyze", str(bad), "--json"], hostile, capsys)
     assert code == 2 and "divides by zero" in err, err
+
+
+@needs_data
+def test_a_characterization_whose_curve_is_100x_too_slow_is_warned_about_where_it_carries_predictions(hostile, capsys):
+    """The curve carries the memory-bound calls it is used for (100x slower curve, 100x slower
+    bmm), so the warning must reach the user: before, only a rate under 0.001x the
+    specification was refused, and this file was used in silence."""
+    import json
+
+    import pandas as pd
+
+    from perfml.characterize import board_characterization
+
+    files = hostile / "in"
+    good, slow = files / "t4.json", files / "t4_slow.json"
+    doc = board_characterization("Tesla-T4").to_dict()
+    good.write_text(json.dumps(doc))
+    doc["stream_curve"]["seconds"] = [s * 100 for s in doc["stream_curve"]["seconds"]]
+    slow.write_text(json.dumps(doc))
+    queries = files / "qt4.csv"
+    queries.write_text("board,op,B,M,N,K\nTesla-T4,bmm,24,2048,64,2048\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    times = {}
+    for path in (good, slow):
+        out = files / f"{path.stem}.out.csv"
+        code = main(["predict", "--model", model, "--queries", str(queries), "--characterization", str(path),
+                     "--output", str(out), "--data-home", str(SHARED)])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert ("streaming curve's DRAM-bound calls" in err) == (path == slow), err
+        times[path] = float(pd.read_csv(out)["predicted_ms"].iloc[0])
+    assert times[slow] / times[good] > 50
