@@ -829,3 +829,37 @@ def test_a_characterization_whose_curve_is_100x_too_slow_is_warned_about_where_i
         assert ("streaming curve's DRAM-bound calls" in err) == (path == slow), err
         times[path] = float(pd.read_csv(out)["predicted_ms"].iloc[0])
     assert times[slow] / times[good] > 50
+
+
+@needs_data
+@pytest.mark.parametrize("row, refused", [
+    ("GTX-980,vectorAdd,1048576,5", True),  # a described app, trained
+    ("GTX-980,lud_diagonal,512,3", True),  # a Rodinia kernel whose runs have none
+    ("GTX-980,vectorAdd,1048576,0", False),
+    ("GTX-980,vectorAdd,1048576,", False),
+    ("GTX-980,calculate_temp,512,256", False),  # hotspot's pyramid height: its runs have one
+])
+def test_a_second_size_for_a_kernel_that_takes_one_size_is_refused(hostile, capsys, row, refused):
+    """vectorAdd of 1048576 on the GTX-980 with input_size_2 5 was answered (exit 0) from the
+    other boards' transfer instead of its measured time: the value missed its runs."""
+    files = hostile / "in"
+    queries = files / "q.csv"
+    queries.write_text(f"board,app_id,input_size,input_size_2\n{row}\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(queries), "--output", str(files / "o.csv"),
+            "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert (code == 2 and "takes one size, input_size" in err and "column input_size_2" in err) if refused \
+        else code == 0, err
+
+
+@needs_data
+def test_a_second_size_is_taken_for_a_kernel_the_reference_measured_with_it(hostile, capsys):
+    files = hostile / "in"
+    (files / "q.csv").write_text("board,app_id,input_size,input_size_2\nGTX-980,vectorAdd,1048576,5\n")
+    (files / "r.csv").write_text("board,app_id,input_size,input_size_2,time_ms\nGTX-680,vectorAdd,1048576,5,0.2\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "r.csv"),
+            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 0, err

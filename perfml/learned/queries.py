@@ -930,9 +930,11 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
             or getattr(model.features_, "apps_", None))
     ref_apps = set(reference["app_id"]) if reference is not None else set()
     filler = _LaunchFiller(model, reference, where, reference_where)
+    described = set(list_apps())
+    # before the launch is filled from the kernel's runs, which such a size misses
+    _refuse_a_second_size_the_kernel_lacks(model, original, where, described, ref_apps)
     q = check_queries(original, where, apps=apps, reference_apps=ref_apps, launch_fill=filler)
     trained = set(map(str, apps or ()))
-    described = set(list_apps())
     own_run = measured_on_board(model, q)
     # a kernel known only from the reference is answered below by carrying its measurement (this
     # prediction enters that as a ratio between boards), or refused; a kernel of the reference may
@@ -990,6 +992,36 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                     floor_ms=target_call_floor_ms(floor, model, q["board"]), launch_flags=launch,
                     architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
                                                                  registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
+
+
+def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where, described, ref_apps) -> None:
+    """Refuse a row giving a second size (``input_size_2`` other than 0) for a kernel that has none.
+
+    A kernel takes a second size when one of its training runs has one (Rodinia's
+    ``calculate_temp``, hotspot's pyramid height); a description takes ``input_size``
+    alone. Given anyway, the value only missed the kernel's runs on the training boards
+    and moved the answer (vectorAdd of 1048576 on the GTX-980 with ``input_size_2`` 5 left
+    its measured time for the other boards' transfer). A kernel of the ``--reference`` may
+    take one: its measurements say.
+    """
+    if "input_size_2" not in original.columns or "app_id" not in original.columns:
+        return
+    # a value that is no number is refused by check_queries, with its own message
+    second = pd.to_numeric(original["input_size_2"].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+    rows = np.flatnonzero(np.isfinite(second) & (second != 0))
+    table = getattr(getattr(model, "features_", None), "transfer_", None)
+    if not len(rows) or table is None or "input_size_2" not in table.columns:
+        return
+    runs_second = np.nan_to_num(table["input_size_2"].to_numpy(dtype=float), nan=0.0) != 0
+    takes = set(table.loc[runs_second, "app_id"].astype(str))
+    known = set(table["app_id"].astype(str)) | set(described)
+    for i in rows:
+        app = str(original["app_id"].iloc[i]).strip()
+        if app in known and app not in takes and app not in ref_apps:
+            raise _row_error(where, i, "input_size_2", original["input_size_2"].iloc[i],
+                             f"kernel {app} takes one size, input_size (no run of it on the training boards, and "
+                             "no description of it, has a second size)",
+                             "leave input_size_2 empty (or 0), or give a --reference of the kernel measured with it")
 
 
 def measured_on_board(model, q: pd.DataFrame) -> np.ndarray:
