@@ -397,7 +397,7 @@ def test_a_calibration_file_without_the_board_is_named(tmp_path, capsys):
 
     _apps_rows(board="GTX-970").to_csv(tmp_path / "cal970.csv", index=False)
     assert main(["characterize", "--from-runtimes", str(tmp_path / "cal970.csv"), "--board", "GTX-980"]) == 2
-    assert "no row of board 'GTX-980' in cal970.csv (boards present: GTX-970)" in capsys.readouterr().err
+    assert f"no row of board 'GTX-980' in {tmp_path / 'cal970.csv'} (boards present: GTX-970)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("source, timing", [

@@ -863,3 +863,56 @@ def test_a_second_size_is_taken_for_a_kernel_the_reference_measured_with_it(host
             "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
     code, err = _check(argv, hostile, capsys)
     assert code == 0, err
+
+
+@needs_data
+@pytest.mark.parametrize("command", ["characterize", "predict"])
+@pytest.mark.parametrize("case", ["op-case", "app-case", "both"])
+def test_a_calibration_row_whose_kernel_name_is_in_doubt_is_refused(hostile, capsys, command, case):
+    """'ADD' was dropped as an operator of unknown work, silently; a row naming vectorAdd and add
+    was taken as vectorAdd and refused for a time unit it did not have."""
+    files = hostile / "in"
+    rows = [f"Tesla-T4,,add,{b},4096,,{0.01 + 0.001 * b:.4f}" for b in range(1, 31)]
+    if case == "op-case":
+        rows[3] = rows[3].replace(",add,", ",ADD,")
+    elif case == "app-case":
+        rows.append("Tesla-T4,VectorAdd,,,,1048576,0.05")
+    else:
+        rows.append("Tesla-T4,vectorAdd,add,1,4096,1048576,0.05")
+    calibration = files / "adds.csv"
+    calibration.write_text("board,app_id,op,B,H,input_size,time_ms\n" + "\n".join(rows) + "\n")
+    queries = files / "q.csv"
+    queries.write_text("board,op,B,H\nTesla-T4,relu,8,4096\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = (["characterize", "--from-runtimes", str(calibration), "--board", "Tesla-T4", "--out", str(files / "c.json")]
+            if command == "characterize" else
+            ["predict", "--model", model, "--queries", str(queries), "--calibration", str(calibration),
+             "--output", str(files / "o.csv"), "--data-home", str(SHARED)])
+    code, err = _check(argv, hostile, capsys)
+    expected = {"op-case": "column op: 'ADD' is not an operator name; write 'add'",
+                "app-case": "column app_id: 'VectorAdd' is not the name of a described kernel; write 'vectorAdd'",
+                "both": "columns app_id and op: both name a kernel"}[case]
+    assert code == 2 and expected in err, err
+
+
+@needs_data
+def test_a_model_directory_that_does_not_exist_is_named_so(hostile, capsys):
+    files = hostile / "in"
+    argv = _predict_argv(files, "--output", str(files / "o.csv"), model=files / "no-such-model")
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "no-such-model does not exist" in err, err
+
+
+@needs_data
+def test_a_calibration_of_another_board_names_the_file_and_a_fix_predict_has(hostile, capsys):
+    """The message said "pass the board the rows were measured on": predict has no --board, and
+    the file was named by its base name only."""
+    files = hostile / "in"
+    (files / "p4.csv").write_text("board,op,B,H,time_ms\n" + "".join(f"Tesla-P4,add,{b},4096,0.0{b + 10}\n"
+                                                                      for b in range(1, 31)))
+    (files / "q.csv").write_text("board,op,B,H\nTesla-T4,relu,8,4096\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--calibration", str(files / "p4.csv"),
+            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and f"no row of board 'Tesla-T4' in {files / 'p4.csv'}" in err and "give a file of its runs" in err, err

@@ -297,7 +297,7 @@ def of_board(names, board: str) -> np.ndarray:
 
 
 def _board_rows(frame, board: str, file=None):
-    rows_of = Path(file).name if file is not None else "the calibration rows"
+    rows_of = str(file) if file is not None else "the calibration rows"
     if "board" not in frame.columns:
         raise CalibrationDataError(f"{rows_of}: calibration rows need a board column")
     if not len(frame):
@@ -312,8 +312,9 @@ def _board_rows(frame, board: str, file=None):
     if not mine.any():
         present = ", ".join(sorted(frame["board"].astype(str).unique())[:12])
         raise CalibrationDataError(
-            f"no row of board {board!r} in {rows_of} (boards present: {present}); "
-            "pass the board the rows were measured on"
+            f"no row of board {board!r} in {rows_of} (boards present: {present}); the rows must be measured on "
+            f"{board!r}: give a file of its runs (perfml predict calibrates the queries' board), or name the board "
+            "the rows were measured on (perfml characterize --board)"
         )
     return frame[mine]
 
@@ -399,6 +400,37 @@ def _refuse_rows_without_size(rows, corpus: str, file) -> None:
         i = int(np.flatnonzero(empty)[0])
         raise CalibrationDataError(f"{_row_where(file, rows.index[i])}, column input_size: empty; give the size "
                                    "the kernel ran at (or remove the row)")
+
+
+def check_kernel_names(rows, file) -> None:
+    """Refuse a row naming two kernels (``app_id`` and ``op`` both given), or an operator or a
+    described kernel whose name is a known one in other letter case or with spaces (``ADD``,
+    `` add``, ``VectorAdd``).
+
+    The first was taken as its ``app_id`` kernel (vectorAdd), then refused for a time unit
+    it did not have; the second was dropped as an operator of unknown work, silently.
+    """
+    from perfml.apps import list_apps
+    from perfml.datasets import DLOPS_OP_DIMS
+
+    app = ~_empty_cells(rows["app_id"]) if "app_id" in rows.columns else np.zeros(len(rows), dtype=bool)
+    op = ~_empty_cells(rows["op"]) if "op" in rows.columns else np.zeros(len(rows), dtype=bool)
+    both = np.flatnonzero(app & op)
+    if len(both):
+        i = int(both[0])
+        raise CalibrationDataError(
+            f"{_row_where(file, rows.index[i])}, columns app_id and op: both name a kernel "
+            f"({rows['app_id'].iloc[i]!r} and {rows['op'].iloc[i]!r}); keep the one the row measured")
+    for column, given, names, what in (("op", op, tuple(DLOPS_OP_DIMS), "an operator name"),
+                                       ("app_id", app, tuple(list_apps()), "the name of a described kernel")):
+        known = {name.lower(): name for name in names}
+        cells = rows[column].astype(str).to_numpy() if given.any() else ()
+        for i in np.flatnonzero(given):
+            name = cells[i]
+            if name not in names and name.strip().lower() in known:
+                raise CalibrationDataError(
+                    f"{_row_where(file, rows.index[i])}, column {column}: {name!r} is not {what}; write "
+                    f"{known[name.strip().lower()]!r} (names are matched exactly: letter case, no spaces)")
 
 
 def _refuse_calibration_ops_of_unknown_work(rows, file) -> None:
@@ -590,6 +622,7 @@ def calibrate_from_rows(
     time_column = _time_column(frame)
     kernel_column, streaming, compute_family = _CORPORA[corpus]
     rows = _board_rows(frame, board, file)
+    check_kernel_names(rows, file)
     filters: dict[str, Any] = {"board": board}
     if source is not None:
         if "source" not in rows.columns:

@@ -363,6 +363,9 @@ def read_manifest_json(path) -> tuple[Path, dict]:
     """
     path = Path(path)
     meta_path = path / _META
+    if not path.exists():
+        raise ModelFormatError(f"{path} does not exist; give a model directory written by `perfml train --out DIR` "
+                               "(perfml ships models/default)")
     if not meta_path.is_file():
         raise ModelFormatError(f"{path} is not a perfml model directory (no {_META}); train one with `perfml train --out DIR`")
     try:

@@ -60,10 +60,11 @@ def calibrate_target(path, boards: Iterable[str], *, kernels: tuple[str, tuple[s
         (:mod:`perfml.characterize.calibrate`).
     """
     from perfml.characterize import calibrate_from_rows
-    from perfml.characterize.calibrate import read_runtime_rows
+    from perfml.characterize.calibrate import check_kernel_names, read_runtime_rows
 
     board = _one_board(boards)
     rows = read_runtime_rows(path) if frame is None else frame
+    check_kernel_names(rows, path)  # before the rows are narrowed to the calibration kernels' names
     command = f"perfml predict --calibration {path}"
     if kernels is not None:
         column, names = kernels
