@@ -916,3 +916,39 @@ def test_a_calibration_of_another_board_names_the_file_and_a_fix_predict_has(hos
             "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and f"no row of board 'Tesla-T4' in {files / 'p4.csv'}" in err and "give a file of its runs" in err, err
+
+
+def _nvprof_export(flop: float, dram_read: float, dram_write: float, inst: float) -> str:
+    lines = ["==4242== NVPROF is profiling process 4242, command: ./app", "==4242== Profiling result:",
+             "==4242== Metric result:",
+             '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"']
+    for metric, value in (("flop_count_sp", flop), ("dram_read_transactions", dram_read),
+                          ("dram_write_transactions", dram_write), ("inst_executed", inst)):
+        lines.append(f'"GeForce GTX 680 (0)","my_lud(float*, int)",3,"{metric}","d",{value:g},{value:g},{value:g}')
+    return "\n".join(lines) + "\n"
+
+
+@needs_data
+@pytest.mark.parametrize("counters, expected", [
+    ((1e6, 2e5, 1e5, 4e5), None),  # plausible: answered
+    ((1e17, 2e5, 1e5, 4e5), "FP32 FLOPs (1e+17) take at least"),  # 1e8 x what a GTX-680 does in 0.11 ms
+    ((1e6, 1e12, 1e12, 4e5), "DRAM bytes"),
+    ((0, 0, 0, 0), "executed no instruction"),
+])
+def test_a_profile_counting_no_work_or_more_than_the_board_can_do_is_refused(hostile, capsys, counters, expected):
+    """An export of all-zero counters, or flop_count_sp 1e17 for a 0.11 ms GTX-680 run, was taken
+    as the kernel's work (exit 0)."""
+    files = hostile / "in"
+    (files / "prof.csv").write_text(_nvprof_export(*counters))
+    (files / "ref.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y,time_ms\n"
+                                   "GTX-680,my_lud,8192,32,1,256,1,0.110623\n")
+    (files / "q.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y\n"
+                                 "GTX-980,my_lud,8192,32,1,256,1\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "ref.csv"),
+            "--profile", str(files / "prof.csv"), "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    if expected is None:
+        assert code == 0, err
+    else:
+        assert code == 2 and expected in err and "--profile" in err, err

@@ -823,8 +823,52 @@ def read_reference_profile(path, reference: pd.DataFrame | None, reference_path=
     raw = read_text_csv(reference_path) if reference_path is not None else None
     if raw is not None and "file_rows" in reference.attrs:  # a mixed file: the application rows only
         raw = raw.iloc[reference.attrs["file_rows"]].reset_index(drop=True)
-    return attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",
-                          reference_where=f"--reference {reference_path}")
+    attached = attach_profile(read_profile(path), reference, reference_raw=raw, where=f"--profile {path}",
+                              reference_where=f"--reference {reference_path}")
+    check_profiled_work(attached, reference, f"--profile {path}", f"--reference {reference_path}")
+    return attached
+
+
+def check_profiled_work(attached: pd.DataFrame, reference: pd.DataFrame, where: str, reference_where: str) -> None:
+    """Refuse a profiled run that did no work, or more than its board can do in the reference's time.
+
+    * ``inst_executed`` 0: a kernel that ran executed instructions; a profile of none is of
+      a launch that did nothing (or a metric of another kernel), and its counters were
+      taken as the kernel's work.
+    * Work above the board's roofline in the measured time: the reference row's time
+      below :func:`perfml.closed_form.roofline.profiled_roofline_ms` of the counted work,
+      divided by :data:`~perfml.characterize.limits.MAX_OVER_SPEC` (the rule of
+      :func:`~perfml.characterize.limits.first_unphysical_time` for a measured time);
+      a ``flop_count_sp`` of 1e17 on a 0.11 ms GTX-680 run was taken as the kernel's work.
+      The counted DRAM bytes are DRAM traffic, so no cache discount applies.
+    """
+    from perfml.characterize.limits import MAX_OVER_SPEC
+    from perfml.closed_form.roofline import profiled_roofline_terms
+
+    work = profiled_work(attached)
+    instructions = work["profiled_warp_instructions"].to_numpy(dtype=float)
+    positions = attached.attrs.get("reference_positions", [[k] for k in range(len(attached))])
+    for k in np.flatnonzero(instructions == 0):
+        row = positions[k][0]
+        raise ProfileImportError(
+            f"{where}: kernel {attached['app_id'].iloc[k]!r} ({reference_where} row {row + 1}) executed no instruction "
+            "(inst_executed 0): a kernel that ran executes some; export the counters of the launch you timed")
+    terms = profiled_roofline_terms(attached["board"].to_numpy(), *(work[c].to_numpy(dtype=float) for c in PROFILED_WORK))
+    names = ("FP32 FLOPs", "DRAM bytes", "warp instructions", "FP64 FLOPs")
+    for k, rows in enumerate(positions):
+        if np.isnan(terms[k]).all():
+            continue
+        bound_ms = 1e3 * float(np.nanmax(terms[k]))
+        slowest = int(np.nanargmax(terms[k]))
+        for row in rows:
+            time_ms = float(reference["time_ms"].iloc[row])
+            if time_ms * MAX_OVER_SPEC < bound_ms:
+                raise ProfileImportError(
+                    f"{where}: kernel {attached['app_id'].iloc[k]!r}: its {names[slowest]} "
+                    f"({work.iloc[k, slowest]:.4g}) take at least {bound_ms:.4g} ms on {attached['board'].iloc[k]} at "
+                    f"its peak, and {reference_where} row {row + 1} measured it in {time_ms:.4g} ms, "
+                    f"{bound_ms / time_ms:.3g}x faster (more than {MAX_OVER_SPEC}x is not physical); the profile is of "
+                    "another run, or its counters' units are wrong (counts, not thousands)")
 
 
 def describe_profile(attached: pd.DataFrame) -> str:
