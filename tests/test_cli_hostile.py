@@ -952,3 +952,30 @@ def test_a_profile_counting_no_work_or_more_than_the_board_can_do_is_refused(hos
         assert code == 0, err
     else:
         assert code == 2 and expected in err and "--profile" in err, err
+
+
+@needs_data
+@pytest.mark.parametrize("row, query, warned", [
+    ("GTX-680,vectorAdd,1048576,,,,,500", "GTX-980,vectorAdd,1048576,,,,", True),  # the data home: about 0.08 ms
+    ("GTX-680,vectorAdd,1048576,,,,,0.08223", "GTX-980,vectorAdd,1048576,,,,", False),
+    ("Tesla-T4,,,bmm,24,2048,64,2048,5000", "Tesla-V100-PCIe-32GB,,,bmm,24,2048,64,2048", True),  # measured 3.78 ms
+    ("Tesla-T4,,,bmm,24,2048,64,2048,3.783307", "Tesla-V100-PCIe-32GB,,,bmm,24,2048,64,2048", False),
+])
+def test_a_reference_far_from_the_training_datas_measurement_of_the_same_run_is_warned_about(
+        hostile, capsys, row, query, warned):
+    """A reference of vectorAdd on the GTX-680 at 500 ms gave 380 ms on the GTX-980, silently: the
+    user's time comes first, and must be told when it is thousands of times the data home's."""
+    files = hostile / "in"
+    app = "app_id" if "vectorAdd" in row else "op"
+    if app == "app_id":
+        (files / "r.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y,time_ms\n" + row + "\n")
+        (files / "q.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y\n" + query + "\n")
+    else:
+        (files / "r.csv").write_text("board,app_id,input_size,op,B,M,N,K,time_ms\n" + row + "\n")
+        (files / "q.csv").write_text("board,app_id,input_size,op,B,M,N,K\n" + query + "\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "r.csv"),
+            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 0, err
+    assert ("differ by more than 10x from the training data's measurement" in err) == warned, err

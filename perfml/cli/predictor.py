@@ -213,7 +213,13 @@ def predict(
     """
     from perfml._csv_header import file_rows
     from perfml._safe_output import check_output_path, table_format
-    from perfml.learned.bundle import load_predictor, predict_any, read_reference_any, reference_repeat_warnings
+    from perfml.learned.bundle import (
+        load_predictor,
+        predict_any,
+        read_reference_any,
+        reference_measured_warnings,
+        reference_repeat_warnings,
+    )
     from perfml.learned.queries import read_query_csv, write_predictions
 
     from perfml.learned.intervals import check_level
@@ -244,6 +250,9 @@ def predict(
     from perfml.cli._home import entry_data_home
 
     bundle = load_predictor(model, data_home=entry_data_home(data_home))  # resolved once, here at the entry point
+    if ref is not None:
+        for warning in reference_measured_warnings(bundle, ref, f"--reference {reference}"):
+            typer.echo(f"warning: {warning}", err=True)
     if characterization is not None or calibration is not None:
         from perfml.learned.target_characterization import use_target
 

@@ -423,6 +423,48 @@ def reference_repeat_warnings(references, where: str) -> list[str]:
     return lines
 
 
+#: a --reference time more than this factor from the training data's measurement of the same run
+#: on the same board is warned about (two hosts' timings of one kernel differ by launch overhead
+#: and clocks, a few times for the shortest calls; a factor of ten is a unit slip or another run)
+REFERENCE_DISAGREE_WARN = 10.0
+
+
+def reference_measured_warnings(bundle: ModelBundle, references, where: str) -> list[str]:
+    """One line per part of ``references`` (:func:`read_reference_any`) with rows whose time is more
+    than :data:`REFERENCE_DISAGREE_WARN` x from the model's training measurement of the same run
+    on the same board (``measured_ms`` of the sub-models: a data home's time).
+
+    Such a reference is used as given (the user's measurement comes first, issue 10 section
+    2) and carries every prediction made from it: a vectorAdd of 1048576 on the GTX-680 at
+    500 ms (the data home measured about 0.1) gave 380 ms on the GTX-980, silently.
+    """
+    lines = []
+    for ref, models in zip(references, (bundle.amaris_models, [bundle.model_for("dlops")])):
+        models = [m for m in models if m is not None and hasattr(m, "measured_ms")]
+        if ref is None or not len(ref) or not models:
+            continue
+        measured = np.full(len(ref), np.nan)
+        for model in models:  # the first sub-model that measured the run
+            missing = np.isnan(measured)
+            if missing.any():
+                measured[missing] = np.asarray(model.measured_ms(ref.iloc[np.flatnonzero(missing)]), dtype=float)
+        times = ref["time_ms"].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            apart = np.maximum(times / measured, measured / times)
+        far = np.flatnonzero(np.isfinite(apart) & (apart > REFERENCE_DISAGREE_WARN))
+        if not len(far):
+            continue
+        file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
+        worst = int(far[np.argmax(apart[far])])
+        kernel = ref["op"].iat[worst] if "op" in ref.columns else ref["app_id"].iat[worst]
+        lines.append(f"{where}: {len(far)} row(s) differ by more than {REFERENCE_DISAGREE_WARN:g}x from the training "
+                     f"data's measurement of the same run on the same board, the most row {file_rows[worst] + 1} "
+                     f"({kernel} on {ref['board'].iat[worst]}: {times[worst]:.4g} ms, measured {measured[worst]:.4g} ms, "
+                     f"{apart[worst]:.3g}x apart); predictions carry your times: check their unit (ms), board, sizes "
+                     "and launch")
+    return lines
+
+
 def _reference_names(reference, reference_where):
     """``reference_where`` naming the rows of a reference part by their rows in the whole file."""
     from perfml._csv_header import FileRows
