@@ -342,6 +342,12 @@ def test_no_l2_is_accepted_on_compute_capability_1x_where_it_is_right(tmp_path):
     (_BOARD + 'sms = { value = 4, source = "synthetic", alternatives = [{ value = -3, source = "x" }] }\n',
      r"sms.*-3"),
     (_BOARD + 'compute_capability = "05.2"\n', "is not 'major.minor'"),
+    # CUDA's first devices are 1.0: "0.0" loaded, and "0.x" boards were written by from-properties
+    (_BOARD + 'compute_capability = "0.0"\n', "with a major of 1 or more"),
+    (_BOARD + 'compute_capability = "0.9"\n', "with a major of 1 or more"),
+    # a unit slip (KiB written as bytes): 60 loaded and moved predictions
+    (_BOARD + 'compute_capability = "8.0"\nl2_bytes = 60\n', "has an L2 cache of at least 16 KiB"),
+    (_BOARD + 'compute_capability = "2.0"\nl2_bytes = 16383\n', "has an L2 cache of at least 16 KiB"),
 ])
 def test_a_boards_file_breaking_the_documented_rules_is_refused(tmp_path, text, message):
     (tmp_path / "bad.toml").write_text(HEADER + text)
@@ -564,3 +570,18 @@ def test_bsp_names_the_field_a_board_lacks(tmp_path):
                                fp32_cores_per_sm=None)])
     with pytest.raises(MissingBoardParameterError, match=r"lacks fp32_cores_per_sm in the registry"):
         registry_constants("My-H100", "vectorAdd")
+
+
+def test_a_board_of_a_compute_capability_without_a_table_names_it_where_the_bsp_model_needs_a_figure(tmp_path):
+    """The message named the missing field and repeated its advice, not why it was missing: no
+    [cc] table of that compute capability to inherit per-SM figures from."""
+    from perfml.closed_form._bsp_constants import registry_constants
+    from perfml.errors import MissingBoardParameterError
+
+    (tmp_path / "new.toml").write_text(HEADER + _BOARD + 'compute_capability = "99.0"\nsms = 4\nboost_clock_mhz = 1500\n')
+    use_board_files([tmp_path / "new.toml"])
+    with pytest.raises(MissingBoardParameterError) as info:
+        registry_constants("Mine-1", "vectorAdd")
+    message = str(info.value)
+    assert 'perfml has no [cc."99.0"] table' in message and "fp32_cores_per_sm" in message
+    assert message.count("docs/boards.md") == 1

@@ -128,6 +128,11 @@ def _check_magnitude(field_name: str, value: float, where: str) -> None:
         )
 
 
+#: the smallest L2 (bytes) a board of compute capability 2.0 or later is given: 8x below the
+#: smallest of the registry (the GT-630's 128 KiB, ``perfml boards list``), so only a unit slip
+#: (KiB or MiB written as bytes) falls below it
+MIN_L2_BYTES = 16 * 1024
+
 #: (larger, smaller, why): pairs of fields where the first can never be below the second on a GPU
 _ORDERED_FIELDS = (
     ("max_threads_per_sm", "max_threads_per_block", "a block is resident on one SM"),
@@ -169,13 +174,15 @@ def _check_consistency(values: Mapping[str, Any], where: str, *, inherited_from:
             "threads per block (every compute capability from 2.0; 512 before it); give the device's value"
         )
     cc, l2 = values.get("compute_capability"), values.get("l2_bytes")
-    if isinstance(cc, str) and l2 == 0 and int(cc.split(".")[0]) >= 2:
+    if isinstance(cc, str) and l2 is not None and l2 < MIN_L2_BYTES and int(cc.split(".")[0]) >= 2:
         # 0 is right for compute capability 1.x only; on a later board it reads as "no L2" to
-        # the features and the L2-resident roofline, which no such board is
+        # the features and the L2-resident roofline, which no such board is; a few bytes (60)
+        # is a unit slip (KiB or MiB for bytes), and moved predictions as silently
         raise DatasetSchemaError(
-            f"{where}: {name('l2_bytes')} = 0 on compute capability {cc}, but every GPU of compute capability "
-            "2.0 or later has an L2 cache (0 is for 1.x, which caches no global memory): give its size in bytes "
-            "(deviceQuery's 'L2 Cache Size', cudaDeviceProp.l2CacheSize), or leave the field out if no source states it"
+            f"{where}: {name('l2_bytes')} = {l2} on compute capability {cc}, but every GPU of compute capability "
+            f"2.0 or later has an L2 cache of at least {MIN_L2_BYTES // 1024} KiB (0 is for 1.x, which caches no "
+            "global memory): give its size in bytes, not KiB or MiB (deviceQuery's 'L2 Cache Size', "
+            "cudaDeviceProp.l2CacheSize), or leave the field out if no source states it"
         )
     for larger, smaller, why in _ORDERED_FIELDS:
         big, small = values.get(larger), values.get(smaller)
@@ -557,9 +564,10 @@ class _Parser:
                 f"{self.where}: {context}.{field_name} = {value!r} has the wrong type "
                 f"(expected {'a string' if field_name in _STR_FIELDS else 'a number' if field_name in _FLOAT_FIELDS else 'a whole number'})"
             )
-        if field_name == "compute_capability" and not re.fullmatch(r"(0|[1-9]\d*)\.\d+", value):
+        if field_name == "compute_capability" and not re.fullmatch(r"[1-9]\d*\.\d+", value):
             raise DatasetSchemaError(
-                f"{self.where}: {context}.compute_capability = {value!r} is not 'major.minor' (e.g. \"9.0\")"
+                f"{self.where}: {context}.compute_capability = {value!r} is not 'major.minor' with a major of 1 or "
+                "more (e.g. \"9.0\"; CUDA's first devices are 1.0)"
             )
         if field_name not in _STR_FIELDS:
             _check_magnitude(field_name, value, f"{self.where}: {context}.{field_name}")

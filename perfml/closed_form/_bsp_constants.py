@@ -186,7 +186,7 @@ class ConstantsTable:
 
 def registry_constants(board_name: str, app_id: str, registry=None) -> BSPConstants:
     """Constants for a board without any ``bsp_inputs`` row: cores and clock from the registry."""
-    from perfml.boards import get_board
+    from perfml.boards import default_registry, get_board
     from perfml.boards._board import BOARD_FILES
     from perfml.errors import MissingBoardParameterError
 
@@ -196,9 +196,12 @@ def registry_constants(board_name: str, app_id: str, registry=None) -> BSPConsta
     if not clock or not cores:
         lacking = [name for name, have in (("boost_clock_mhz (or base_clock_mhz)", clock), ("sms", board.sms),
                                            ("fp32_cores_per_sm", board.fp32_cores_per_sm)) if not have]
+        cc = board.compute_capability
+        why = (f" (perfml has no [cc.\"{cc}\"] table, so no per-SM figure of compute capability {cc} is inherited)"
+               if cc and cc not in (registry or default_registry()).compute_capabilities() else "")
         raise MissingBoardParameterError(
-            f"board {board.name!r} lacks {', '.join(lacking)} in the registry, which the BSP model needs (R and P of "
-            f"seed 003 eq. 3); add it to the board's entry ({BOARD_FILES}, or your boards file: docs/boards.md)"
+            f"board {board.name!r} lacks {', '.join(lacking)} in the registry{why}, which the BSP model needs (R and P "
+            f"of seed 003 eq. 3); add it with its source to the board's entry ({BOARD_FILES})"
         )
     latencies = paper_latencies()  # seed 003 line 151, perfml/data/bsp_latencies.toml
     return BSPConstants(
