@@ -155,7 +155,8 @@ def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _bounded_int(text: str) -> int | float:
     """A JSON integer; one too large for a float (no count or size perfml reads comes near) is refused."""
-    value = int(text)
+    # the length first: Python refuses to convert more than 4300 digits, in words about its own settings
+    value = int(text) if len(text.lstrip("-")) <= 301 else math.inf
     if abs(value) > 1e300:
         raise _JSONValueError(f"the integer {text[:12]}... ({len(text.lstrip('-'))} digits) is too large for "
                               "any value perfml reads; fix the number")
@@ -265,7 +266,8 @@ def check_versioned(data: Mapping[str, Any], where: Any, format_name: str,
                     "is it the right file?")
     if version is None:
         if default_version is None:
-            raise error(f"{where}: missing `{VERSION_KEY} = N`; expected {want}; add the "
+            keys = " or ".join(f"`{k} = N`" for k in (VERSION_KEY, *LEGACY_VERSION_KEYS))
+            raise error(f"{where}: missing {keys}; expected {want}; add the "
                         "version the file was written for")
         version = default_version
     if isinstance(version, bool) or not isinstance(version, int) or version not in supported:

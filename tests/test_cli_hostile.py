@@ -979,3 +979,14 @@ def test_a_reference_far_from_the_training_datas_measurement_of_the_same_run_is_
     code, err = _check(argv, hostile, capsys)
     assert code == 0, err
     assert ("differ by more than 10x from the training data's measurement" in err) == warned, err
+
+
+@needs_data
+def test_characterize_writes_its_warnings_to_stderr_as_every_command_does(hostile, capsys):
+    files = hostile / "in"
+    adds = files / "adds.csv"  # small calls only: the DRAM bandwidth is not calibrated, a warning
+    adds.write_text("board,op,B,H,time_ms\n" + "".join(f"Tesla-T4,add,{b},4096,{0.01 + 0.001 * b:.4f}\n"
+                                                         for b in range(1, 31)))
+    assert main(["characterize", "--from-runtimes", str(adds), "--board", "Tesla-T4"]) == 0
+    out, err = capsys.readouterr()
+    assert "warning:" in err and "warning:" not in out, (out, err)

@@ -49,7 +49,10 @@ def test_reads_a_good_toml_and_json_file(tmp_path):
         ("latin1.toml", b'format = "perfml-thing"\nversion = 2\nname = "\xe9"\n', "not UTF-8"),
         ("noformat.toml", "version = 2\n", "missing `format = 'perfml-thing'`"),
         ("otherformat.toml", 'format = "perfml-other"\nversion = 2\n', "unsupported format 'perfml-other'"),
-        ("noversion.toml", 'format = "perfml-thing"\n', "missing `version = N`"),
+        ("noversion.toml", 'format = "perfml-thing"\n', "missing `version = N` or `schema_version = N`"),
+        # Python's own refusal ("... use sys.set_int_max_str_digits()") spoke of its settings
+        ("longint.json", '{"format": "perfml-thing", "version": 2, "x": ' + "9" * 5000 + "}",
+         r"the integer 9+\.\.\. \(5000 digits\) is too large"),
         ("newer.toml", 'format = "perfml-thing"\nversion = 3\n', r"unknown perfml-thing version 3 .*reads version\(s\) \[1, 2\]"),
         ("boolversion.toml", 'format = "perfml-thing"\nversion = true\n', "version True"),
         ("strversion.toml", 'format = "perfml-thing"\nversion = "2"\n', "version '2'"),

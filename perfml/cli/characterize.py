@@ -162,8 +162,9 @@ def _print(ch, out: Path | None) -> None:
         table.add_row(curve.kernel, curve.tier, str(len(curve.bytes)), f"{curve.bytes[0]:.3g} .. {curve.bytes[-1]:.3g}",
                       *(f"{1e6 * t:.4g} us" for t in curve.time_s(probes)), curve.source)
         console.print(table)
+    errors = Console(stderr=True)  # warnings on stderr, as every other command writes them
     for warning in ch.warnings + tuple(w for v in ch.values for w in v.warnings):
-        console.print(f"[yellow]warning:[/] {warning}")
+        errors.print(f"[yellow]warning:[/] {warning}")
     if out is not None:
         console.print(f"written to {out}")
 
