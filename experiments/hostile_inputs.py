@@ -8,9 +8,10 @@ spreadsheet's BOM or CRLF, quoted thousands, ``inf``, hexadecimal, fractional or
 sizes, a board name with a look-alike character, a NUL byte, Latin-1 text, a binary file,
 a directory, an empty file, ragged rows, repeated or blank header names, thousands of
 columns, both kernel columns, dimensions no board holds, a launch CUDA does not run,
-measured times in the queries, output column names, unknown kernels and boards,
-calibration times that are negative, missing or faster than any kernel, and boards files
-with values no GPU has. The rows are synthetic (made up here, not measurements); the
+measured times in the queries, output column names, unknown kernels and boards, a second
+size for a kernel that takes one, a gzip file named .csv, calibration times that are
+negative, missing or faster than any kernel, calibration rows whose kernel name is in
+doubt, and boards files with values no GPU has. The rows are synthetic (made up here, not measurements); the
 calibration times are placeholders that never reach a reported figure.
 
 For each case it prints the exit status, whether the output was written, whether a
@@ -90,6 +91,10 @@ QUERIES: dict[str, str | bytes] = {
     "op_fp16": "board,op,B,H,dtype\nTesla-T4,add,64,1024,float16\n",
     "conv_empty_output": ("board,op,B,in_channels,out_channels,kernel_size,input_size,stride\n"
                           "Tesla-T4,conv,8,3,64,7,3,1\n"),
+    "second_size_one_size_kernel": "board,app_id,input_size,input_size_2\nGTX-980,vectorAdd,1048576,5\n",
+    "gzip_bytes_named_csv": gzip.compress((APP + "GTX-980,vectorAdd,1048576\n").encode()),
+    "latin1_byte_on_line_52": (b"board,app_id,input_size,note\n" + b"GTX-980,vectorAdd,1048576,ok\n" * 50
+                               + b"GTX-980,vectorAdd,1048576,caf\xe9\n"),
 }
 
 #: name -> (query case, --calibration file text): times are placeholders, not measurements
@@ -104,6 +109,10 @@ CALIBRATIONS: dict[str, tuple[str, str]] = {
     "calibration_semicolons": ("op_plain", "board;op;B;H;time_ms\nTesla-T4;add;64;1024;0.01\n"),
     "calibration_unknown_work": ("op_plain", "board,op,B,H,time_ms\n" + "".join(
         f"Tesla-T4,frobnicate,{b},1024,0.01\n" for b in (64, 128, 256, 512))),
+    "calibration_upper_case_op": ("op_plain", "board,op,B,H,time_ms\n" + "".join(
+        f"Tesla-T4,{'ADD' if b == 128 else 'add'},{b},1024,0.01\n" for b in (64, 128, 256, 512))),
+    "calibration_two_kernels_in_a_row": ("op_plain", "board,app_id,op,B,H,input_size,time_ms\n" + "".join(
+        f"Tesla-T4,,add,{b},1024,,0.01\n" for b in (64, 128, 256)) + "Tesla-T4,vectorAdd,add,512,1024,1048576,0.01\n"),
 }
 
 _BOARD = """format = "perfml-boards"
@@ -138,6 +147,8 @@ BOARDS: dict[str, str] = {
     "boards_bandwidth_in_bytes": _BOARD.format(**{**_GOOD_BOARD, "bw": 448e9}),
     "boards_shipped_name": _BOARD.format(**{**_GOOD_BOARD, "name": "GTX-980"}),
     "boards_not_toml": "format = [[[\n",
+    "boards_compute_capability_zero": _BOARD.format(**{**_GOOD_BOARD, "cc": "0.0"}),
+    "boards_l2_in_kib": _BOARD.format(**_GOOD_BOARD).replace("l2_bytes = 4194304", "l2_bytes = 4096"),
 }
 
 
