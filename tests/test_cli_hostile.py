@@ -990,3 +990,16 @@ def test_characterize_writes_its_warnings_to_stderr_as_every_command_does(hostil
     assert main(["characterize", "--from-runtimes", str(adds), "--board", "Tesla-T4"]) == 0
     out, err = capsys.readouterr()
     assert "warning:" in err and "warning:" not in out, (out, err)
+
+
+@needs_data
+@pytest.mark.parametrize("value, expected", [("-1", "expected an integer in [0,"), ("2.5", "expected an integer")])
+def test_a_second_size_that_is_no_whole_number_is_refused_as_such_first(hostile, capsys, value, expected):
+    """The one-size check must not hide the plainer error: -1 is no size at all."""
+    files = hostile / "in"
+    (files / "q.csv").write_text(f"board,app_id,input_size,input_size_2\nGTX-980,vectorAdd,1048576,{value}\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--output", str(files / "o.csv"),
+            "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and expected in err and "takes one size" not in err, err

@@ -1006,9 +1006,10 @@ def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where,
     """
     if "input_size_2" not in original.columns or "app_id" not in original.columns:
         return
-    # a value that is no number is refused by check_queries, with its own message
+    # a value that is no whole number >= 0 is refused by check_queries, with its own message
     second = pd.to_numeric(original["input_size_2"].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
-    rows = np.flatnonzero(np.isfinite(second) & (second != 0))
+    with np.errstate(invalid="ignore"):
+        rows = np.flatnonzero(np.isfinite(second) & (second > 0) & (second == np.floor(second)))
     table = getattr(getattr(model, "features_", None), "transfer_", None)
     if not len(rows) or table is None or "input_size_2" not in table.columns:
         return
