@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["FileRows", "check_header", "compression_mismatch", "duplicate_columns", "file_rows", "header_names", "not_utf8", "other_separator",
-           "read_text_csv", "record_lines"]
+__all__ = ["FileRows", "check_header", "compression_mismatch", "duplicate_columns", "file_rows", "first_bad_utf8",
+           "header_names", "not_utf8", "other_separator", "read_text_csv", "record_lines"]
 
 #: separators of CSV-like exports other than the comma perfml reads
 OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
@@ -71,11 +71,12 @@ def compression_mismatch(path) -> str | None:
     by_name = COMPRESSIONS.get(suffix)
     by_bytes = next((kind for kind, magic in COMPRESSIONS.values() if head.startswith(magic)), None)
     if by_name is not None and by_bytes != by_name[0]:
-        return (f"is named {suffix} but is not {by_name[0]}-compressed" + (f" (it is {by_bytes}-compressed)" if by_bytes else "")
-                + f"; rename it without {suffix}, or compress it with {by_name[0]}")
+        actually = f" (it is {by_bytes}-compressed)" if by_bytes else ""
+        return f"is named {suffix} but is not {by_name[0]}-compressed{actually}; rename it without {suffix}, or compress it with {by_name[0]}"
     if by_name is None and by_bytes is not None:
         ending = next(s for s, (kind, _) in COMPRESSIONS.items() if kind == by_bytes)
-        return f"is {by_bytes}-compressed but its name does not end with {ending}; add {ending} to its name (perfml then reads it decompressed) or decompress it"
+        return (f"is {by_bytes}-compressed but its name does not end with {ending}; add {ending} to its name "
+                "(perfml then reads it decompressed) or decompress it")
     return None
 
 

@@ -267,7 +267,7 @@ def write_dataframe_atomic(frame, path, *, overwrite: bool = False, option: str 
         if kind == "parquet":
             frame.to_parquet(tmp, index=False)
         elif kind == "json":
-            # 15 significant digits (pandas rounds to 10 by default: 1.2e-11 ms would read 0)
+            # 15 decimals, pandas' most (its default, 10, wrote 1.2e-11 ms as 0)
             tmp.write_text(frame.to_json(orient="records", indent=2, double_precision=15))
         else:
             # a fixed gzip time stamp: the same predictions give the same bytes
