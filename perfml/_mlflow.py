@@ -67,6 +67,14 @@ def tracking_uri() -> str:
     return str(mlflow.get_tracking_uri())
 
 
+def refuse_nul(uri: str, what: str, error: type[Exception], fix: str) -> None:
+    """Raise ``error`` for a store URI holding a NUL byte, raw or as ``%00``: no file or host
+    name holds one, and the database drivers raised "embedded null byte" (an internal error)."""
+    if "\x00" in uri or "\x00" in unquote(uri):
+        shown = uri.replace("\x00", "\\x00")  # printed raw, a NUL byte cut the terminal's line
+        raise error(f"{what} {shown!r} holds a NUL byte (%00), which no file or host name can; {fix}")
+
+
 def local_store_path(uri: str) -> str | None:
     """The file or folder of a local store URI (``sqlite:///``, ``file:``, a bare path), else None."""
     parts = urlsplit(uri)
@@ -189,6 +197,7 @@ def check_store_exists(uri: str, nothing: str, fix: str) -> None:
         If ``uri`` is a local store whose file or folder does not exist, or a SQLite file
         without a table.
     """
+    refuse_nul(uri, "MLflow tracking URI", TrackingStoreError, "fix MLFLOW_TRACKING_URI")
     try:
         path = local_store_path(uri)
     except ValueError:  # malformed: check_reachable names it
@@ -211,6 +220,7 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """
     import socket
 
+    refuse_nul(uri, "MLflow tracking URI", TrackingStoreError, "fix MLFLOW_TRACKING_URI")
     try:
         parts = urlsplit(uri)
     except ValueError as exc:  # e.g. 'http://[::1' (an unclosed IPv6 bracket)

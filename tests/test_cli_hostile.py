@@ -1003,3 +1003,40 @@ def test_a_second_size_that_is_no_whole_number_is_refused_as_such_first(hostile,
             "--data-home", str(SHARED)]
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and expected in err and "takes one size" not in err, err
+
+
+@pytest.mark.parametrize("protocol", ["grouped-kfold", "size-extrapolation", "leave-one-app-out", "size-cv",
+                                      "reference-board"])
+def test_a_dlops_experiment_under_a_protocol_of_runtime_rows_is_refused_by_its_file(hostile, capsys, protocol):
+    """grouped-kfold and size-extrapolation were internal errors (KeyError 'app_id'); the others
+    refused with a message about X, or an option experiment files do not have."""
+    files = hostile / "in"
+    spec = files / "dl.toml"
+    spec.write_text(f'format = "perfml-experiment"\nversion = 1\nname = "dl"\ndescription = "d"\nprotocol = "{protocol}"\n'
+                    '[data]\ncorpus = "dlops"\nops = ["add"]\n[[models]]\nname = "roofline"\nkind = "closed_form"\n'
+                    'model = "roofline"\n')
+    code, err = _check(["experiment", "run", str(spec), "--no-track"], hostile, capsys)
+    assert code == 2 and f"{spec}: [top level] protocol '{protocol}'" in err and "leave-one-board-out" in err, err
+
+
+def test_tuning_a_learner_without_a_search_space_is_refused_by_its_file(hostile, capsys):
+    """learner = "linear" with a tune table was a KeyError once the run had started (a FAILED MLflow run left)."""
+    spec = hostile / "in" / "tl.toml"
+    spec.write_text('format = "perfml-experiment"\nversion = 1\nname = "tl"\ndescription = "d"\n'
+                    'protocol = "leave-one-board-out"\n[[models]]\nname = "lin"\nkind = "learned"\nlearner = "linear"\n'
+                    'target = "log"\ntune = { n_trials = 1, n_splits = 2 }\n')
+    code, err = _check(["experiment", "run", str(spec), "--no-track"], hostile, capsys)
+    assert code == 2 and "[models[0].tune] learner 'linear' has no search space" in err, err
+
+
+@pytest.mark.parametrize("where", ["tracking", "storage"])
+def test_a_store_url_holding_a_nul_byte_is_refused(hostile, capsys, monkeypatch, where):
+    """'embedded null byte' was an internal error of the database drivers; report printed the raw NUL."""
+    if where == "tracking":
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{hostile / 'a%00.db'}")
+        argv = ["report"]
+    else:
+        argv = ["tune", "--learner", "svr", "--app", "vectorAdd", "--n-trials", "1", "--no-mlflow",
+                "--storage", f"sqlite:///{hostile / 'x%00.db'}"]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "holds a NUL byte (%00)" in err and "\x00" not in err, err

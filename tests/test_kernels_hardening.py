@@ -618,3 +618,25 @@ def test_a_negative_size_is_named_as_the_parameter_not_as_the_sidecars_expressio
                                                  r"launch: give a positive value") as info:
         family.grid({"N": n, "TPB": 256})
     assert "ceil()" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["ilp", "vectorAdd"])
+def test_a_misspelt_work_count_is_refused_naming_the_close_key(tmp_path, name):
+    """flop = ... (for flops) loaded, and the result set's flops and rate columns were NaN in
+    silence; every other table of a sidecar refused an unknown key."""
+    kernels = tmp_path / "kernels"
+    sidecar = _copy_family(kernels, name)
+    text = sidecar.read_text()
+    assert "\nflops = " in text or "\nbytes = " in text
+    key = "flops" if "\nflops = " in text else "bytes"
+    sidecar.write_text(text.replace(f"\n{key} = ", f"\n{key[:-1]} = ", 1))
+    with pytest.raises(KernelSidecarError, match=rf"work\.{key[:-1]}: is not a work count perfml reads; did you mean '{key}'"):
+        load_catalog(kernels)
+
+
+def test_every_shipped_sidecar_gives_only_known_work_counts():
+    from perfml.kernels.sidecar import WORK_KEYS
+
+    catalog = load_catalog(default_kernels_dir())
+    used = {key for family in catalog.values() for key in family.work_spec}
+    assert used <= WORK_KEYS and {"flops", "bytes", "target_instructions"} <= used

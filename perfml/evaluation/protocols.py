@@ -84,7 +84,9 @@ PROTOCOLS = (
 
 def _column(X, name: str) -> np.ndarray:
     if not isinstance(X, pd.DataFrame) or name not in X.columns:
-        raise PerfmlError(f"this protocol needs X as a DataFrame with a {name!r} column (runtime rows), got {type(X).__name__}")
+        got = f"a DataFrame without it (columns {', '.join(map(str, X.columns[:8]))})" if isinstance(X, pd.DataFrame) \
+            else type(X).__name__
+        raise PerfmlError(f"this protocol needs X as a DataFrame with a {name!r} column (runtime rows), got {got}")
     return X[name].to_numpy()
 
 

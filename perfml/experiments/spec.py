@@ -384,6 +384,13 @@ def _check_model(path: Path, i: int, entry, learners, targets) -> ModelSpec:
     params = _check_table(path, f"{table}.params", entry.get("params", {}), LEARNER_PARAMS[entry["learner"]])
     features = _check_table(path, f"{table}.features", entry.get("features", {}), FEATURES)
     tune = _check_table(path, f"{table}.tune", entry.get("tune", {}), TUNE)
+    if "tune" in entry:
+        from perfml.learned.tuning import SEARCH_SPACES
+
+        if entry["learner"] not in SEARCH_SPACES:  # it was a KeyError once the run had started
+            raise ExperimentSpecError(
+                f"{path}: [{table}.tune] learner {entry['learner']!r} has no search space to tune (it has no "
+                f"hyperparameters perfml tunes); tune one of {', '.join(SEARCH_SPACES)}, or remove the tune table")
     if entry.get("target", "residual") == "residual" and features.get("analytical") is False:
         raise ExperimentSpecError(
             f"{path}: [{table}] target 'residual' needs features.analytical = true (it learns on top of the closed-form model)"
@@ -408,8 +415,20 @@ def _check_boards(path: Path, boards) -> None:
             raise ExperimentSpecError(f"{path}: [data] `boards` must use canonical names: write {canonical!r} for {board!r}")
 
 
-def _check_corpus(path: Path, corpus: str, data: dict, models, entries, published: dict, characterization: dict) -> None:
-    """Keys that belong to one corpus only are refused on the other (named in the error)."""
+#: protocols for runtime rows only, and why: the dlops corpus names its calls by op and
+#: dimensions, and has no app_id, input size or launch to group them by
+RUNTIME_ROW_PROTOCOLS = {
+    **dict.fromkeys(("leave-one-app-out", "size-extrapolation", "grouped-kfold", "size-cv",
+                     "leave-one-board-and-block-size-out", "leave-one-board-and-kernel-block-size-out"),
+                    "groups runtime rows by their kernel (app_id), size or launch, which the dlops corpus's calls "
+                    "do not have"),
+    "reference-board": "trains on the GTX-680's rows, a board of runtimes.csv the dlops corpus does not hold",
+}
+
+
+def _check_corpus(path: Path, corpus: str, data: dict, models, entries, published: dict, characterization: dict,
+                  protocol: str | None = None) -> None:
+    """Keys (and protocols) that belong to one corpus only are refused on the other (named in the error)."""
     if corpus == "runtimes":
         for key in ("split", "ops"):
             if key in data:
@@ -426,7 +445,13 @@ def _check_corpus(path: Path, corpus: str, data: dict, models, entries, publishe
                 raise ExperimentSpecError(f"{path}: [models[{i}].features] {dlops_only[0]} is for corpus = \"dlops\" (OperatorRegressor); remove it")
         return
     from perfml.datasets import DLOPS_OPS
+    from perfml.learned.protocols import PROTOCOLS
 
+    if protocol in RUNTIME_ROW_PROTOCOLS:
+        # a KeyError deep in the splitter (grouped-kfold, size-extrapolation) or a message about X before
+        others = ", ".join(p for p in PROTOCOLS if p not in RUNTIME_ROW_PROTOCOLS)
+        raise ExperimentSpecError(f"{path}: [top level] protocol {protocol!r} {RUNTIME_ROW_PROTOCOLS[protocol]}; "
+                                  f"use one of {others}")
     for key in ("source", "apps", "block_sizes", "undescribed"):
         if key in data:
             raise ExperimentSpecError(f"{path}: [data] {key} selects rows of runtimes.csv, not of the dlops corpus; remove it")
@@ -519,7 +544,7 @@ def load_experiment(path) -> ExperimentSpec:
             "(and calibration_apps)"
         )
     corpus = data.get("corpus", "runtimes")
-    _check_corpus(path, corpus, data, models, raw.get("models", []), published, characterization)
+    _check_corpus(path, corpus, data, models, raw.get("models", []), published, characterization, protocol)
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise ExperimentSpecError(f"{path}: model names must be unique, got {names}")

@@ -36,10 +36,19 @@ from perfml.kernels.family import (
 from perfml.kernels.launch import LAUNCH_NAMES as _LAUNCH_NAMES
 from perfml.kernels.options import check_sidecar_options
 
-__all__ = ["MAX_SWEEP_POINTS", "load_family"]
+__all__ = ["MAX_SWEEP_POINTS", "WORK_KEYS", "load_family"]
 
 #: most points a sidecar's own [sweep] may expand to (`kernels check --sweep` compiles each)
 MAX_SWEEP_POINTS = 1024
+
+#: the counts a [work] table may give, per thread per launch (perfml/kernels/cuda/SIDECAR.md);
+#: the result set's rates (instructions, flops, bytes per second) and the characterization
+#: read them by these names, so a misspelt key (``flop``) left its column NaN in silence
+WORK_KEYS = frozenset({
+    "target_instructions", "unit_instructions", "issued_ffma_per_warp", "flops", "int_ops", "sfu_ops",
+    "bytes", "dram_bytes", "l2_bytes", "shared_bytes", "constant_bytes", "global_loads", "global_stores",
+    "shared_loads", "shared_wavefronts_per_warp", "lines_per_warp_load", "barriers", "hops", "warp_paths",
+})
 
 _TOP_KEYS = {
     "schema_version", "name", "kind", "source", "entry", "component", "target", "target_note",
@@ -408,6 +417,12 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
 
     work = _expect(data, "work", dict, path, required=False, default={})
     for key, expr in work.items():
+        if key not in WORK_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(key, sorted(WORK_KEYS), n=1)
+            raise _fail(path, f"work.{key}", "is not a work count perfml reads",
+                        (f"did you mean {close[0]!r}? " if close else "") + f"use one of {', '.join(sorted(WORK_KEYS))}")
         _check_expr(expr, allowed, path, f"work.{key}")
     launch_spec = _parse_launch(data, path, params, allowed)
     args = _parse_args(data, path, allowed)

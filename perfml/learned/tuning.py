@@ -140,8 +140,9 @@ def make_storage(url: str, *, heartbeat_interval: int = 30, grace_period: int | 
     import optuna
     from optuna import storages
 
-    from perfml._mlflow import local_store_path
+    from perfml._mlflow import local_store_path, refuse_nul
 
+    refuse_nul(url, "--storage", StudyError, "give a file (sqlite:///optuna.db) or a server URL")
     if url.startswith("sqlite:") and local_store_path(url) is None:  # the rule the tracking URIs follow
         raise StudyError(f"--storage {url} is an in-memory SQLite database: it keeps no study and no other worker can "
                          "share it; give a file (sqlite:///optuna.db) or a server URL")
