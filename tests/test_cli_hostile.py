@@ -1040,3 +1040,13 @@ def test_a_store_url_holding_a_nul_byte_is_refused(hostile, capsys, monkeypatch,
                 "--storage", f"sqlite:///{hostile / 'x%00.db'}"]
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and "holds a NUL byte (%00)" in err and "\x00" not in err, err
+
+
+def test_a_sweep_with_an_unusable_tracking_store_is_refused_before_it_measures(hostile, capsys):
+    """The store was checked only after every point had been measured (hours on a GPU)."""
+    root = Path(__file__).resolve().parents[1]
+    out = hostile / "in" / "set"
+    argv = ["sweep", "run", str(root / "perfml" / "data" / "sweeps" / "ilp.toml"), "--backend", "replay", "--replay",
+            str(root / "sweeps" / "results" / "H100-SXM"), "--out", str(out), "--tracking-uri", "http://127.0.0.1:1"]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "does not answer" in err and not out.exists(), err

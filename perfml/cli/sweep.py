@@ -197,6 +197,13 @@ def run(
 
         raise InvalidValueError(f"--out {out} is the set --replay serves; replayed rows would be appended to the "
                                 "measurements they copy: write the replay to another --out")
+    if tracking_uri is not None:
+        # before any point is measured: a store found unusable after the sweep (hours on a GPU) stopped the
+        # command at its end, its results kept but not logged
+        from perfml._mlflow import check_reachable, configure_http
+
+        configure_http()
+        check_reachable(tracking_uri)
     catalog = _catalog(kernels_dir)  # one catalog for planning and for the backend
     console = Console(stderr=True)
     with make_backend(backend, replay=str(replay) if replay else None, device=device,
