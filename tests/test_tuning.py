@@ -279,3 +279,40 @@ def test_a_study_of_another_direction_or_of_two_objectives_is_refused(tmp_path, 
     optuna.create_study(study_name="other", storage=url, directions=directions)
     with pytest.raises(StudyError, match=rf"study 'other' in .* {what}; perfml minimizes one objective"):
         open_study(make_storage(url), "other")
+
+
+def test_a_study_is_bound_to_the_rows_it_tuned_and_an_older_study_without_them_resumes():
+    """perfml tune recorded the options, not the data: a --data-home with other times resumed the
+    study, and a trial scored on other rows could become its best."""
+    import optuna
+
+    from perfml.errors import StudyError
+    from perfml.learned.tuning import bind_study
+
+    study = optuna.create_study(study_name="rows")
+    bind_study(study, {"learner": "svr", "target": "log", "data": "aaaa"})
+    bind_study(study, {"learner": "svr", "target": "log", "data": "aaaa"})  # the same rows: resumes
+    with pytest.raises(StudyError, match=r"data: the study's 'aaaa', this run's 'bbbb'"):
+        bind_study(study, {"learner": "svr", "target": "log", "data": "bbbb"})
+    older = optuna.create_study(study_name="older")  # a study created before the rows were recorded
+    bind_study(older, {"learner": "svr", "target": "log"})
+    bind_study(older, {"learner": "svr", "target": "log", "data": "aaaa"})
+
+
+@needs_data_home()
+def test_perfml_tune_records_the_digest_of_the_rows_it_tunes(tmp_path, monkeypatch):
+    import perfml.learned.tuning as tuning
+    from perfml.cli import main
+    from perfml.learned.tuned import data_digest
+
+    seen = {}
+
+    def capture(estimator, X, y, **kwargs):
+        seen["context"], seen["digest"] = kwargs["context"], data_digest(X, y)
+        raise KeyboardInterrupt  # stop before any trial
+
+    monkeypatch.setattr(tuning, "tune", capture)
+    monkeypatch.chdir(tmp_path)
+    main(["tune", "--learner", "svr", "--target", "log", "--source", "BSPGPU", "--n-trials", "1", "--no-mlflow",
+          "--storage", f"sqlite:///{tmp_path / 't.db'}"])
+    assert seen["context"]["data"] == seen["digest"] and len(seen["digest"]) == 16

@@ -101,13 +101,18 @@ def tune_command(
         reports = run_workers(argv, n_workers, first_worker_id=first, storage_url=url)
         study = open_study(rdb, study_name, random_state=seed, worker_id=first)
     else:
+        from perfml.learned.tuned import data_digest
+
         est = RuntimeRegressor(learner=learner, target=target, data_home=data_home, random_state=seed,
                                **({"n_jobs": n_jobs} if n_jobs else {}))
         with progress(f"tuning {learner}", total=n_trials, quiet=quiet_requested() or as_json) as advance:
             study = tune(est, rt, rt["measured_ms"], n_trials=n_trials, storage=rdb,
                          study_name=study_name, random_state=seed, mlflow_tracking_uri="default" if mlflow_track else None,
                          timeout=timeout, worker_id=worker_id, progress=advance,
-                         context={"source": source, "board": board, "app": app})
+                         # the rows themselves: a --data-home with other times resumed the study, and a
+                         # trial scored on other data could become its best
+                         context={"source": source, "board": board, "app": app,
+                                  "data": data_digest(rt, rt["measured_ms"])})
         reports = None
     finished = [t for t in study.trials if t.state.name == "COMPLETE"]
     if not finished:

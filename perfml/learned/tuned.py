@@ -69,7 +69,7 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         X = check_frame(X, ("board", "app_id", "input_size"), "TunedRegressor")
         check_target(y, len(X), "TunedRegressor")
 
-        data, config = _data_digest(X, y), _config_digest(self.estimator)
+        data, config = data_digest(X, y), _config_digest(self.estimator)
         study = tune(
             self.estimator, X, y, n_trials=self.n_trials, n_splits=self.n_splits, storage=self.storage,
             study_name=f"{self.study_prefix}-{hashlib.sha1(f'{data}|{config}'.encode()).hexdigest()[:10]}",
@@ -88,7 +88,7 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
         return self.estimator_.predict(X)
 
 
-def _data_digest(X, y) -> str:
+def data_digest(X, y) -> str:
     """sha1 of the rows' identity (board, kernel, size, launch) and measured times, in order."""
     import numpy as np
     import pandas as pd

@@ -279,6 +279,10 @@ def open_study(storage, study_name: str, *, random_state: int = 0, worker_id: in
 STUDY_CONTEXT_ATTR = "perfml_context"
 
 
+#: context keys studies created before them lack (``data``: the digest of the tuned rows)
+LATER_CONTEXT_KEYS = frozenset({"data"})
+
+
 def bind_study(study, context: dict) -> None:
     """Record ``context`` in a new study, or refuse a study created for another one.
 
@@ -292,7 +296,9 @@ def bind_study(study, context: dict) -> None:
         _check_trials_are_perfmls(study, context.get("learner"))
         study.set_user_attr(STUDY_CONTEXT_ATTR, context)
         return
-    differ = {k: (recorded.get(k), v) for k, v in context.items() if recorded.get(k) != v}
+    # a key added to the context later (data) is compared only where the study recorded it
+    differ = {k: (recorded.get(k), v) for k, v in context.items()
+              if (k in recorded or k not in LATER_CONTEXT_KEYS) and recorded.get(k) != v}
     if differ:
         what = "; ".join(f"{k}: the study's {a!r}, this run's {b!r}" for k, (a, b) in differ.items())
         raise StudyError(f"study {study.study_name!r} was created to tune another configuration ({what}); "
