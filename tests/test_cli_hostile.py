@@ -1050,3 +1050,19 @@ def test_a_sweep_with_an_unusable_tracking_store_is_refused_before_it_measures(h
             str(root / "sweeps" / "results" / "H100-SXM"), "--out", str(out), "--tracking-uri", "http://127.0.0.1:1"]
     code, err = _check(argv, hostile, capsys)
     assert code == 2 and "does not answer" in err and not out.exists(), err
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_result_set_without_its_manifest_is_named_so_with_or_without_resume(hostile, capsys, resume):
+    """With --resume the message said "already holds a result set; pass --resume"."""
+    root = Path(__file__).resolve().parents[1]
+    out = hostile / "in" / "set"
+    argv = ["sweep", "run", str(root / "perfml" / "data" / "sweeps" / "ilp.toml"), "--backend", "replay", "--replay",
+            str(root / "sweeps" / "results" / "H100-SXM"), "--out", str(out)]
+    assert main(["-q", *argv]) == 0
+    capsys.readouterr()
+    (out / "manifest.json").unlink()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    code, err = _check(["-q", *argv, *(["--resume"] if resume else [])], hostile, capsys)
+    assert code == 2 and "holds measured parts but no manifest.json" in err and "pass --resume" not in err, err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

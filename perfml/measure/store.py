@@ -394,7 +394,14 @@ class ResultSet:
         check_timing(timing)
         path = Path(path)
         manifest = path / MANIFEST_NAME
-        if manifest.exists() or (path.exists() and any(path.glob("part-*.parquet"))):
+        if not manifest.exists() and path.is_dir() and any(path.glob("part-*.parquet")):
+            # --resume reached here too, and was told to pass --resume
+            raise ResultFileExistsError(
+                f"{path} holds measured parts but no {MANIFEST_NAME} (removed, or the set was copied without it), "
+                f"so neither a new set nor --resume can use it: restore {MANIFEST_NAME}, or choose another --out "
+                "directory (perfml never overwrites results)"
+            )
+        if manifest.exists():
             raise ResultFileExistsError(
                 f"{path} already holds a result set; pass --resume to continue it, "
                 "or choose another --out directory (perfml never overwrites results)"
