@@ -1066,3 +1066,12 @@ def test_a_result_set_without_its_manifest_is_named_so_with_or_without_resume(ho
     code, err = _check(["-q", *argv, *(["--resume"] if resume else [])], hostile, capsys)
     assert code == 2 and "holds measured parts but no manifest.json" in err and "pass --resume" not in err, err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@needs_data
+def test_evaluating_a_source_without_a_described_kernel_says_why(hostile, capsys):
+    """It said "widen --source/--board/--app": evaluate has no --board or --app, and no filter gives
+    Rodinia's kernels a description."""
+    code, err = _check(["evaluate", "--model", "bsp", "--source", "gpuperfpredict-rodinia", "--data-home", str(SHARED)],
+                       hostile, capsys)
+    assert code == 2 and "in source 'gpuperfpredict-rodinia'" in err and "BSPGPU, gpuperfpredict-nca" in err, err

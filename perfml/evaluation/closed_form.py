@@ -50,7 +50,13 @@ def describable_runtimes(data_home=None, source: str | None = None, board: str |
         rt = rt[rt["app_id"] == app_id]
     rt = rt.assign(measured_ms=rt["time_ms_mean"]).reset_index(drop=True)
     if rt.empty:
-        raise PerfmlError("no runtimes match the selection; widen --source/--board/--app")
+        # the message named --board/--app, which not every caller has; the usual cause is a source
+        # whose kernels have no description (Rodinia's), which no filter widens
+        every = load_runtimes(data_home)
+        sources = sorted(set(every.loc[every["app_id"].isin(list_apps()), "source"].dropna()))
+        raise PerfmlError(f"no runtimes of a described kernel ({', '.join(list_apps())}) in source {source!r}; the "
+                          f"closed-form models need a description: choose a source that ran them ({', '.join(sources)})"
+                          if source is not None else "no runtimes of a described kernel match the selection")
     return rt
 
 
