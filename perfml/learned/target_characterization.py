@@ -220,7 +220,8 @@ def _curve_rate_warnings(characterization, where) -> list[str]:
     rate under :data:`~perfml.characterize.limits.WARN_UNDER_SPEC` x the specification is
     kept with a warning; so is a median DRAM-bound rate more than
     :data:`CURVE_BANDWIDTH_AGREEMENT` x from the file's achieved ``dram_bandwidth`` (a
-    calibration gives both from the same largest calls: 240 and 236-242 GB/s for the T4).
+    calibration gives both from the same largest calls; no committed characterization
+    gets either warning, ``tests/test_characterization_files.py``).
     """
     from perfml.characterize.limits import L2_FACTOR, WARN_UNDER_SPEC
 
