@@ -436,7 +436,8 @@ def reference_measured_warnings(bundle: ModelBundle, references, where: str) -> 
 
     Such a reference is used as given (the user's measurement comes first, issue 10 section
     2) and carries every prediction made from it: a vectorAdd of 1048576 on the GTX-680 at
-    500 ms (the data home measured about 0.08) gave 380 ms on the GTX-980, silently.
+    500 ms, thousands of times the data home's time, carried the GTX-980's prediction as
+    far, silently (``tests/test_cli_hostile.py`` warns on it).
     """
     lines = []
     for ref, models in zip(references, (bundle.amaris_models, [bundle.model_for("dlops")])):
