@@ -1029,7 +1029,7 @@ def test_tuning_a_learner_without_a_search_space_is_refused_by_its_file(hostile,
     assert code == 2 and "[models[0].tune] learner 'linear' has no search space" in err, err
 
 
-@pytest.mark.parametrize("where", ["tracking", "storage"])
+@pytest.mark.parametrize("where", ["tracking", pytest.param("storage", marks=needs_data)])  # tune reads the rows first
 def test_a_store_url_holding_a_nul_byte_is_refused(hostile, capsys, monkeypatch, where):
     """'embedded null byte' was an internal error of the database drivers; report printed the raw NUL."""
     if where == "tracking":
