@@ -159,8 +159,11 @@ def test_load_rejects_unknown_version_and_missing_files(data, tmp_path):
     (path / "perfml-model.json").write_text(json.dumps(meta | {"version": 99}))
     with pytest.raises(ModelFormatError, match="version 99 is not supported"):
         load_model(path, data_home=HOME)
-    with pytest.raises(ModelFormatError, match="not a perfml model directory"):
+    with pytest.raises(ModelFormatError, match="nothing does not exist"):
         load_model(tmp_path / "nothing", data_home=HOME)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelFormatError, match="not a perfml model directory"):
+        load_model(tmp_path / "empty", data_home=HOME)
     with pytest.raises(ModelFormatError, match="only xgboost"):
         save_model(RuntimeRegressor(learner="hgb", learner_params={"max_iter": 10}, data_home=HOME).fit(data, data.measured_ms), tmp_path / "h")
 
