@@ -410,6 +410,8 @@ def check_kernel_names(rows, file) -> None:
     The first was taken as its ``app_id`` kernel (vectorAdd), then refused for a time unit
     it did not have; the second was dropped as an operator of unknown work, silently.
     """
+    import pandas as pd
+
     from perfml.apps import list_apps
     from perfml.datasets import DLOPS_OP_DIMS
 
@@ -423,11 +425,13 @@ def check_kernel_names(rows, file) -> None:
             f"({rows['app_id'].iloc[i]!r} and {rows['op'].iloc[i]!r}); keep the one the row measured")
     for column, given, names, what in (("op", op, tuple(DLOPS_OP_DIMS), "an operator name"),
                                        ("app_id", app, tuple(list_apps()), "the name of a described kernel")):
+        if not given.any():
+            continue
         known = {name.lower(): name for name in names}
-        cells = rows[column].astype(str).to_numpy() if given.any() else ()
-        for i in np.flatnonzero(given):
-            name = cells[i]
+        cells = rows[column].astype(str).to_numpy()
+        for name in pd.unique(cells[given]):  # each distinct name once: a file holds thousands of rows of few kernels
             if name not in names and name.strip().lower() in known:
+                i = int(np.flatnonzero(given & (cells == name))[0])
                 raise CalibrationDataError(
                     f"{_row_where(file, rows.index[i])}, column {column}: {name!r} is not {what}; write "
                     f"{known[name.strip().lower()]!r} (names are matched exactly: letter case, no spaces)")

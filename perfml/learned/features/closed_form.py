@@ -360,6 +360,9 @@ def transferred_runs(rows: pd.DataFrame, arch_of, pools: RunPools) -> pd.DataFra
     and where those boards differ from one run to the next the median jumps with them
     (subSeqMax, 0.862x from 130023424 to 134217728 on 19 boards out of training: the
     GT-630 ran the second size and not the first; ``experiments/size_continuity.py``).
+    That fall is step 3's (no training board of those boards' architectures ran
+    subSeqMax); a move of step 2 as a median of within-board changes, tried, left it as
+    it was.
     """
     names = pools.names
     out = np.full((len(rows), len(names)), np.nan)
