@@ -168,3 +168,28 @@ def test_one_reference_board_split_sees_test_kernels_on_the_reference_only(data)
 def test_one_reference_board_split_refuses_an_absent_board(data):
     with pytest.raises(PerfmlError, match="no runtimes of the reference board"):
         list(OneReferenceBoardSplit("GTX-750").split(data))
+
+
+def test_board_ratio_hold_is_series_clip():
+    """The relative board group holds each capacity to the training range with numpy
+    (:func:`perfml.learned.features.boards._held`), as ``Series.clip`` did: NaN stays NaN, a
+    NaN bound is no bound."""
+    from perfml.learned.features.boards import _held
+
+    values = np.array([-np.inf, -3.0, 0.0, 1.5, 2.0, 7.0, np.inf, np.nan])
+    for low, high in [(0.0, 2.0), (np.nan, 2.0), (0.0, np.nan), (np.nan, np.nan), (1.5, 1.5)]:
+        expected = pd.Series(values).clip(lower=None if np.isnan(low) else low,
+                                          upper=None if np.isnan(high) else high).to_numpy()
+        np.testing.assert_array_equal(_held(values, low, high), expected)
+
+
+def test_relative_board_features_of_one_row_equal_those_of_a_batch(data):
+    """A one-row query takes the same numpy path as a batch: its ``rel_*`` equal its row of the batch."""
+    model = RuntimeRegressor(learner_params=FAST, shrinkage=1.0, data_home=HOME).fit(data, data["measured_ms"].to_numpy())
+    batch = data.drop(columns=["measured_ms"]).assign(board="GTX-780").head(50)
+    whole = model.features_.transform(batch)
+    rel = [c for c in whole.columns if c.startswith("rel_")]
+    assert rel and np.isfinite(whole[rel].to_numpy()).any()
+    for i in (0, 17, 49):
+        one = model.features_.transform(batch.iloc[[i]])
+        np.testing.assert_array_equal(one[rel].to_numpy(), whole[rel].iloc[[i]].to_numpy())

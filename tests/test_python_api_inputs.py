@@ -91,6 +91,52 @@ def test_a_launch_no_gpu_runs_is_refused_by_the_estimator(bundle, block_x):
         model.predict(row)
 
 
+def test_a_frame_changed_in_place_after_a_prediction_is_checked_again(bundle):
+    """A call checks its frame once and hands it on (perfml.closed_form._inputs.one_check_per_frame):
+    the memory of that check ends with the call, so the same object, changed in place, is
+    refused by the next call."""
+    from perfml.learned.bundle import predict_any
+
+    model = bundle.models["described"]
+    row = pd.DataFrame({"board": ["Tesla-K40"], "app_id": ["matMul_gpu"], "input_size": [4096.0], "block_x": [16.0]})
+    assert np.isfinite(model.predict(row)).all() and np.isfinite(model.predict_transfer(row)).all()
+    row.loc[0, "block_x"] = -16.0
+    for predict in (model.predict, model.predict_transfer, model.measured_ms):
+        with pytest.raises(DatasetSchemaError, match="has block_x = -16"):
+            predict(row)
+    query = APPS.head(1).copy()
+    predict_any(bundle, query, "q")
+    query.loc[query.index[0], "input_size"] = -1
+    with pytest.raises(QueryValidationError, match="input_size"):
+        predict_any(bundle, query, "q")
+
+
+def test_inside_one_call_a_checked_frame_is_not_checked_again(monkeypatch):
+    """The memory of :func:`check_frame` holds inside :func:`one_check_per_frame` only, for the
+    object it returned and as many required columns; outside, every call checks."""
+    from perfml.closed_form import _inputs
+
+    calls = []
+    checked = _inputs._checked_frame
+    monkeypatch.setattr(_inputs, "_checked_frame", lambda X, required, who: calls.append(who) or checked(X, required, who))
+    frame = pd.DataFrame({"board": ["Tesla-K40"], "app_id": ["matMul_gpu"], "input_size": [4096]})
+    for _ in range(2):
+        _inputs.check_frame(frame, ("board",), "outside")
+    assert calls == ["outside", "outside"]
+    calls.clear()
+    with _inputs.one_check_per_frame():
+        same = _inputs.check_frame(frame, ("board", "app_id"), "first")
+        _inputs.check_frame(same, ("board",), "fewer columns")
+        _inputs.check_frame(same, ("board", "app_id", "input_size"), "more columns")
+        _inputs.check_frame(frame.copy(), ("board",), "another object")
+        with _inputs.one_check_per_frame():  # an inner call shares the outer call's memory
+            _inputs.check_frame(same, ("board",), "inner")
+    assert calls == ["first", "more columns", "another object"]
+    calls.clear()
+    _inputs.check_frame(same, ("board",), "after")
+    assert calls == ["after"]
+
+
 def test_an_empty_launch_cell_is_the_kernels_default_launch(bundle):
     model = bundle.models["described"]
     row = {"board": ["Tesla-K40"], "app_id": ["matMul_gpu"], "input_size": [4096]}

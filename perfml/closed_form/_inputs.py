@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 import pandas as pd
 
@@ -11,10 +15,62 @@ from perfml.errors import DatasetSchemaError
 LAUNCH_COLUMNS = ("block_x", "block_y", "grid_x", "grid_y")
 
 
+#: Within one public call (:func:`checks_frames_once`), the frames :func:`check_frame` returned,
+#: by ``id``: (the frame, the required columns it was checked for). None outside such a call.
+_CHECKED_IN_THIS_CALL: ContextVar[dict | None] = ContextVar("perfml_checked_frames", default=None)
+
+
+@contextmanager
+def one_check_per_frame():
+    """Inside, a frame that :func:`check_frame` returned is not checked again.
+
+    A prediction hands the checked frame from the regressor to the feature builder and on to
+    the closed-form models, each of which checks its input as a public method must: one
+    frame was checked again at each step of a single query. The memory lasts for
+    the outermost call only, so a frame the caller changes between two calls is checked
+    anew; inside a call perfml does not change a frame in place once checked.
+    """
+    if _CHECKED_IN_THIS_CALL.get() is not None:  # an inner call shares the outer call's memory
+        yield
+        return
+    token = _CHECKED_IN_THIS_CALL.set({})
+    try:
+        yield
+    finally:
+        _CHECKED_IN_THIS_CALL.reset(token)
+
+
+def checks_frames_once(method):
+    """Decorator: the method runs inside :func:`one_check_per_frame`."""
+
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        with one_check_per_frame():
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
 def check_frame(X, required, who: str) -> pd.DataFrame:
     """X must be a DataFrame with the ``required`` columns, positive input sizes and launch
     values CUDA runs; returned with board aliases resolved to the board's name, and renumbered
-    when its index repeats a label (the models match rows by index)."""
+    when its index repeats a label (the models match rows by index).
+
+    Inside :func:`one_check_per_frame`, a frame this function returned earlier in the same
+    call, for the same or more required columns, is returned as it is."""
+    checked = _CHECKED_IN_THIS_CALL.get()
+    if checked is not None:
+        earlier = checked.get(id(X))
+        if earlier is not None and earlier[0] is X and set(required) <= earlier[1]:
+            return X
+    X = _checked_frame(X, required, who)
+    if checked is not None:
+        checked[id(X)] = (X, frozenset(required))
+    return X
+
+
+def _checked_frame(X, required, who: str) -> pd.DataFrame:
+    """:func:`check_frame`'s checks, every time."""
     if not isinstance(X, pd.DataFrame):
         raise DatasetSchemaError(
             f"{who} takes a pandas DataFrame with columns {', '.join(dict.fromkeys(required))} "
@@ -28,7 +84,7 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
             _check_names(X[column], column, who)
     if "input_size" in X.columns:
         given = X["input_size"]
-        n = pd.to_numeric(given, errors="coerce").to_numpy(dtype=float)
+        n = _as_numbers(given)
         bad = ~(np.isfinite(n) & (n > 0))
         if given.dtype == bool:  # True is no size (to_numeric reads it as 1)
             bad[:] = True
@@ -45,6 +101,14 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
     return X
 
 
+def _as_numbers(column: pd.Series) -> np.ndarray:
+    """The column as floats, NaN where a cell is no number (``pd.to_numeric(errors="coerce")``);
+    a numeric column directly, as a one-row query is checked several times per prediction."""
+    if column.dtype.kind in "fiu":
+        return column.to_numpy(dtype=float)
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+
+
 def plain_value(value):
     """A numpy scalar as the plain Python value (messages show 2.5, not np.float64(2.5))."""
     return value.item() if hasattr(value, "item") else value
@@ -55,8 +119,11 @@ def _check_names(values: pd.Series, column: str, who: str) -> None:
     NaN) fell out of the models' per-(board, app) groups and was predicted NaN, or left out of
     the fit without a word."""
     if pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
-        lengths = values.str.strip().str.len()  # NaN where the cell is not text
-        bad = (lengths.isna() | (lengths == 0)).to_numpy(dtype=bool)
+        cells = values.to_numpy(dtype=object)
+        # each distinct name once (a table holds thousands of rows of a few boards and kernels)
+        if all(isinstance(v, str) and v.strip() for v in pd.unique(cells)):
+            return
+        bad = np.array([not (isinstance(v, str) and v.strip()) for v in cells], dtype=bool)
     else:  # a numeric or boolean column names nothing
         bad = np.ones(len(values), dtype=bool)
     if bad.any():
@@ -77,8 +144,8 @@ def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
         if column not in X.columns:
             continue
         given = X[column]
-        values = pd.to_numeric(given, errors="coerce").to_numpy(dtype=float)
-        present = given.notna().to_numpy()
+        values = _as_numbers(given)
+        present = ~np.isnan(values) if given.dtype.kind in "fiu" else given.notna().to_numpy()
         with np.errstate(invalid="ignore"):
             bad = present & ~(np.isfinite(values) & (values >= 1) & (values <= high) & (values == np.floor(values)))
         if bad.any():

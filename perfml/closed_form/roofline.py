@@ -204,7 +204,7 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     bound = np.full(len(q), np.nan)
     mask = q["app_id"].isin(list_apps()).to_numpy()
     if mask.any():
-        part = q[mask]
+        part = q if mask.all() else q[mask]  # q itself: a frame already checked in this call is not checked again
         terms = RooflineModel(registry=registry).roofline_terms(part)
         boards = {name: get_board(name, registry=registry) for name in part["board"].unique()}
         fp, bw, l2 = (np.array([f(boards[name]) for name in part["board"]], dtype=float)

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
+from perfml.closed_form._inputs import checks_frames_once
 from perfml.closed_form.roofline import roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
@@ -895,6 +896,7 @@ def carried_references(owners, logs, n: int, *, alternatives=None) -> tuple[np.n
     return pred, (lo, hi)
 
 
+@checks_frames_once
 def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataFrame | None = None,
                     reference_where: str = "--reference", level: float = 0.90) -> pd.DataFrame:
     """The queries as given plus the prediction, its interval, its basis and flags.
@@ -1054,8 +1056,8 @@ def unless_measured(predict, q: pd.DataFrame, own_run: np.ndarray, keep) -> np.n
     run = ~np.isfinite(own_run) | np.asarray(keep, dtype=bool)
     pred = np.full(len(q), np.nan)
     if run.any():
-        with np.errstate(all="ignore"):
-            pred[run] = np.asarray(predict(q[run]), dtype=float)
+        with np.errstate(all="ignore"):  # q itself when every row runs: it is checked once per call
+            pred[run] = np.asarray(predict(q if run.all() else q[run]), dtype=float)
     return pred
 
 

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from perfml.errors import EstimatorParameterError
 from perfml.learned.features import MONOTONE_INCREASING, FeatureBuilder
-from perfml.closed_form._inputs import check_frame, check_target
+from perfml.closed_form._inputs import check_frame, check_target, checks_frames_once
 
 LEARNERS = ("xgboost", "hgb", "linear", "svr", "random_forest")
 TARGETS = ("log", "residual")
@@ -422,6 +422,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
             errors[setting] = float(np.mean(np.abs(np.exp(oof) / y - 1.0)))
         return errors[True] < errors[False]
 
+    @checks_frames_once
     def predict(self, X) -> np.ndarray:
         """Predicted runtime in milliseconds, never below the row's roofline lower bound.
 
@@ -464,6 +465,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         bound = roofline_bound_ms(X, self.registry)
         return np.where(np.isfinite(bound) & (pred < bound), bound, pred)
 
+    @checks_frames_once
     def predict_transfer(self, X) -> np.ndarray:
         """:meth:`predict` for any kernel, known or not.
 
@@ -475,6 +477,7 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return self._predict_checked(check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor"))
 
+    @checks_frames_once
     def measured_ms(self, X) -> np.ndarray:
         """Per row, the training measurement of its own run on its own board (ms), NaN where
         there is none (:meth:`perfml.learned.features.FeatureBuilder.measured_ms`)."""

@@ -66,13 +66,21 @@ class BoardFeatures(TransformerMixin, BaseEstimator):
             cache["others"] = {}
         logs, others_by_board = cache["train_logs"], cache["others"]
         arch = lambda b: architecture(b, self.registry)  # noqa: E731
-        own = np.log(absolute.where(absolute > 0))
+        # numpy, not pandas: a single query's row passes here, and pandas costs ~0.1 ms per operation
+        columns = list(absolute.columns)
+        at = {c: i for i, c in enumerate(columns)}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            figures = absolute.to_numpy(dtype=float)
+            own = np.log(np.where(figures > 0, figures, np.nan))
         for ratio, (numerator, denominator) in RATIO_FEATURES.items():
-            if {ratio, numerator, denominator} <= set(own.columns):
-                low, high = logs[[numerator, denominator]].min(), logs[[numerator, denominator]].max()
-                held = own[[numerator, denominator]].clip(lower=low, upper=high, axis=1)
-                own[ratio] = held[numerator] - held[denominator]
-        names = [f"rel_{c[6:]}" for c in own.columns]
+            if {ratio, numerator, denominator} <= at.keys():
+                if ("range", ratio) not in cache:  # the training boards' range of each capacity (NaN skipped)
+                    pair = logs[[numerator, denominator]]
+                    cache[("range", ratio)] = (pair.min().to_numpy(dtype=float), pair.max().to_numpy(dtype=float))
+                low, high = cache[("range", ratio)]
+                held = [_held(own[:, at[c]], low[k], high[k]) for k, c in enumerate((numerator, denominator))]
+                own[:, at[ratio]] = held[0] - held[1]
+        names = [f"rel_{c[6:]}" for c in columns]
         values = np.full((len(X), len(names)), np.nan)
         same = np.full(len(X), np.nan)
         boards = X["board"].to_numpy(dtype=object)
@@ -82,8 +90,10 @@ class BoardFeatures(TransformerMixin, BaseEstimator):
                 n_same = sum(arch(t) == arch(board) for t in self.train_boards_ if t != board)
                 others_by_board[board] = (others, float(n_same))
             others, n_same = others_by_board[board]
+            if (board, tuple(columns)) not in cache:
+                cache[(board, tuple(columns))] = others.reindex(columns).to_numpy(dtype=float)
             pick = np.flatnonzero(boards == board)
-            values[pick] = own.iloc[pick].to_numpy(dtype=float) - others.reindex(own.columns).to_numpy(dtype=float)
+            values[pick] = own[pick] - cache[(board, tuple(columns))]
             same[pick] = n_same
         out = pd.DataFrame(values, index=X.index, columns=names)
         out["rel_same_architecture_boards"] = same
@@ -98,3 +108,9 @@ class BoardFeatures(TransformerMixin, BaseEstimator):
         if self.mode in ("relative", "both"):
             parts.append(self.relative(X, absolute))
         return parts
+
+
+def _held(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """``values`` held to [low, high] as ``Series.clip`` holds them: NaN stays NaN, a NaN bound is no bound."""
+    held = np.fmin(np.fmax(values, low), high)  # fmax / fmin ignore a NaN bound ...
+    return np.where(np.isnan(values), np.nan, held)  # ... and would replace a NaN value by it

@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from perfml.closed_form._inputs import check_frame, check_target
+from perfml.closed_form._inputs import check_frame, check_target, checks_frames_once
 from perfml.learned.features._common import MEASURED_LOG_MS, REQUIRED, RUN_KEY, WORK_COLUMNS, second_size
 from perfml.learned.features.boards import BoardFeatures
 from perfml.learned.features.characterization import CharacterizationFeatures
@@ -328,6 +328,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
             cache[(board, app)] = dict(zip(map(tuple, cache["keys"][rows].tolist()), cache["values"][rows].tolist()))
         return cache[(board, app)]
 
+    @checks_frames_once
     def transform(self, X, *, blocks: RowBlocks | None = None) -> pd.DataFrame:
         """Features of the rows of X (a DataFrame with board, app_id, input_size, launch).
 

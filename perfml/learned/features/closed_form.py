@@ -98,7 +98,7 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
     peak_choice = peaks
     out = pd.DataFrame(np.nan, index=rows.index, columns=[name for name in BASELINES if waves or name != "waves"])
     is_described = rows["app_id"].isin(list_apps()).to_numpy()
-    part = rows[is_described]
+    part = rows if is_described.all() else rows[is_described]  # one frame for both models: checked once
     if len(part):
         terms = BSPModel(constants_sources=(), data_home=data_home, registry=registry).model_terms(part)
         roof = RooflineModel(traffic="requested", registry=registry, peaks=peaks,
@@ -597,30 +597,37 @@ class ClosedFormFeatures(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "offsets_")
         blend = self.blend if blend is None else blend
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
-        out = pd.DataFrame(index=X.index, dtype=float)
-        closed = logs
+        # columns as numpy arrays, one frame at the end: a single query's row passes here too
+        closed = _columns(logs, X.index)
         offsets = self._cross_fitted_offsets(rows)
+        offset = _columns(offsets, X.index)
+        out = {}
         out["bsp_log_t1"] = closed["bsp"]
-        out["bsp_log_lambda"] = -offsets["bsp"]
-        out["bsp_log_tk"] = closed["bsp"] + offsets["bsp"]
+        out["bsp_log_lambda"] = -offset["bsp"]
+        out["bsp_log_tk"] = closed["bsp"] + offset["bsp"]
         out["roof_log_compute"] = closed["roof_compute"]
         out["roof_log_memory"] = closed["roof_memory"]
         out["roof_log_bound"] = np.maximum(closed["roof_compute"], closed["roof_memory"])
-        out["roof_log_memory_eff"] = closed["roof_memory"] + offsets["roof_memory"]
-        out["roof_log_compute_eff"] = closed["roof_compute"] + offsets["roof_compute"]
+        out["roof_log_memory_eff"] = closed["roof_memory"] + offset["roof_memory"]
+        out["roof_log_compute_eff"] = closed["roof_compute"] + offset["roof_compute"]
         choice = self._row_baseline_choice(rows)
-        stacked = {name: (closed[name] + offsets[name]).to_numpy() for name in self._candidates()}
-        out["base_log_t"] = _pick(stacked, choice)
+        out["base_log_t"] = _pick({name: closed[name] + offset[name] for name in self._candidates()}, choice)
         # Transfer: the same (app, size, block) run on the other training boards, carried
         # to this board by each closed-form model's ratio; a run no other board measured
         # takes the app's nearest measured run, and an app no other board measured its offset.
         runs = rows.astype({"input_size": float}).assign(input_size_2=second_size(X))
-        transfer = self._run_offsets(runs).fillna(offsets)
+        transfer = _columns(self._run_offsets(runs).fillna(offsets), X.index)
         for name in self._candidates():
             out[f"xfer_log_t_{name}"] = closed[name] + transfer[name]
-        xfer = {name: out[f"xfer_log_t_{name}"].to_numpy() for name in self._candidates()}
-        out["xfer_log_t"] = _pick(xfer, choice)
+        out["xfer_log_t"] = _pick({name: out[f"xfer_log_t_{name}"] for name in self._candidates()}, choice)
         if blend:
             w = self._row_blend_weights(rows)
-            out["xfer_log_t_blend"] = w * out["xfer_log_t_bsp"].to_numpy() + (1 - w) * out["xfer_log_t_roof_memory"].to_numpy()
-        return out
+            out["xfer_log_t_blend"] = w * out["xfer_log_t_bsp"] + (1 - w) * out["xfer_log_t_roof_memory"]
+        return pd.DataFrame(out, index=X.index, dtype=float)
+
+
+def _columns(frame: pd.DataFrame, index: pd.Index) -> dict[str, np.ndarray]:
+    """The frame's columns as float arrays in the order of ``index`` (aligned by label, as pandas would)."""
+    if not frame.index.equals(index):
+        frame = frame.reindex(index)
+    return {name: frame[name].to_numpy(dtype=float) for name in frame.columns}
