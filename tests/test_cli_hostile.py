@@ -198,6 +198,37 @@ def test_hostile_invocation(hostile, capsys, argv, expected):
         assert code == expected
 
 
+# (argv with an empty value, what the one-line error must name)
+EMPTY_VALUES = [
+    (["sweep", "run", "--backend", "replay", "--replay", "{in}/a_dir", "--out", ""], "--out is empty"),
+    (["sweep", "run", "--out="], "--out is empty"),
+    (["predict", "--model", "", "--queries", "{in}/queries.csv", "--output", "p.csv"], "--model is empty"),
+    (["train", "--out", ""], "--out is empty"),
+    (["characterize", "--reference", "GTX-980", "--out", ""], "--out is empty"),
+    (["fit-lambda", "--data-home", ""], "--data-home is empty"),
+    (["--boards", "", "boards", "list"], "--boards is empty: give it a value, or leave the option out (see `perfml --help`)"),
+    (["sweep", "run", "", "--backend", "replay"], "an argument of `perfml sweep run` is empty"),
+    (["experiment", "run", "", "--no-track"], "an argument of `perfml experiment run` is empty"),
+]
+
+
+@pytest.mark.parametrize("argv, message", EMPTY_VALUES, ids=_ids(EMPTY_VALUES))
+def test_an_empty_option_value_or_argument_is_refused_by_name(hostile, capsys, argv, message):
+    """An empty path was the working directory (typer reads ``Path("")`` as ``.``): ``sweep run
+    --out ""`` wrote its result set where the user stood, ``predict --model ""`` read that
+    folder as a model and blamed --output. Every command refuses an empty value by name, and
+    the working directory stays empty (``_check``)."""
+    code, err = _check(_fill(argv, hostile), hostile, capsys)
+    assert code == 2, err
+    assert message in err, err
+
+
+def test_a_flag_before_an_empty_argument_is_not_blamed(hostile, capsys):
+    """``--json`` takes no value: the empty string after it is a positional argument."""
+    code, err = _check(["boards", "show", "--json", ""], hostile, capsys)
+    assert code == 2 and "an argument of `perfml boards show` is empty" in err, err
+
+
 @needs_data
 @pytest.mark.parametrize("argv, expected", DATA_CASES, ids=_ids(DATA_CASES))
 def test_hostile_data_home(hostile, capsys, argv, expected):

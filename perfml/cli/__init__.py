@@ -174,6 +174,50 @@ def _usage_line(exc: _cx.ClickException) -> str:
     return f"error: {message}"
 
 
+def _empty_option_value(group, args: list[str]) -> str | None:
+    """The message for an option given an empty value (``--out ""``, ``--model=``), else None.
+
+    An empty path became the working directory (typer reads ``Path("")`` as ``.``): ``sweep
+    run --out ""`` wrote its result set there, ``predict --model ""`` read the directory the
+    user stood in as a model, ``sweep run ""`` took it for a spec directory. No option or
+    argument of perfml takes an empty value, so each is refused here, for every command at
+    once. The options of the command the arguments name (and of the groups above it) are
+    read from click's public attributes (``commands``, ``params``, ``opts``, ``is_flag``).
+    """
+    command, path = group, ["perfml"]
+    owner = _value_options(command, path)  # option -> the command it belongs to
+    for token in args:
+        sub = getattr(command, "commands", {}).get(token)
+        if sub is None:
+            if not hasattr(command, "commands"):
+                break
+            continue  # a group's own option (`perfml --boards F predict ...`) or its value
+        command = sub
+        path.append(token)
+        owner.update(_value_options(command, path))
+    previous = None
+    for token in args:
+        if token == "--":  # what follows is positional
+            break
+        name = None
+        if token.startswith("--") and "=" in token and token.split("=", 1)[1] == "":
+            name = token.split("=", 1)[0]
+        elif token == "" and previous is not None:
+            name = previous
+        if name in owner:
+            return f"{name} is empty: give it a value, or leave the option out (see `{owner[name]} --help`)"
+        if token == "":  # a positional argument: an empty path was the working directory too
+            return f"an argument of `{' '.join(path)}` is empty: give it a value, or leave it out (see `{' '.join(path)} --help`)"
+        previous = token
+    return None
+
+
+def _value_options(command, path: list[str]) -> dict[str, str]:
+    """The options of ``command`` that take a value (not flags), each mapped to the command's path."""
+    return {opt: " ".join(path) for p in command.params if not getattr(p, "is_flag", False)
+            for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())) if opt.startswith("-")}
+
+
 #: a run of this many characters without a space in a message is shortened when printed
 LONG_TOKEN = 300
 
@@ -269,6 +313,10 @@ def _main(argv: list[str] | None) -> int:
     from perfml.cli._errors import internal_error_line, translate
 
     command = typer.main.get_command(app)
+    refused = _empty_option_value(command, sys.argv[1:] if argv is None else list(argv))
+    if refused is not None:
+        _say(f"error: {refused}")
+        return 2
     try:
         # Outside standalone mode click *returns* the code of ``typer.Exit(code)`` instead of
         # exiting: it is the command's status (kernels check exits 1 on an impure kernel).
