@@ -250,3 +250,17 @@ def test_plain_experiment_names_are_accepted(tmp_path, name):
     doc = base()
     doc["name"] = name
     assert _load(tmp_path, doc)[0].name == name
+
+
+@pytest.mark.parametrize("tier", [None, "spec"])
+@pytest.mark.parametrize("key, value", [("calibration_apps", ["vectorAdd"]), ("calibration_source", "gpuperfpredict-nca")])
+def test_calibration_runs_named_without_the_calibrated_tier_are_refused(tmp_path, tier, key, value):
+    """The target's calibration runs are taken under tier = "calibrated" only: named under
+    the spec tier (or none), they changed nothing, and the file read as calibrated."""
+    doc = base()
+    doc["characterization"] = {key: value, **({"tier": tier} if tier else {})}
+    with pytest.raises(ExperimentSpecError, match=rf"\[characterization\] {key} names the target's calibration runs, "
+                                                  r"which are used only with tier = \"calibrated\""):
+        _load(tmp_path, doc)
+    doc["characterization"]["tier"] = "calibrated"
+    assert _load(tmp_path, doc)[0].characterization[key] == value

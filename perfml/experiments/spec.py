@@ -543,6 +543,12 @@ def load_experiment(path) -> ExperimentSpec:
             "must come from the target's calibration runs only; add [characterization] tier = \"calibrated\" "
             "(and calibration_apps)"
         )
+    unread = [k for k in ("calibration_apps", "calibration_ops", "calibration_source") if k in characterization]
+    if unread and characterization.get("tier") != "calibrated":
+        # the calibration runs are taken under tier = "calibrated" only: the key changed nothing
+        raise ExperimentSpecError(
+            f"{path}: [characterization] {unread[0]} names the target's calibration runs, which are used only with "
+            f"tier = \"calibrated\" (here: {characterization.get('tier', 'none')!r}); add tier = \"calibrated\" or remove it")
     corpus = data.get("corpus", "runtimes")
     _check_corpus(path, corpus, data, models, raw.get("models", []), published, characterization, protocol)
     names = [m.name for m in models]
