@@ -348,7 +348,7 @@ def test_a_dask_address_that_is_no_address_is_refused_before_any_work(tmp_path, 
     """It failed after a 40 s wait as an internal error (ValueError), or ran locally for ''."""
     (tmp_path / "e.toml").write_text(_INSAMPLE)
     _refused(capsys, "experiment", "run", tmp_path / "e.toml", "--no-track", "--dask", address,
-             message="is not a scheduler address; expected tcp://HOST:PORT")
+             message="--dask is empty" if address == "" else "is not a scheduler address; expected tcp://HOST:PORT")
 
 
 def test_well_formed_dask_addresses_pass_the_check():
@@ -385,7 +385,7 @@ def test_a_malformed_tracking_uri_is_a_typed_error_and_creates_no_study(tmp_path
     assert not storage.exists()
 
 
-@pytest.mark.parametrize("study, message", [("", "--study must be a printable name of 1 to 500"),
+@pytest.mark.parametrize("study, message", [("", "--study is empty"), (" ", "--study must be a printable name of 1 to 500"),
                                             ("x" * 501, "--study must be a printable name of 1 to 500"),
                                             ("a\tb", "--study must be a printable name")])
 def test_a_study_name_mlflow_refuses_is_refused_before_any_trial(tmp_path, capsys, study, message):
@@ -419,3 +419,15 @@ def test_an_experiments_bad_tuning_storage_is_refused_before_its_mlflow_run(tmp_
         with sqlite3.connect(db) as con:
             tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
             assert "runs" not in tables or con.execute("select count(*) from runs").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("option", [["--model", "hybrid"], ["--storage", "sqlite:///study.db"], ["--n-jobs", "2"]])
+def test_a_table2_experiment_refuses_the_options_it_would_ignore(tmp_path, monkeypatch, capsys, option):
+    """experiments/bsp_lambda_table.toml fits seed 003's Table II from its own runs: --model,
+    --storage and --n-jobs ran the whole table as if they were not there. Refused before any
+    work (nothing measured, no database created)."""
+    monkeypatch.chdir(tmp_path)
+    table2 = Path(__file__).resolve().parents[1] / "experiments" / "bsp_lambda_table.toml"
+    _refused(capsys, "experiment", "run", str(table2), "--no-track", *option,
+             message=f"{option[0]} would change nothing; remove it")
+    assert list(tmp_path.iterdir()) == []

@@ -47,6 +47,7 @@ def run(
 ) -> None:
     """Run one experiment; log it to MLflow (default local SQLite store, MLFLOW_TRACKING_URI overrides)."""
     from perfml.cli._home import entry_data_home
+    from perfml.errors import PerfmlError
     from perfml.experiments.spec import load_experiment
 
     if dask is not None:  # before any work: a malformed address failed after the 40 s wait
@@ -54,6 +55,12 @@ def run(
 
         check_address(dask)
     spec = load_experiment(file)
+    if spec.kind == "bsp_table2":  # it runs the paper's Table II from its own runs: no model, fold or study
+        given = [name for name, value in (("--model", model), ("--storage", storage), ("--dask", dask),
+                                          ("--n-jobs", n_jobs)) if value is not None]
+        if given:
+            raise PerfmlError(f"{file}: a kind = \"bsp_table2\" experiment fits seed 003's lambda table, with no "
+                              f"[[models]], folds or tuning: {given[0]} would change nothing; remove it")
     if storage is not None and any(m.tune for m in spec.models if model is None or m.name in model):
         # checked before the MLflow run is started: a bad URL left one FAILED run behind
         from perfml.learned.tuning import make_storage
