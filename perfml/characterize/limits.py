@@ -55,6 +55,7 @@ __all__ = [
     "MAX_MEASURED_MS",
     "MIN_MEASURED_MS",
     "check_stream_curve",
+    "stream_curve_warnings",
     "first_bad_measured_time",
     "first_unphysical_time",
     "unphysical_time_message",
@@ -235,6 +236,49 @@ def check_stream_curve(curve, values: Iterable[CharacterizedValue], l2_bytes: fl
         "is not physical for a working set this large: check the byte counts, the time unit (ms in the "
         f"rows, s in the curve) and the board ({curve.source})"
     )
+
+
+#: the curve's DRAM-bound rate and the characterization's own achieved DRAM bandwidth
+#: disagreeing by more than this factor (either way) get a warning: both come from the
+#: board's largest calls
+CURVE_BANDWIDTH_AGREEMENT = 2.0
+
+
+def stream_curve_warnings(curve, l2_bytes: float | None, spec: CharacterizedValue | None,
+                          achieved: CharacterizedValue | None) -> list[str]:
+    """Warnings for a streaming curve within :func:`check_stream_curve`'s limits whose
+    DRAM-bound knots stream implausibly slowly, or disagree with the achieved DRAM bandwidth.
+
+    A curve carries every memory-bound prediction made with it (a T4 file whose curve was
+    100x too slow predicted its bmm calls 100x slower, with no warning: only a rate under
+    :data:`MIN_UNDER_SPEC` x the specification is refused). As for an achieved value, a
+    median DRAM-bound rate (knots of at least :data:`L2_FACTOR` x ``l2_bytes``) under
+    :data:`WARN_UNDER_SPEC` x ``spec`` is kept with a warning; so is one more than
+    :data:`CURVE_BANDWIDTH_AGREEMENT` x from ``achieved`` (the characterization's own
+    ``dram_bandwidth``: a calibration gives both from the same largest calls; no committed
+    characterization gets either warning, ``tests/test_characterization_files.py``).
+    ``spec`` and ``achieved`` are ``dram_bandwidth`` values, either may be None. The
+    messages start with what they are about ("its streaming curve's ..."): the caller says whose.
+    """
+    knots = np.asarray(curve.bytes, dtype=float)
+    dram = knots >= (L2_FACTOR * l2_bytes if l2_bytes else 0.0)
+    if not dram.any():
+        return []
+    rate = float(np.median(knots[dram] / np.asarray(curve.seconds, dtype=float)[dram]))
+    out = []
+    if spec is not None and rate < WARN_UNDER_SPEC * spec.to_unit("B/s"):
+        out.append(f"its streaming curve's DRAM-bound calls move {rate / 1e9:.4g} GB/s, "
+                   f"{rate / spec.to_unit('B/s'):.2g}x the board's specified {spec.to_unit('B/s') / 1e9:.4g} GB/s; under "
+                   f"{WARN_UNDER_SPEC:g}x no working board streams, and every memory-bound prediction scales with it: "
+                   "check the curve's time unit (seconds) and byte counts")
+    if achieved is not None:
+        ratio = rate / achieved.to_unit("B/s")
+        if not 1 / CURVE_BANDWIDTH_AGREEMENT <= ratio <= CURVE_BANDWIDTH_AGREEMENT:
+            out.append(f"its streaming curve's DRAM-bound calls move {rate / 1e9:.4g} GB/s, {ratio:.3g}x its "
+                       f"own {achieved.tier} dram_bandwidth ({achieved.to_unit('B/s') / 1e9:.4g} GB/s); the two should "
+                       "agree (both come from the board's largest calls): the file was edited or mixes two boards' "
+                       "results, and predictions follow the curve")
+    return out
 
 
 def valid_measured_time(time_ms) -> np.ndarray:

@@ -204,56 +204,22 @@ def _curve_warnings(characterization, where) -> list[str]:
     return out + _curve_rate_warnings(characterization, where)
 
 
-#: the curve's DRAM-bound rate and the file's own achieved DRAM bandwidth disagreeing by more
-#: than this factor (either way) get a warning: both come from the board's largest calls
-CURVE_BANDWIDTH_AGREEMENT = 2.0
-
-
 def _curve_rate_warnings(characterization, where) -> list[str]:
-    """Where the streaming curve's DRAM-bound knots stream implausibly slowly, or disagree with
-    the file's own achieved DRAM bandwidth.
+    """:func:`perfml.characterize.limits.stream_curve_warnings` of the characterization's
+    curve, against its ``spec`` DRAM bandwidth (the registry's where the file has none) and
+    its own achieved one, each message prefixed by ``where``."""
+    from perfml.characterize.limits import stream_curve_warnings
 
-    A curve carries every memory-bound prediction made with it (a T4 file whose curve was
-    100x too slow predicted its bmm calls 100x slower, with no warning: only a rate
-    under :data:`~perfml.characterize.limits.MIN_UNDER_SPEC` x the specification was
-    refused). As for an achieved value (:mod:`perfml.characterize.limits`), a DRAM-bound
-    rate under :data:`~perfml.characterize.limits.WARN_UNDER_SPEC` x the specification is
-    kept with a warning; so is a median DRAM-bound rate more than
-    :data:`CURVE_BANDWIDTH_AGREEMENT` x from the file's achieved ``dram_bandwidth`` (a
-    calibration gives both from the same largest calls; no committed characterization
-    gets either warning, ``tests/test_characterization_files.py``).
-    """
-    from perfml.characterize.limits import L2_FACTOR, WARN_UNDER_SPEC
-
-    curve = characterization.stream_curve
-    l2 = characterization.registry_l2_bytes
-    knots = np.asarray(curve.bytes, dtype=float)
-    dram = knots >= (L2_FACTOR * l2 if l2 else 0.0)
-    if not dram.any():
-        return []
-    rate = float(np.median(knots[dram] / np.asarray(curve.seconds, dtype=float)[dram]))
-    out = []
     spec = characterization.best("dram_bandwidth", "B/s", tiers=("spec",))
     if spec is None:
         from perfml.characterize.characterization import _registry_spec_values
 
         spec = next((v for v in _registry_spec_values(characterization.board)
                      if v.quantity == "dram_bandwidth" and v.dimension == "bandwidth"), None)
-    if spec is not None and rate < WARN_UNDER_SPEC * spec.to_unit("B/s"):
-        out.append(f"{where}: its streaming curve's DRAM-bound calls move {rate / 1e9:.4g} GB/s, "
-                   f"{rate / spec.to_unit('B/s'):.2g}x the board's specified {spec.to_unit('B/s') / 1e9:.4g} GB/s; under "
-                   f"{WARN_UNDER_SPEC:g}x no working board streams, and every memory-bound prediction scales with it: "
-                   "check the curve's time unit (seconds) and byte counts")
     achieved = characterization.best("dram_bandwidth", "B/s", tiers=("measured", "calibrated", "published"),
                                      bounds=("estimate",))
-    if achieved is not None:
-        ratio = rate / achieved.to_unit("B/s")
-        if not 1 / CURVE_BANDWIDTH_AGREEMENT <= ratio <= CURVE_BANDWIDTH_AGREEMENT:
-            out.append(f"{where}: its streaming curve's DRAM-bound calls move {rate / 1e9:.4g} GB/s, {ratio:.3g}x its "
-                       f"own {achieved.tier} dram_bandwidth ({achieved.to_unit('B/s') / 1e9:.4g} GB/s); the two should "
-                       "agree (both come from the board's largest calls): the file was edited or mixes two boards' "
-                       "results, and predictions follow the curve")
-    return out
+    return [f"{where}: {message}" for message in stream_curve_warnings(
+        characterization.stream_curve, characterization.registry_l2_bytes, spec, achieved)]
 
 
 def use_target_characterization(model, characterization, boards: Iterable[str], where: object,
