@@ -62,6 +62,10 @@ def test_parse_spec_defaults(synthetic_spec):
         # a newline garbled every line that names the spec; both given, blocks_per_sm was ignored
         ({"name": "two\nlines"}, "holds a control character"),
         ({"families": [{"name": "x", "launch": [{"grid": 64, "blocks_per_sm": 4}]}]}, "not both"),
+        # true == 1 in Python: read as version 1; a table was stored as its Python repr
+        ({"version": True}, "unknown spec version True"),
+        ({"description": {"text": "x"}}, "`description` must be text, found dict"),
+        ({"description": 3}, "`description` must be text, found int"),
     ],
 )
 def test_bad_specs_are_refused(change, message):
@@ -128,6 +132,18 @@ def test_plan_refuses_unknown_family_and_parameter(synthetic_catalog):
     spec = parse_spec({"name": "u", "families": [{"name": "syn_fp32", "variants": ["div"]}]})
     with pytest.raises(SweepSpecError, match="no variant"):
         plan_spec(spec, synthetic_catalog, sms=4)
+
+
+def test_a_spec_value_a_work_formula_cannot_take_is_blamed_on_the_values_too():
+    """SYNC_EVERY = 0 in a spec's grid divides device_sync's work.barriers by zero: the message
+    said only "fix the expression" (the shipped sidecar's, which is right); it names the
+    point's values and the spec's params as the other fix."""
+    from perfml.kernels.catalog import load_catalog
+
+    spec = parse_spec({"name": "u", "families": [{"name": "device_sync", "params": {"SYNC_EVERY": [0]}}]})
+    with pytest.raises(SweepSpecError, match=r"cannot be launched with params \{'SYNC_EVERY': 0.*divides by zero.*"
+                                             r"or choose parameter values it accepts \(a sweep spec's params"):
+        plan_spec(spec, load_catalog(), sms=132)
 
 
 def test_over_budget_plan_is_flagged(synthetic_catalog):

@@ -93,6 +93,11 @@ def _refuse_file_includes(text: str, source_path: Path) -> None:
                 "include toolkit headers by name only (#include <cuda_fp16.h>)")
 
 
+#: the fix a failed sidecar expression names: the values come from the sweep spec (a grid
+#: value of 0 divides by zero as surely as a wrong formula does)
+_FIX = "fix the expression, or choose parameter values it accepts (a sweep spec's params and launch)"
+
+
 @dataclass(frozen=True)
 class Param:
     """A compile-time constant of a family (``-DNAME=value``)."""
@@ -321,10 +326,10 @@ class KernelFamily:
             value = evaluate(expr, names)
             finite = math.isfinite(value)
         except (ExpressionError, ArithmeticError, ValueError, TypeError) as exc:
-            raise error(f"{self.sidecar_path}: {key}: {exc}; fix the expression") from exc
+            raise error(f"{self.sidecar_path}: {key}: {exc}; {_FIX}") from exc
         if not finite:
             raise error(f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a "
-                        "finite number; fix the expression")
+                        f"finite number; {_FIX}")
         return value
 
     def _int(self, expr: str | int, names: Mapping[str, Any], key: str) -> int:

@@ -294,7 +294,7 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
     if unknown:
         raise _err(where, f"unknown key(s) {sorted(unknown)}; expected some of {sorted(_TOP_KEYS)}")
     version = data.get("version", SPEC_VERSION)
-    if version != SPEC_VERSION:
+    if isinstance(version, bool) or version != SPEC_VERSION:  # true == 1 in Python: read as version 1
         raise _err(where, f"unknown spec version {version!r}; this perfml reads version {SPEC_VERSION}")
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -335,6 +335,9 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
                 variants=None if variants is None else tuple(variants),
             )
         )
+    description = data.get("description", "")
+    if not isinstance(description, str):  # a table or a number was stored as its Python repr
+        raise _err(where, f"`description` must be text, found {type(description).__name__} {str(description)[:60]!r}")
     budget = _number(where, data, "time_budget_s", 60.0, float)
     cv = _number(where, data, "cv_threshold", 0.05, float)
     max_point = _number(where, data, "max_point_s", math.inf, float, allow_inf=True)
@@ -346,7 +349,7 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
         time_budget_s=budget,
         cv_threshold=cv,
         max_point_s=max_point,
-        description=str(data.get("description", "")),
+        description=description,
         path=path,
     )
 
