@@ -12,6 +12,7 @@ __all__ = [
     "DataHomeError",
     "DatasetSchemaError",
     "UnknownTableError",
+    "UnknownSourceError",
     "UnknownBoardError",
     "UnknownAppError",
     "MissingBoardParameterError",
@@ -155,6 +156,10 @@ class ResultSchemaError(PerfmlError):
 
 class ModelFormatError(PerfmlError):
     """A saved model directory is missing, of an unknown format version, or corrupt."""
+
+
+class UnknownSourceError(DatasetSchemaError):
+    """A ``source`` that no row of runtimes.csv holds (the message lists the sources it holds)."""
 
 
 class ExperimentSpecError(PerfmlError):

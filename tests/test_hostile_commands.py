@@ -431,3 +431,15 @@ def test_a_table2_experiment_refuses_the_options_it_would_ignore(tmp_path, monke
     _refused(capsys, "experiment", "run", str(table2), "--no-track", *option,
              message=f"{option[0]} would change nothing; remove it")
     assert list(tmp_path.iterdir()) == []
+
+
+@needs_data_home()
+@pytest.mark.parametrize("table, key", [("data", "source"), ("characterization", "calibration_source")])
+def test_an_unknown_source_names_the_experiment_file_and_its_key(tmp_path, capsys, table, key):
+    """The loader's message named only "runtimes": which file and which key held 'nope' was left to guess."""
+    text = _INSAMPLE.replace('source = "BSPGPU"', 'source = "nope"') if key == "source" else (
+        _INSAMPLE + '[characterization]\ntier = "calibrated"\ncalibration_source = "nope"\n')
+    (tmp_path / "e.toml").write_text(text)
+    err = _refused(capsys, "experiment", "run", tmp_path / "e.toml", "--no-track",
+                   message=f"[{table}] {key}: runtimes: no rows with source 'nope'; choose one of BSPGPU")
+    assert str(tmp_path / "e.toml") in err

@@ -59,9 +59,9 @@ def load_runtimes(data_home=None, *, source: str | None = None) -> pd.DataFrame:
     if source is not None:
         known = sorted(df["source"].dropna().unique())
         if source not in known:
-            raise DatasetSchemaError(
-                f"runtimes: no rows with source {source!r}; choose one of {', '.join(known)}"
-            )
+            from perfml.errors import UnknownSourceError
+
+            raise UnknownSourceError(f"runtimes: no rows with source {source!r}; choose one of {', '.join(known)}")
         df = df[df["source"] == source].reset_index(drop=True)
     return df
 

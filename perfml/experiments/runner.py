@@ -11,6 +11,8 @@ signature. The best learned model is registered in the MLflow model registry.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import tempfile
 import time
@@ -105,11 +107,13 @@ def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
         # the transfer baseline can predict them.
         from perfml.datasets import load_runtimes
 
-        rt = load_runtimes(data_home, source=data.get("source"))
+        with _source_named_by(spec, "data", "source"):
+            rt = load_runtimes(data_home, source=data.get("source"))
         rt = rt[rt["gpu_config"].fillna("default") == "default"]
         rt = rt.assign(measured_ms=rt["time_ms_mean"])
     else:
-        rt = describable_runtimes(data_home, source=data.get("source"))
+        with _source_named_by(spec, "data", "source"):
+            rt = describable_runtimes(data_home, source=data.get("source"))
     for key, column in (("boards", "board"), ("apps", "app_id")):
         if data.get(key):
             _check_named_rows(spec, key, data[key], rt[column])
@@ -117,6 +121,18 @@ def experiment_data(spec: ExperimentSpec, data_home=None) -> pd.DataFrame:
     if data.get("block_sizes"):
         rt = rt[(rt["block_x"] * rt["block_y"].fillna(1)).isin(data["block_sizes"])]
     return rt.reset_index(drop=True)
+
+
+@contextlib.contextmanager
+def _source_named_by(spec: ExperimentSpec, table: str, key: str):
+    """An unknown source is the experiment file's error: named with its path, table and key
+    (the loader's message named only "runtimes")."""
+    from perfml.errors import ExperimentSpecError, UnknownSourceError
+
+    try:
+        yield
+    except UnknownSourceError as exc:
+        raise ExperimentSpecError(f"{spec.path}: [{table}] {key}: {exc}") from None
 
 
 def _check_named_rows(spec: ExperimentSpec, key: str, names, present: pd.Series) -> None:
@@ -160,7 +176,8 @@ def calibration_rows(spec: ExperimentSpec, rt: pd.DataFrame, data_home=None) -> 
     else:
         from perfml.datasets import load_runtimes
 
-        pool = load_runtimes(data_home, source=source)
+        with _source_named_by(spec, "characterization", "calibration_source"):
+            pool = load_runtimes(data_home, source=source)
         pool = pool[pool["gpu_config"].fillna("default") == "default"]
     pool = pool[pool[column].isin(apps) & pool["board"].isin(rt["board"].unique())]
     missing = sorted(set(rt["board"]) - set(pool["board"]))
