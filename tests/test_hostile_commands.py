@@ -387,7 +387,8 @@ def test_a_malformed_tracking_uri_is_a_typed_error_and_creates_no_study(tmp_path
 
 @pytest.mark.parametrize("study, message", [("", "--study is empty"), (" ", "--study must be a printable name of 1 to 500"),
                                             ("x" * 501, "--study must be a printable name of 1 to 500"),
-                                            ("a\tb", "--study must be a printable name")])
+                                            ("a\tb", "--study must be a printable name"),
+                                            ("Default", "--study 'Default' is MLflow's own experiment")])
 def test_a_study_name_mlflow_refuses_is_refused_before_any_trial(tmp_path, capsys, study, message):
     storage = tmp_path / "study.db"
     _refused(capsys, "tune", "--source", "BSPGPU", "--n-trials", "1", "--storage", f"sqlite:///{storage}",

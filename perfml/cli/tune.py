@@ -66,6 +66,8 @@ def tune_command(
     if not study_name.strip() or len(study_name) > _MAX_STUDY_NAME or not study_name.isprintable():
         raise PerfmlError(f"--study must be a printable name of 1 to {_MAX_STUDY_NAME} characters (it names the Optuna study "
                           f"and its MLflow experiment), found {study_name[:80]!r}{'...' if len(study_name) > 80 else ''}")
+    if study_name.strip() == "Default":  # MLflow's own experiment, which `perfml report` leaves out: the study vanished
+        raise PerfmlError("--study 'Default' is MLflow's own experiment, which `perfml report` leaves out; choose another name")
     if storage is not None and not storage.strip():
         raise PerfmlError("--storage is empty; give a storage URL (e.g. sqlite:///optuna.db) or leave the option out")
     if mlflow_track:  # a store that cannot be used is refused before any work (the study in --storage included)
