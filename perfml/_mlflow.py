@@ -209,6 +209,28 @@ def check_store_exists(uri: str, nothing: str, fix: str) -> None:
         raise TrackingStoreError(f"no MLflow store at {path} ({uri}): {nothing}; {fix}")
 
 
+def check_file_store(path: str, uri: str) -> None:
+    """Refuse a file-system store (a bare path or ``file:``) that this MLflow cannot use.
+
+    A regular file is no store at all. A folder is MLflow's file store, which MLflow 3.x
+    refuses unless ``MLFLOW_ALLOW_FILE_STORE=true`` (its "maintenance mode" message, a
+    paragraph long, came out as "MLflow failed: ..."); an MLflow without that switch
+    still uses it.
+    """
+    if os.path.isfile(path):
+        raise TrackingStoreError(f"MLflow tracking URI {uri!r} is a file, not a tracking store; give a SQLite store "
+                                 "(e.g. sqlite:///mlflow.db) or a server's http(s) URL in MLFLOW_TRACKING_URI")
+    try:
+        from mlflow.environment_variables import MLFLOW_ALLOW_FILE_STORE
+    except ImportError:  # an MLflow from before the switch uses file stores
+        return
+    if not MLFLOW_ALLOW_FILE_STORE.get():
+        raise TrackingStoreError(
+            f"MLflow tracking URI {uri!r} is a file-system store, which this MLflow refuses: log to a SQLite store "
+            "(e.g. sqlite:///mlflow.db; `mlflow migrate-filestore` moves an existing store there), or set "
+            "MLFLOW_ALLOW_FILE_STORE=true to keep the folder")
+
+
 def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """Raise :class:`TrackingStoreError` unless the store of ``uri`` can be used.
 
@@ -230,6 +252,8 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
                                  "this command; give a file (e.g. sqlite:///mlflow.db), or (experiment run) pass --no-track")
     if parts.scheme == "sqlite":
         check_sqlite_store(local_store_path(uri), uri)
+    if parts.scheme == "file" or local_store_path(uri) == uri:
+        check_file_store(local_store_path(uri), uri)
     database = parts.scheme.split("+", 1)[0]
     if parts.scheme not in ("http", "https") and database not in DATABASE_PORTS:
         return

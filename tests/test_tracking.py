@@ -147,13 +147,35 @@ def test_an_unreachable_database_store_fails_fast(uri):
         check_reachable(uri, timeout=2.0)
 
 
-def test_file_stores_are_not_probed_and_a_local_socket_is_opened_once():
+def test_file_stores_are_not_probed_and_a_local_socket_is_opened_once(monkeypatch):
     from perfml._mlflow import check_reachable
     from perfml.errors import TrackingStoreError
 
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3.x uses a folder store only so
     for uri in ("sqlite:///mlflow.db", "file:///tmp/mlruns"):
         check_reachable(uri)  # nothing to connect to: no error
     # a database on a local socket is opened once, to read its tables (another program's database is
     # refused before MLflow adds its own to it): without a server, at once, with the driver's reason
     with pytest.raises(TrackingStoreError, match="could not open the database|driver for this database is not installed"):
         check_reachable("postgresql:///db?host=/nonexistent-socket-dir")
+
+
+@pytest.mark.parametrize("kind", ["folder", "file"])
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_a_file_system_store_this_mlflow_refuses_is_one_line_naming_the_fixes(tmp_path, monkeypatch, capsys, kind, scheme):
+    """MLflow 3.x refuses a folder store unless MLFLOW_ALLOW_FILE_STORE=true: its paragraph came out
+    as "MLflow failed: ... See ..."; a regular file given as the store got the same paragraph."""
+    store = tmp_path / "mlruns"
+    store.mkdir() if kind == "folder" else store.write_text("not a store")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"{scheme}{store}")
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    assert main(["report"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    if kind == "file":
+        assert "is a file, not a tracking store" in err
+        return
+    assert "is a file-system store, which this MLflow refuses" in err and "MLFLOW_ALLOW_FILE_STORE=true" in err
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # the user's choice: the folder is used
+    assert main(["report"]) == 2
+    assert "no finished perfml experiment runs" in capsys.readouterr().err
