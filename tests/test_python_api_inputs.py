@@ -211,7 +211,7 @@ def test_the_estimator_refuses_a_kernel_it_knows_nothing_of(bundle, app_id):
     ("board", None, r"row 2 has board = (None|nan); every row names its board as text"),
     ("board", "  ", r"row 2 has board = '  '"),
     ("app_id", np.nan, r"row 2 has app_id = nan; every row names its kernel \(app_id\) as text"),
-    ("input_size", True, r"input_size must be a positive number in every row; row 2 has True"),
+    ("input_size", True, r"input_size must be a positive whole number \(at most 2\*\*53\) in every row; row 2 has True"),
 ])
 def test_closed_form_and_learned_estimators_refuse_an_empty_key_cell(bundle, column, value, message):
     """A row with no board or kernel fell out of the closed-form models' (board, app) groups: NaN

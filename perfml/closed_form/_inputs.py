@@ -69,6 +69,27 @@ def check_frame(X, required, who: str) -> pd.DataFrame:
     return X
 
 
+def near_misses(missing, columns) -> str:
+    """`` (found 'Board' ...)`` for the missing names a column spells with other case or spaces, else ""."""
+    close = {m: c for m in missing for c in columns if str(c) != m and str(c).strip().lower() == m.lower()}
+    if not close:
+        return ""
+    shown = ", ".join(f"{c!r} for {m}" for m, c in close.items())
+    return f" (found {shown}: column names are exact, case and spaces included)"
+
+
+def check_column_names(X: pd.DataFrame, who: str, error: type[Exception] = DatasetSchemaError) -> None:
+    """One level of column names, each once: with a MultiIndex or a repeated name, ``X[name]``
+    is a frame, which no check or model reads as a column (an AttributeError deep inside, or
+    a loop over the column labels: "unknown board 'board'")."""
+    if isinstance(X.columns, pd.MultiIndex):
+        raise error(f"{who}: the frame has MultiIndex columns; give one level of column names "
+                    "(e.g. X.columns = X.columns.get_level_values(0))")
+    twice = list(dict.fromkeys(X.columns[X.columns.duplicated()]))
+    if twice:
+        raise error(f"{who}: the frame has column(s) {', '.join(map(str, twice))} more than once; keep one of each")
+
+
 def _checked_frame(X, required, who: str) -> pd.DataFrame:
     """:func:`check_frame`'s checks, every time."""
     if not isinstance(X, pd.DataFrame):
@@ -76,29 +97,49 @@ def _checked_frame(X, required, who: str) -> pd.DataFrame:
             f"{who} takes a pandas DataFrame with columns {', '.join(dict.fromkeys(required))} "
             f"(one row per kernel run), got {type(X).__name__}"
         )
+    check_column_names(X, who)
     missing = [c for c in dict.fromkeys(required) if c not in X.columns]
     if missing:
-        raise DatasetSchemaError(f"{who}: X lacks column(s) {', '.join(missing)}; add them (see runtimes.csv)")
+        raise DatasetSchemaError(f"{who}: X lacks column(s) {', '.join(missing)}{near_misses(missing, X.columns)}; "
+                                 "add them (see runtimes.csv)")
     for column in ("board", "app_id"):
         if column in required and column in X.columns:
             _check_names(X[column], column, who)
-    if "input_size" in X.columns:
-        given = X["input_size"]
-        n = _as_numbers(given)
-        bad = ~(np.isfinite(n) & (n > 0))
-        if given.dtype == bool:  # True is no size (to_numeric reads it as 1)
-            bad[:] = True
-        elif given.dtype == object:
-            bad |= given.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise DatasetSchemaError(f"{who}: input_size must be a positive number in every row; row {i + 1} has "
-                                     f"{plain_value(given.iloc[i])!r}")
+    for column, low in (("input_size", 1), ("input_size_2", 0)):
+        if column in X.columns:
+            _check_sizes(X[column], column, low, who)
     _check_launch_columns(X, who)
     X = _canonical_boards(X)
     if not X.index.is_unique:  # rows are matched by index inside the models; the caller's index is not used
         X = X.reset_index(drop=True)
     return X
+
+
+#: largest input size accepted at all (2**53: beyond it a float no longer holds every integer)
+MAX_INPUT_SIZE = 2**53
+
+
+def _check_sizes(given: pd.Series, column: str, low: int, who: str) -> None:
+    """``input_size`` (every row) or ``input_size_2`` (empty allowed): a whole number in
+    [low, :data:`MAX_INPUT_SIZE`]. A size counts elements: 1048576.5 was used as given, True
+    (also a nullable ``boolean``) as 1, and text in ``input_size_2`` raised numpy's error."""
+    n = _as_numbers(given)
+    if column == "input_size":
+        present = np.ones(len(n), dtype=bool)
+    else:
+        present = ~np.isnan(n) if given.dtype.kind in "fiu" else given.notna().to_numpy(dtype=bool)
+    with np.errstate(invalid="ignore"):
+        bad = present & ~(np.isfinite(n) & (n >= low) & (n <= MAX_INPUT_SIZE) & (n == np.floor(n)))
+    if pd.api.types.is_bool_dtype(given):  # True is no size (to_numeric reads it as 1)
+        bad = present
+    elif given.dtype == object:
+        bad = bad | (present & given.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        need = "a positive whole number" if low else "a whole number >= 0"
+        raise DatasetSchemaError(f"{who}: {column} must be {need} (at most 2**53) in every row"
+                                 f"{'' if column == 'input_size' else ' that gives it'}; row {i + 1} has "
+                                 f"{plain_value(given.iloc[i])!r}")
 
 
 def _as_numbers(column: pd.Series) -> np.ndarray:
@@ -145,9 +186,13 @@ def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
             continue
         given = X[column]
         values = _as_numbers(given)
-        present = ~np.isnan(values) if given.dtype.kind in "fiu" else given.notna().to_numpy()
+        present = ~np.isnan(values) if given.dtype.kind in "fiu" else given.notna().to_numpy(dtype=bool)
         with np.errstate(invalid="ignore"):
             bad = present & ~(np.isfinite(values) & (values >= 1) & (values <= high) & (values == np.floor(values)))
+        if pd.api.types.is_bool_dtype(given):  # True is no launch value (to_numeric reads it as 1)
+            bad = present
+        elif given.dtype == object:
+            bad = bad | (present & given.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             shown = plain_value(given.iloc[i])

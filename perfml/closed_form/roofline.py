@@ -201,13 +201,18 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     from perfml.apps import list_apps
     from perfml.boards import get_board, l2_resident_roofline_ms, peak_bandwidth, peak_flops
 
+    if not isinstance(q, pd.DataFrame):  # a Series (one row) or a dict failed on .isin
+        raise DatasetSchemaError(f"roofline_bound_ms takes a pandas DataFrame with columns board, app_id, input_size "
+                                 f"(one row per kernel run), got {type(q).__name__}")
     bound = np.full(len(q), np.nan)
     mask = q["app_id"].isin(list_apps()).to_numpy()
     if mask.any():
         part = q if mask.all() else q[mask]  # q itself: a frame already checked in this call is not checked again
         terms = RooflineModel(registry=registry).roofline_terms(part)
-        boards = {name: get_board(name, registry=registry) for name in part["board"].unique()}
-        fp, bw, l2 = (np.array([f(boards[name]) for name in part["board"]], dtype=float)
+        codes, names = pd.factorize(part["board"].to_numpy(dtype=object))
+        boards = [get_board(name, registry=registry) for name in names]
+        # each figure once per board, then spread over its rows
+        fp, bw, l2 = (np.array([f(board) for board in boards], dtype=float)[codes]
                       for f in (peak_flops, peak_bandwidth, lambda b: float(b.l2_bytes or 0.0)))
         bound[mask] = l2_resident_roofline_ms(terms["ops"].to_numpy(dtype=float), terms["bytes"].to_numpy(dtype=float),
                                               peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)

@@ -338,8 +338,11 @@ def _routes(frame: pd.DataFrame, where, *, what: str = "query", error=QueryValid
     from perfml.learned.queries import _at
 
     if "op" not in frame.columns and "app_id" not in frame.columns:
+        from perfml.closed_form._inputs import near_misses
+
         raise DatasetSchemaError(
-            f"{where}: no app_id or op column; a {what} row names its kernel by app_id (the columns of runtimes.csv: "
+            f"{where}: no app_id or op column{near_misses(['app_id', 'op'], frame.columns)}; a {what} row names its "
+            "kernel by app_id (the columns of runtimes.csv: "
             "board, app_id, input_size) or by op (the columns of dlops_runtimes.csv: board, op and its dimensions)"
         )
     has_op, has_app = _filled(frame, "op"), _filled(frame, "app_id")
@@ -536,6 +539,9 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
         raise QueryValidationError(f"{where}: expected a pandas DataFrame of query rows (columns board, app_id or op, "
                                    f"and the size), got {type(original).__name__}; build one with pandas.DataFrame(...) "
                                    "or read the CSV with perfml.learned.queries.read_query_csv")
+    from perfml.closed_form._inputs import check_column_names
+
+    check_column_names(original, str(where), QueryValidationError)
     if len(original) == 0:
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
     routes = _routes(original, where)

@@ -318,7 +318,8 @@ def check_level(level) -> float:
         lv = float(level)
     except (TypeError, ValueError):
         lv = math.nan
-    match = [x for x in LEVELS if math.isfinite(lv) and abs(x - lv) < 1e-9]
+    # 1e-6, not 1e-9: a float32 0.9 (numpy, torch) is 0.899999976, which read as no level at all
+    match = [x for x in LEVELS if math.isfinite(lv) and not isinstance(level, bool) and abs(x - lv) < 1e-6]
     if not match:
         raise IntervalLevelError(f"--level {level!r}: expected a nominal level in [0.50, 0.99] in steps of 0.01 (e.g. 0.90); "
                                  "give such a level")

@@ -132,12 +132,18 @@ def _refuse_unused_dims(frame: pd.DataFrame, names, codes, where, *, error) -> N
 
 def _check_common(frame: pd.DataFrame, where, *, error) -> pd.DataFrame:
     """Board, op, dimensions and launch of operator rows; the parsed frame (other columns passed through)."""
+    from perfml.closed_form._inputs import check_column_names
+
+    check_column_names(frame, str(where) if isinstance(where, str) else "the queries", error)
     from perfml.boards import resolve_board_name
     from perfml.datasets import DLOPS_OPS
 
     missing = [c for c in OPERATOR_QUERY_REQUIRED if c not in frame.columns]
     if missing:
-        raise DatasetSchemaError(f"{where}: missing column(s) {', '.join(missing)}; operator rows need board, op and "
+        from perfml.closed_form._inputs import near_misses
+
+        raise DatasetSchemaError(f"{where}: missing column(s) {', '.join(missing)}{near_misses(missing, frame.columns)}; "
+                                 "operator rows need board, op and "
                                  "the op's dimensions (the columns of dlops_runtimes.csv without time_ms)")
     if len(frame) == 0:
         raise error(f"{where}: no operator rows; add at least one row under the header")

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
-from perfml.closed_form._inputs import checks_frames_once
+from perfml.closed_form._inputs import MAX_INPUT_SIZE, checks_frames_once  # the size limit of every estimator
 from perfml.closed_form.roofline import roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
@@ -71,8 +71,6 @@ NOMINAL_LAUNCH_NOTE = (
     "grid_y to the row and the reference for a prediction of the launch you run"
 )
 
-#: largest input size accepted at all (2**53: beyond it a float no longer holds every integer)
-MAX_INPUT_SIZE = 2**53
 
 
 #: the ``basis`` values of a row carried from the user's own measurement of the same run
@@ -214,7 +212,9 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
         For a missing required column or a measured-time column.
     """
     from perfml.boards import get_board, resolve_board_name
+    from perfml.closed_form._inputs import check_column_names
 
+    check_column_names(frame, str(where) if isinstance(where, str) else "the queries", QueryValidationError)
     collide = [c for c in frame.columns if str(c) in OUTPUT_COLUMNS]
     if collide:
         raise QueryValidationError(
@@ -223,8 +223,11 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
         )
     missing = [c for c in QUERY_REQUIRED if c not in frame.columns]
     if missing:
+        from perfml.closed_form._inputs import near_misses
+
         raise DatasetSchemaError(
-            f"{where}: missing column(s) {', '.join(missing)}; queries need {', '.join(QUERY_REQUIRED)} "
+            f"{where}: missing column(s) {', '.join(missing)}{near_misses(missing, frame.columns)}; queries need "
+            f"{', '.join(QUERY_REQUIRED)} "
             "(the columns of runtimes.csv without the time columns)"
         )
     timing = [c for c in frame.columns if str(c).startswith("time_ms")]
@@ -240,13 +243,16 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
     # time costs pandas more than the checks of a one-row query, and with thousands of carried
     # columns pandas warned that the frame was fragmented
     cols: dict[str, object] = {}
-    boards = []
-    for i, name in enumerate(frame["board"]):
+    given = [str(name).strip() for name in frame["board"]]
+    codes, names = pd.factorize(np.asarray(given, dtype=object))
+    resolved = []
+    for k, name in enumerate(names):  # once per distinct name, in the order of the rows
         try:
-            boards.append(resolve_board_name(str(name).strip()))
+            resolved.append(resolve_board_name(name))
         except PerfmlError as exc:
-            raise _row_error(where, i, "board", name, "unknown board", f"{exc}") from None
-    cols["board"] = boards
+            i = int(np.flatnonzero(codes == k)[0])
+            raise _row_error(where, i, "board", frame["board"].iloc[i], "unknown board", f"{exc}") from None
+    cols["board"] = list(np.asarray(resolved, dtype=object)[codes]) if len(resolved) else []
     from perfml.apps import list_apps
 
     described = set(list_apps())
@@ -265,6 +271,7 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
             )
     cols["app_id"] = app_ids
     cols.update(checked_sizes(frame, where, launch_fix="leave the cell empty to use the kernel's default launch"))
+    _refuse_a_third_launch_dimension(cols, where, referenced)
     for column in frame.columns:  # pass the other columns through, numbers parsed as read_csv would
         if column not in cols:
             cols[column] = _infer(frame[column])
@@ -273,6 +280,56 @@ def check_queries(frame: pd.DataFrame, where, *, apps=None, reference_apps=None,
         launch_fill(q)
     _check_launch(q, where, get_board)
     return q.reset_index(drop=True)
+
+
+def _refuse_a_third_launch_dimension(cols: dict, where, referenced: set[str]) -> None:
+    """Refuse ``block_z`` / ``grid_z`` other than 1 for a kernel the model answers.
+
+    Every training run has a two-dimensional launch (``block_z`` and ``grid_z`` 1 or
+    empty in runtimes.csv), and the models read block_x, block_y, grid_x, grid_y only: 100
+    in ``grid_z`` left the prediction as it was, where the same 100 in ``grid_y`` scaled
+    it a hundredfold. A kernel of the user's ``--reference`` is carried from its own
+    measurement, whose launch the reference gives, and keeps them.
+    """
+    for column, fold in (("block_z", "block_y"), ("grid_z", "grid_y")):
+        values = cols.get(column)
+        if values is None:
+            continue
+        for i in np.flatnonzero(np.isfinite(values) & (values != 1)):
+            if cols["app_id"][i] not in referenced:
+                raise _row_error(where, int(i), column, values[i],
+                                 "perfml's models know two-dimensional launches only (every training run has "
+                                 f"{column} = 1)", f"give the same launch with {fold} x {column} in {fold}, "
+                                 f"and {column} 1 or empty")
+
+
+def _completed_launches(q: pd.DataFrame) -> pd.DataFrame:
+    """``q`` with a partly given launch completed by the kernel's default (its description).
+
+    The launch's extent (threads per block, blocks: :func:`extrapolation`) multiplied the
+    columns given only: ``grid_y = 5`` alone read as 5 blocks, where the kernel runs its
+    default grid_x times 5. Rows that give no launch, and kernels without a description,
+    are left as they are.
+    """
+    from perfml.apps import get_app, list_apps
+
+    dims = ("block_x", "block_y", "grid_x", "grid_y")
+    if not any(c in q.columns for c in LAUNCH_COLUMNS):
+        return q
+    given = np.isfinite(np.column_stack([q[c].to_numpy(dtype=float) if c in q.columns else np.full(len(q), np.nan)
+                                         for c in LAUNCH_COLUMNS]))
+    four = [LAUNCH_COLUMNS.index(c) for c in dims]
+    partly = given.any(axis=1) & ~given[:, four].all(axis=1) & q["app_id"].isin(list_apps()).to_numpy()
+    if not partly.any():
+        return q
+    q = q.assign(**{c: np.nan for c in dims if c not in q.columns})
+    for app, part in q[partly].groupby("app_id", sort=False):
+        launch = {c: part[c].to_numpy(dtype=float) for c in ("block_x", "block_y", "grid_x", "grid_y")}
+        with np.errstate(all="ignore"):
+            filled = get_app(str(app)).launch_dims(part["input_size"].to_numpy(dtype=float), **launch)
+        for c, values in zip(("block_x", "block_y", "grid_x", "grid_y"), filled):
+            q.loc[part.index, c] = values
+    return q
 
 
 def _check_launch(q: pd.DataFrame, where, get_board) -> None:
@@ -309,33 +366,53 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
         for c, v in zip(dims, (bx, by, gx, gy)):
             dims[c][idx] = v
     bz = q["block_z"].fillna(1).to_numpy(dtype=float) if "block_z" in q.columns else np.ones(len(q))
-    for i in range(len(q)):
-        board = get_board(q["board"].iloc[i])
-        for c, high in (("block_x", 1024), ("block_y", 1024), ("grid_x", MAX_GRID["grid_x"]), ("grid_y", 65535)):
-            if c == "grid_x" and _cc(board) < 3.0:
-                high = MAX_GRID_X_BEFORE_CC3
-            v = dims[c][i]
-            if not (np.isfinite(v) and 1 <= v <= high):
-                if c in q.columns and np.isfinite(q[c].iloc[i]):
-                    raise _row_error(where, i, c, v, f"CUDA allows {c} in [1, {high}] on {board.name}",
-                                     "give a launch within CUDA's limits")
-                raise _row_error(where, i, "input_size", q["input_size"].iloc[i],
-                                 f"the kernel's default launch for this size needs {c} = {_num(v)}, "
-                                 f"CUDA allows [1, {high}] on {board.name}",
-                                 "choose a smaller input_size or give the launch columns explicitly")
-        threads = dims["block_x"][i] * dims["block_y"][i] * bz[i]
-        limit = board.max_threads_per_block or 1024
-        if threads > limit:
-            raise _row_error(where, i, "block_x*block_y*block_z", int(threads),
-                             f"{board.name} allows at most {limit} threads per block",
-                             "choose a smaller block")
-        memory = float(board.global_mem_bytes or np.nan)
-        if footprint[i] > memory:  # its buffers cannot be allocated there: no run, no prediction
+    # the limits of each row's board, looked up once per board (a loop over the rows took 3 s of
+    # 20,000 rows' 5 s); the first row over a limit is then checked alone, for its message
+    codes, names = pd.factorize(q["board"].to_numpy(dtype=object))
+    boards = [get_board(name) for name in names]
+
+    def per_row(figure) -> np.ndarray:
+        return np.asarray([figure(board) for board in boards], dtype=float)[codes]
+
+    highs = {"block_x": 1024, "block_y": 1024, "grid_y": 65535,
+             "grid_x": per_row(lambda b: MAX_GRID_X_BEFORE_CC3 if _cc(b) < 3.0 else MAX_GRID["grid_x"])}
+    bad = np.zeros(len(q), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for c, high in highs.items():
+            bad |= ~(np.isfinite(dims[c]) & (dims[c] >= 1) & (dims[c] <= high))
+        bad |= dims["block_x"] * dims["block_y"] * bz > per_row(lambda b: b.max_threads_per_block or 1024)
+        bad |= footprint > per_row(lambda b: float(b.global_mem_bytes or np.nan))
+    for i in np.flatnonzero(bad):
+        _check_launch_row(q, int(i), dims, bz[i], footprint[i], boards[codes[i]], where)
+
+
+def _check_launch_row(q: pd.DataFrame, i: int, dims: dict, bz: float, footprint: float, board, where) -> None:
+    """:func:`_check_launch` of row ``i``: raise naming the first limit it is over."""
+    for c, high in (("block_x", 1024), ("block_y", 1024), ("grid_x", MAX_GRID["grid_x"]), ("grid_y", 65535)):
+        if c == "grid_x" and _cc(board) < 3.0:
+            high = MAX_GRID_X_BEFORE_CC3
+        v = dims[c][i]
+        if not (np.isfinite(v) and 1 <= v <= high):
+            if c in q.columns and np.isfinite(q[c].iloc[i]):
+                raise _row_error(where, i, c, v, f"CUDA allows {c} in [1, {high}] on {board.name}",
+                                 "give a launch within CUDA's limits")
             raise _row_error(where, i, "input_size", q["input_size"].iloc[i],
-                             f"the buffers of kernel {q['app_id'].iloc[i]!r} for this size hold "
-                             f"{footprint[i] / 2**30:,.1f} GiB (its sidecar's [[args]]), more than the "
-                             f"{memory / 2**30:,.1f} GiB of {board.name}: it cannot run there",
-                             "choose a smaller input_size or a board with more memory")
+                             f"the kernel's default launch for this size needs {c} = {_num(v)}, "
+                             f"CUDA allows [1, {high}] on {board.name}",
+                             "choose a smaller input_size or give the launch columns explicitly")
+    threads = dims["block_x"][i] * dims["block_y"][i] * bz
+    limit = board.max_threads_per_block or 1024
+    if threads > limit:
+        raise _row_error(where, i, "block_x*block_y*block_z", int(threads),
+                         f"{board.name} allows at most {limit} threads per block",
+                         "choose a smaller block")
+    memory = float(board.global_mem_bytes or np.nan)
+    if footprint > memory:  # its buffers cannot be allocated there: no run, no prediction
+        raise _row_error(where, i, "input_size", q["input_size"].iloc[i],
+                         f"the buffers of kernel {q['app_id'].iloc[i]!r} for this size hold "
+                         f"{footprint / 2**30:,.1f} GiB (its sidecar's [[args]]), more than the "
+                         f"{memory / 2**30:,.1f} GiB of {board.name}: it cannot run there",
+                         "choose a smaller input_size or a board with more memory")
 
 
 def _infer(column: pd.Series) -> pd.Series:
@@ -372,15 +449,17 @@ def extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[str
 
     ranges = (training or {}).get("input_size") or {}
     launches = (training or {}).get("launch") or {}
-    extent = launch_extent(q).to_numpy(dtype=float)
-    flags, reasons = [], []
+    extent = launch_extent(_completed_launches(q)).to_numpy(dtype=float)
+    flags, reasons, bounds = [], [], {}
     for i, (app, n) in enumerate(zip(q["app_id"], q["input_size"])):
         rng = ranges.get(str(app))
         if rng is None:
             flags.append(True)
             reasons.append(f"the model records no training range for app {app}")
             continue
-        lo, hi = _num(rng[0]), _num(rng[1])
+        if str(app) not in bounds:
+            bounds[str(app)] = _num(rng[0]), _num(rng[1])
+        lo, hi = bounds[str(app)]
         why = []
         if n < lo:
             why.append(f"input_size below the training range [{lo}, {hi}] of app {app}")

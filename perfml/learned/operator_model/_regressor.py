@@ -118,6 +118,9 @@ def check_operator_rows(X, who: str) -> pd.DataFrame:
             f"{who} takes a pandas DataFrame of operator rows (columns board, op and the dims B, M, N, K, H "
             f"or the conv dims), got {type(X).__name__}"
         )
+    from perfml.closed_form._inputs import check_column_names
+
+    check_column_names(X, who)
     missing = [c for c in _REQUIRED if c not in X.columns]
     if missing:
         raise DatasetSchemaError(
@@ -125,8 +128,43 @@ def check_operator_rows(X, who: str) -> pd.DataFrame:
         )
     if X["board"].isna().any():
         position = int(np.flatnonzero(X["board"].isna().to_numpy())[0])
-        raise DatasetSchemaError(f"{who}: row {X.index[position]!r}: column 'board' is empty; name the board")
+        raise DatasetSchemaError(f"{who}: row {position + 1}: column 'board' is empty; name the board")
+    _refuse_dims_the_op_does_not_read(X, who)
     return X
+
+
+def _refuse_dims_the_op_does_not_read(X: pd.DataFrame, who: str) -> None:
+    """A dimension given as True (a boolean column: the work model read it as 1), or given to
+    an op that does not take it (``add`` with ``M``: it entered the dimension features and
+    moved the prediction), is refused as ``perfml predict`` refuses it."""
+    from perfml.closed_form._inputs import plain_value
+    from perfml.datasets import DLOPS_OP_DIMS
+    from perfml.learned.operator_queries import OPERATOR_DIM_COLUMNS
+
+    codes, names = pd.factorize(X["op"].astype(str).str.strip().to_numpy(dtype=object))
+    ops = np.asarray(names, dtype=object)[codes]
+    for column in OPERATOR_DIM_COLUMNS:
+        if column not in X.columns:
+            continue
+        cells = X[column]
+        given = cells.notna().to_numpy(dtype=bool)
+        if pd.api.types.is_bool_dtype(cells):
+            boolean = given.copy()
+        elif cells.dtype == object:  # a True among numbers
+            boolean = given & cells.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+        else:
+            boolean = np.zeros(len(cells), dtype=bool)
+        takes = np.array([op not in DLOPS_OP_DIMS or column in DLOPS_OP_DIMS[op] or (op == "conv" and column == "padding")
+                          for op in names], dtype=bool)[codes]  # an unknown op is the work model's to refuse
+        bad = np.flatnonzero(boolean | (given & ~takes))
+        if bad.size:
+            i = int(bad[0])
+            if boolean[i]:
+                raise DatasetSchemaError(f"{who}: row {i + 1}, column {column}: {plain_value(cells.iloc[i])!r} is no dimension; "
+                                         "give a whole number")
+            raise DatasetSchemaError(f"{who}: row {i + 1}, column {column}: op {ops[i]} takes "
+                                     f"{', '.join(DLOPS_OP_DIMS[ops[i]])}, not {column} (found {plain_value(cells.iloc[i])!r}); "
+                                     "leave the cell empty, or name the op whose shape this is")
 
 
 class OperatorRegressor(RegressorMixin, BaseEstimator):
