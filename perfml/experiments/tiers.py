@@ -29,7 +29,7 @@ def tier_table(summary: pd.DataFrame) -> pd.DataFrame | None:
     rows = summary[summary["tier"].isin(TIERS)]
     if rows.empty:
         return None
-    family = rows["family"] if "family" in rows.columns else rows["model"]
+    family = _families(rows)
     wide = rows.assign(family=family).pivot_table(index="family", columns="tier", values=["mape", "within_band"],
                                                   aggfunc="first", sort=False)
     out = pd.DataFrame(index=wide.index)
@@ -45,8 +45,17 @@ def per_board_tiers(per_board: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFr
     if "tier" not in summary.columns or per_board.empty:
         return None
     rows = summary[summary["tier"].isin(TIERS)]
-    family = rows["family"] if "family" in rows.columns else rows["model"]
-    label = dict(zip(rows["model"], family + "/" + rows["tier"]))
+    label = dict(zip(rows["model"], _families(rows) + "/" + rows["tier"].astype(str)))
     part = per_board[per_board["model"].isin(label)].assign(column=lambda f: f["model"].map(label))
     wide = part.pivot_table(index="board", columns="column", values="mape", aggfunc="first")
     return wide[[c for c in dict.fromkeys(label.values()) if c in wide.columns]].reset_index()
+
+
+def _families(rows: pd.DataFrame) -> pd.Series:
+    """Each row's family, the model's name where it has none, or where two models of one family
+    share a tier (``x_characterized`` and ``x_calibrated``): the table holds one cell per family
+    and tier, and the second model's figures were dropped without a word."""
+    models = rows["model"].astype(str)
+    family = rows["family"].where(rows["family"].notna(), models).astype(str) if "family" in rows.columns else models
+    shared = pd.Series(list(zip(family, rows["tier"])), index=rows.index).duplicated(keep=False)
+    return family.where(~shared, models)

@@ -95,9 +95,19 @@ def _artifact_table(client, experiment: str, run, artifact: str) -> pd.DataFrame
     except (OSError, MlflowException) as exc:
         raise TrackingStoreError(f"{where} cannot be read ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); {fix}") from None
     try:
-        return pd.read_csv(local)
+        table = pd.read_csv(local)
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise TrackingStoreError(f"{where} is not a readable CSV table ({type(exc).__name__}); {fix}") from None
+    # the report reads these columns by name: without them it ended in an internal KeyError
+    missing = [c for c in _ARTIFACT_COLUMNS.get(artifact, ()) if c not in table.columns]
+    if missing:
+        raise TrackingStoreError(f"{where} lacks column(s) {', '.join(missing)} (perfml writes "
+                                 f"{', '.join(_ARTIFACT_COLUMNS[artifact])}); {fix}")
+    return table
+
+
+#: the columns of a run's artifact tables that `perfml report` reads
+_ARTIFACT_COLUMNS = {"summary.csv": ("model", "mape"), "per_board.csv": ("board", "model", "mape")}
 
 
 def latest_per_board(experiment: str | None = None) -> dict[str, pd.DataFrame]:
