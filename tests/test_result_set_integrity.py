@@ -316,3 +316,85 @@ def test_a_summary_time_its_repetitions_do_not_give_is_refused(tmp_path, column)
     with pytest.raises(ResultSchemaError, match=rf"\(fp32_simple\) has {column} = 10.0, but its repetitions "
                                                 r"\(times_s\) give"):
         ResultSet.open(edited).read()
+
+
+# -- replay serves the kernel it recorded, and refuses before writing (thirty-second session) --------------
+
+def _ilp_spec(tmp_path: Path, chains) -> Path:
+    spec = tmp_path / "ilp_points.toml"
+    spec.write_text(f'version = 1\nname = "ilp-points"\nrepetitions = 20\nwarmup = 3\n[[families]]\nname = "ilp"\n'
+                    f'params = {{ CHAINS = {list(chains)} }}\n')
+    return spec
+
+
+def test_a_replay_of_a_kernel_changed_since_its_recording_is_refused_and_writes_nothing(tmp_path, capsys):
+    """The replay looked points up by launch alone: after ilp.cu's FMA became an add, the FMA's
+    times were served as the add's (and plans.json recorded the new kernel beside them)."""
+    spec = _ilp_spec(tmp_path, [1, 2])
+    status, err = _run(capsys, "-q", "sweep", "run", str(spec), "--backend", "replay", "--replay", str(H100),
+                       "--out", str(tmp_path / "first"))
+    assert status == 0, err  # the recording of this run's kernels is in first/plans.json
+    kernels = tmp_path / "kernels"
+    shutil.copytree(REPO / "perfml" / "kernels" / "cuda", kernels, symlinks=False)
+    source = kernels / "ilp.cu"
+    source.write_text(source.read_text() + "\n// edited after the recording\n")
+    status, err = _run(capsys, "-q", "sweep", "run", str(spec), "--kernels-dir", str(kernels), "--backend", "replay",
+                       "--replay", str(tmp_path / "first"), "--out", str(tmp_path / "second"))
+    assert status == 2 and "holds the times of another version of kernel ilp" in err, err
+    assert not (tmp_path / "second").exists()
+    # the kernel as recorded replays
+    status, err = _run(capsys, "-q", "sweep", "run", str(spec), "--backend", "replay", "--replay",
+                       str(tmp_path / "first"), "--out", str(tmp_path / "third"))
+    assert status == 0, err
+
+
+def test_a_replay_miss_is_found_before_the_result_set_is_made(tmp_path, capsys):
+    """CHAINS = 9 was never recorded: the miss came after manifest.json, a part and plans.json were written."""
+    status, err = _run(capsys, "-q", "sweep", "run", str(_ilp_spec(tmp_path, [1, 2, 9])), "--backend", "replay",
+                       "--replay", str(H100), "--out", str(tmp_path / "miss"))
+    assert status == 2 and "no recorded measurement of ilp" in err and '"CHAINS":9' in err, err
+    assert not (tmp_path / "miss").exists()
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_a_manifest_schema_version_that_only_compares_equal_to_1_is_refused(tmp_path, version):
+    import json
+
+    from perfml.measure.store import ResultSet
+
+    edited = _copy(H100, tmp_path / "edited")
+    data = json.loads((edited / "manifest.json").read_text())
+    data["schema_version"] = version
+    (edited / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(ResultSchemaError, match="unknown result schema version"):
+        ResultSet.open(edited).read()
+
+
+def test_a_pulled_set_keeps_its_plans_so_an_incomplete_sweep_is_still_refused(tmp_path, capsys):
+    """Only manifest.json and the parts were logged: the pulled set could not tell that its sweep
+    stopped short, and `perfml characterize` took it as complete."""
+    from perfml.lab.sweeps import log_result_set, pull_result_set
+    from perfml.measure.store import ResultSet
+
+    spec = _ilp_spec(tmp_path, [1, 2, 3, 4])
+    short = tmp_path / "short.toml"
+    short.write_text(spec.read_text().replace("warmup = 3\n", "warmup = 3\ntime_budget_s = 1e-9\n"))
+    status, err = _run(capsys, "-q", "sweep", "run", str(short), "--backend", "replay", "--replay", str(H100),
+                       "--out", str(tmp_path / "part"))
+    assert status == 0, err
+    measured = ResultSet.open(tmp_path / "part")
+    assert sum(measured.missing_points().values()) > 0
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    log_result_set(tmp_path / "part", tracking_uri=uri, characterize=False)
+    back = pull_result_set("H100-SXM", tmp_path / "back", tracking_uri=uri)
+    assert ResultSet.open(back).missing_points() == measured.missing_points()
+    status, err = _run(capsys, "characterize", str(back))
+    assert status == 2 and "planned" in err, err
+
+
+def test_an_empty_params_table_in_a_spec_is_refused():
+    """params = {} planned the family at its defaults alone, where a missing params plans its own [sweep]."""
+    from perfml.measure.spec import parse_spec
+
+    with pytest.raises(SweepSpecError, match="`params` is empty"):
+        parse_spec({"name": "u", "families": [{"name": "ilp", "params": {}}]})

@@ -87,7 +87,7 @@ def log_result_set(path, *, tracking_uri: str | None = None, board: str | None =
         If the server does not answer.
     """
     from perfml.boards import check_board_is_device
-    from perfml.measure.store import MANIFEST_NAME, ResultSet
+    from perfml.measure.store import FAULTS_NAME, MANIFEST_NAME, PLANS_NAME, ResultSet
 
     rs = ResultSet.open(path)
     if board is not None:  # the tag `sweep pull --board` finds: never another board's measurements
@@ -110,7 +110,10 @@ def log_result_set(path, *, tracking_uri: str | None = None, board: str | None =
             staged = Path(tmp) / _ARTIFACTS
             staged.mkdir()
             # only the committed files: never a hidden temporary part of an interrupted writer
-            for item in [rs.path / MANIFEST_NAME, *rs.parts()]:
+            # with what the sweeps planned and which points faulted: a pulled set is checked for
+            # missing points as the measured one is (perfml characterize refuses an incomplete set)
+            extra = [rs.path / name for name in (PLANS_NAME, FAULTS_NAME) if (rs.path / name).is_file()]
+            for item in [rs.path / MANIFEST_NAME, *extra, *rs.parts()]:
                 shutil.copy2(item, staged / item.name)
             client.log_artifacts(run_id, str(staged), _ARTIFACTS)
         rows = rs.read()

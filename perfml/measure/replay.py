@@ -70,6 +70,11 @@ class ReplayBackend(Backend):
         self._set = ResultSet.open(self.path)
         self.synthetic = self._set.synthetic
         self.timing = self._set.timing  # the recorded times are served as they were timed
+        # per kernel family, the fingerprints (sidecar and CUDA source) it was recorded with
+        self.recorded_kernels: dict[str, set[str]] = {}
+        for plan in self._set.plans().values():
+            for family, fingerprint in plan["kernels"].items():
+                self.recorded_kernels.setdefault(family, set()).add(fingerprint)
         frame = self._set.read()
         self._rows: dict[str, Mapping[str, Any]] = {}
         # the latest recording of a launch wins (parts are appended in time order)
@@ -88,15 +93,37 @@ class ReplayBackend(Backend):
         info["backend"] = self.name
         return DeviceInfo.from_dict(info)
 
+    def check_replayable(self, launches, kernels: Mapping[str, str]) -> None:
+        """Refuse, before anything is written, a sweep this recording cannot serve as it is.
+
+        ``kernels``: per family, the fingerprint of the kernel the sweep runs now. A family
+        recorded with another one (its sidecar or CUDA source edited since) was served the
+        old kernel's times as the new one's. ``launches``: the points to serve; the first
+        without a recording is refused (a miss found midway left a half-written set).
+        """
+        for family, fingerprint in sorted(kernels.items()):
+            known = self.recorded_kernels.get(family)
+            if known and fingerprint not in known:
+                raise ReplayMissError(
+                    f"{self.path} holds the times of another version of kernel {family} (its sidecar or CUDA source "
+                    "changed since they were recorded): replayed, they would be served as this version's; restore "
+                    "the kernel as it was, or record the changed one on a GPU")
+        for launch in launches:
+            if launch.key not in self._rows:
+                raise self._miss(launch)
+
+    def _miss(self, launch: Launch) -> ReplayMissError:
+        return ReplayMissError(
+            f"no recorded measurement of {launch.family} with params {launch.params_json}, "
+            f"grid {launch.grid}, block {launch.block} in {self.path}; record it on a GPU "
+            "with `perfml sweep run SPEC --backend cupy --resume --out "
+            f"{self.path}` or replay a result set that holds it"
+        )
+
     def run(self, launch: Launch) -> Measurement:
         row = self._rows.get(launch.key)
         if row is None:
-            raise ReplayMissError(
-                f"no recorded measurement of {launch.family} with params {launch.params_json}, "
-                f"grid {launch.grid}, block {launch.block} in {self.path}; record it on a GPU "
-                "with `perfml sweep run SPEC --backend cupy --resume --out "
-                f"{self.path}` or replay a result set that holds it"
-            )
+            raise self._miss(launch)
         attrs = {
             col: int(row[col]) for col in _ATTRIBUTE_COLUMNS if _optional(row.get(col), int) is not None
         }

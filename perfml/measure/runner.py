@@ -299,6 +299,12 @@ def run_sweeps(
     synthetic = bool(getattr(backend, "synthetic", False))
     out = Path(out)
     new_set = not (resume and (out / MANIFEST_NAME).exists())
+    check_replayable = getattr(backend, "check_replayable", None)
+    if check_replayable is not None:  # a recording that cannot serve the sweep is refused before the set is made
+        kernels: dict[str, str] = {}
+        for plan in plans:
+            kernels.update(_kernel_fingerprints(plan, catalog))
+        check_replayable([p.launch for plan in plans for p in plan.points] if new_set else [], kernels)
     folder_existed = out.exists()
     timing = getattr(backend, "timing", DEFAULT_TIMING)
     result_set = ResultSet.open_or_create(out, device, resume=resume, synthetic=synthetic, timing=timing)

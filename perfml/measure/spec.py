@@ -222,6 +222,9 @@ def _err(path: str, msg: str) -> SweepSpecError:
 def _as_grid(where: str, value: Any) -> Mapping[str, tuple[Any, ...]]:
     if not isinstance(value, Mapping):
         raise _err(where, f"expected a table of parameter values, found {value!r}")
+    if not value:  # planned the family's defaults alone, where a missing `params` plans its own [sweep]
+        raise _err(where, "`params` is empty, so the family would run at its defaults alone; name the values to "
+                          "sweep, or leave the key out for the family's own sweep")
     grid: dict[str, tuple[Any, ...]] = {}
     for key, values in value.items():
         seq = tuple(values) if isinstance(values, list) else (values,)
@@ -294,7 +297,7 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
     if unknown:
         raise _err(where, f"unknown key(s) {sorted(unknown)}; expected some of {sorted(_TOP_KEYS)}")
     version = data.get("version", SPEC_VERSION)
-    if isinstance(version, bool) or version != SPEC_VERSION:  # true == 1 in Python: read as version 1
+    if type(version) is not int or version != SPEC_VERSION:  # true and 1.0 == 1 in Python: read as version 1
         raise _err(where, f"unknown spec version {version!r}; this perfml reads version {SPEC_VERSION}")
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():

@@ -940,7 +940,8 @@ def _unreadable(part: Path, exc: Exception) -> ResultSchemaError:
 
 
 def _check_version(found: Any, where: str) -> None:
-    if found != SCHEMA_VERSION:
+    # exactly the integer: true and 1.0 compare equal to 1 in Python (and were read as version 1)
+    if type(found) is not int or found != SCHEMA_VERSION:
         raise ResultSchemaError(
             f"{where}: unknown result schema version {found!r}; this perfml reads version "
             f"{SCHEMA_VERSION}. Upgrade perfml, or re-run the sweep to a new --out directory"
