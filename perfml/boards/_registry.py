@@ -62,6 +62,9 @@ _STR_FIELDS = frozenset(
     }
 )
 _FLOAT_FIELDS = frozenset({"memory_bandwidth_gbs", "warp_issue_per_clock"})
+#: the highest compute capability major a board may have: majors run to 12 (Blackwell) in 2026,
+#: a few generations of headroom, while 99 (a typo, or a device property read wrong) is refused
+MAX_CC_MAJOR = 20
 _BOARD_META_KEYS = frozenset({"name", "full_name", "aliases", "source", "alternatives"})
 _CC_META_KEYS = frozenset({"source"})
 
@@ -564,11 +567,15 @@ class _Parser:
                 f"{self.where}: {context}.{field_name} = {value!r} has the wrong type "
                 f"(expected {'a string' if field_name in _STR_FIELDS else 'a number' if field_name in _FLOAT_FIELDS else 'a whole number'})"
             )
-        if field_name == "compute_capability" and not re.fullmatch(r"[1-9]\d*\.\d+", value):
+        if field_name == "compute_capability" and not (re.fullmatch(r"[1-9]\d*\.\d+", value)
+                                                      and int(value.split(".")[0]) <= MAX_CC_MAJOR):
             raise DatasetSchemaError(
-                f"{self.where}: {context}.compute_capability = {value!r} is not 'major.minor' with a major of 1 or "
-                "more (e.g. \"9.0\"; CUDA's first devices are 1.0)"
+                f"{self.where}: {context}.compute_capability = {value!r} is not 'major.minor' with a major from 1 to "
+                f"{MAX_CC_MAJOR} (e.g. \"9.0\"; CUDA's first devices are 1.0)"
             )
+        if field_name in _STR_FIELDS and not value.isprintable():  # a newline or a bidi mark garbled every listing
+            raise DatasetSchemaError(f"{self.where}: {context}.{field_name} = {value!r} holds a control character; "
+                                     "give it on one line, in printable characters")
         if field_name not in _STR_FIELDS:
             _check_magnitude(field_name, value, f"{self.where}: {context}.{field_name}")
         return value
