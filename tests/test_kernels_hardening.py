@@ -538,17 +538,15 @@ def test_sidecar_expressions_fail_typed_and_bounded(tmp_path, capsys, expr):
     import time
 
     from perfml.errors import KernelSidecarError
-    from perfml.kernels.launch import LaunchConfig
 
     kernels = tmp_path / "kernels"
     sidecar = _copy_family(kernels)
     text = sidecar.read_text()
     text = re.sub(r"(?m)^flops = .*$", f"flops = {json.dumps(expr)}", text, count=1)
     sidecar.write_text(text)
-    fam = load_family(sidecar)
     start = time.monotonic()
-    with pytest.raises(KernelSidecarError, match="work.flops"):
-        fam.work(None, LaunchConfig((4, 1, 1), (256, 1, 1)))
+    with pytest.raises(KernelSidecarError, match="work.flops"):  # evaluated at the defaults when loaded
+        load_family(sidecar)
     spec = tmp_path / "s.toml"
     spec.write_text('name = "s"\n[[families]]\nname = "vectorAdd"\n')
     assert _cli(["sweep", "plan", str(spec), "--sms", "4", "--kernels-dir", str(kernels)]) == 2
@@ -576,14 +574,11 @@ def test_empty_inputs_are_errors_not_empty_answers(tmp_path, capsys):
 def test_a_negative_work_count_is_a_typed_error_naming_the_key(tmp_path):
     # it was written to the result set as a negative FLOP rate
     from perfml.errors import KernelSidecarError
-    from perfml.kernels.catalog import LaunchConfig
 
     sidecar = _copy_family(tmp_path / "kd", "fp32_simple")
     sidecar.write_text(sidecar.read_text().replace('flops = "REPS*ITERS*CHAINS*(1 + (OP == 2))"', 'flops = "-REPS"'))
-    family = load_family(sidecar)
-    params = family.resolve_params({})
     with pytest.raises(KernelSidecarError, match=r"work.flops = '-REPS' gives -\d+ .*expected a count >= 0"):
-        family.work(params, LaunchConfig((1, 1, 1), (32, 1, 1), 0))
+        load_family(sidecar)  # evaluated at the defaults when loaded
 
 
 @pytest.mark.parametrize("per_sm", ["0", '"ITERS - ITERS"'])
@@ -640,3 +635,35 @@ def test_every_shipped_sidecar_gives_only_known_work_counts():
     catalog = load_catalog(default_kernels_dir())
     used = {key for family in catalog.values() for key in family.work_spec}
     assert used <= WORK_KEYS and {"flops", "bytes", "target_instructions"} <= used
+
+
+# a sidecar that fails at its own defaults loaded, was listed, and failed only when a sweep was
+# planned, with a message blaming the spec (thirty-second session)
+@pytest.mark.parametrize("edit, message", [
+    (("target_instructions = \"REPS*TOTAL\"", "target_instructions = \"REPS*TOTAL/0\""), r"work\.target_instructions.*divides by zero"),
+    (("target_instructions = \"REPS*TOTAL\"", "target_instructions = \"REPS*sms\""), r"work\.target_instructions.*sms"),
+    (("flops = \"REPS*TOTAL*2\"", "flops = \"-REPS*TOTAL\""), r"work\.flops .*expected a count >= 0"),
+    (("threads_per_block = 128", "threads_per_block = 2048"), r"\[launch\] at the default parameters: .*2048 threads"),
+    (("threads_per_block = 128", "threads_per_block = 0"), r"\[launch\] at the default parameters: .*must be positive"),
+    (("blocks_per_sm = 1", "blocks_per_sm = -1"), r"launch\.blocks_per_sm"),
+    (('target = "', 'target = "BOGUS'), r"target: 'BOGUS.*' is no purity target perfml knows"),
+])
+def test_a_sidecar_that_fails_at_its_own_defaults_is_refused_at_load(tmp_path, edit, message):
+    sidecar = _copy_family(tmp_path / "k", "ilp")
+    text = sidecar.read_text()
+    assert edit[0] in text
+    sidecar.write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(KernelSidecarError, match=message):
+        load_catalog(tmp_path / "k")
+    assert _cli(["kernels", "list", "--kernels-dir", str(tmp_path / "k")]) == 2
+
+
+def test_an_int32_scalar_beyond_int32_is_refused_at_load(tmp_path):
+    sidecar = _copy_family(tmp_path / "k", "ilp")
+    text = sidecar.read_text()
+    head, sep, rest = text.partition('name = "zero"')
+    assert sep and "value = " in rest
+    rest = re.sub(r"value = [^\n]+", "value = 99999999999", rest, count=1)
+    sidecar.write_text(head + sep + rest)
+    with pytest.raises(KernelSidecarError, match=r"args\.zero\.value gives 99999999999, beyond an int32"):
+        load_catalog(tmp_path / "k")

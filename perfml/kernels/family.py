@@ -413,6 +413,30 @@ class KernelFamily:
                               self.expression_names(params, launch), f"args.{spec.name}.value")
         return float(value) if spec.dtype.startswith("float") else int(value)
 
+    def check_at_defaults(self, sms: int = 1) -> None:
+        """Evaluate the launch, the ``[work]`` keys and the ``[[args]]`` at the default parameters.
+
+        A sidecar whose own defaults give no launch (0 or 2048 threads per block), divide by
+        zero, or use a name a key cannot see (``sms`` in ``[work]``) loaded, was listed by
+        ``perfml kernels list``, and failed only when a sweep was planned, where the message
+        blamed the spec. Checked at load (on a one-SM device: ``sms`` is a device's), each
+        failure names the sidecar and the key. An int32 scalar beyond int32 is refused too.
+        """
+        cfg = self.launch(None, sms=sms)
+        problem = cfg.cuda_limit_violation()
+        if problem:
+            raise KernelSidecarError(f"{self.sidecar_path}: [launch] at the default parameters: {problem}; fix the "
+                                     "sidecar's launch")
+        self.work(None, cfg)
+        for arg in self.args:
+            if arg.kind == "buffer" and arg.elements is not None:
+                self.buffer_elements(arg, None, cfg)
+            elif arg.kind == "scalar":
+                value = self.scalar_value(arg, None, cfg)
+                if arg.dtype == "int32" and not -(2**31) <= value < 2**31:
+                    raise KernelSidecarError(f"{self.sidecar_path}: args.{arg.name}.value gives {value}, beyond an "
+                                             "int32; give a value in [-2**31, 2**31 - 1] or make the argument int64")
+
     def work(self, params: Mapping[str, int] | None, launch: LaunchConfig) -> dict[str, float]:
         """Per-thread work of one launch (``[work]`` expressions evaluated), each count >= 0.
 

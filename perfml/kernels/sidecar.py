@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from perfml._files import parse_table
+from perfml.boards._registry import MAX_CC_MAJOR as _MAX_ARCH_MAJOR
 from perfml.errors import KernelPathError, KernelSidecarError
 from perfml._expr import ExpressionError
 from perfml._expr import names_in_sidecar as names_in
@@ -58,8 +59,8 @@ _TOP_KEYS = {
 _PARAM_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _ARCH_RE = re.compile(r"^sm_\d{2,3}[a-z]?$")
 #: Compute capability majors run to 12 (Blackwell) in 2026; a few generations of headroom,
-#: while sm_999 (a typo) is refused instead of compiled for nothing.
-_MAX_ARCH_MAJOR = 20
+#: while sm_999 (a typo) is refused instead of compiled for nothing: the registry's limit,
+#: ``_MAX_ARCH_MAJOR`` (imported above)
 
 
 def _fail(path: Path, key: str, problem: str, fix: str) -> KernelSidecarError:
@@ -392,6 +393,11 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
                     "declare the kernel extern \"C\" or fix the entry name")
     component = _expect(data, "component", str, path)
     target = _expect(data, "target", str, path)
+    from perfml.kernels.sass import OPCODE_CLASSES
+
+    if target not in OPCODE_CLASSES:  # found only by `kernels check`: list, plan and run took it
+        raise _fail(path, "target", f"{target!r} is no purity target perfml knows",
+                    f"use one of {', '.join(sorted(OPCODE_CLASSES))} (perfml.kernels.sass.OPCODE_CLASSES)")
     description = _expect(data, "description", str, path)
     target_note = _expect(data, "target_note", str, path, required=False, default="")
     archs = _expect(data, "archs", list, path)
@@ -433,7 +439,7 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
     if region not in REGIONS:
         raise _fail(path, "purity_region", f"{region!r} is not a region",
                     f"use one of {', '.join(REGIONS)}")
-    return KernelFamily(
+    family = KernelFamily(
         name=name, kind=kind, source=source, entry=entry, component=component, target=target,
         description=description, archs=tuple(archs), params=MappingProxyType(params),
         launch_spec=launch_spec, args=tuple(args), validation=validation,
@@ -442,3 +448,5 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
         work_spec=MappingProxyType(dict(work)), references=tuple(str(r) for r in references),
         purity_region=region,
     )
+    family.check_at_defaults()
+    return family
