@@ -146,6 +146,18 @@ def test_a_spec_value_a_work_formula_cannot_take_is_blamed_on_the_values_too():
         plan_spec(spec, load_catalog(), sms=132)
 
 
+@pytest.mark.parametrize("families", [[{"name": "ilp", "params": {"CHAINS": [2, 2]}}], [{"name": "ilp"}, {"name": "ilp"}]],
+                         ids=["a value twice", "a family twice"])
+def test_a_launch_planned_twice_names_the_family_the_points_and_the_fix(families):
+    """The message said only "the same launch is planned twice: <key>": not which entry, nor what to change."""
+    from perfml.kernels.catalog import load_catalog
+
+    spec = parse_spec({"name": "u", "families": families})
+    with pytest.raises(SweepSpecError, match=r"family 'ilp' plans the same launch twice \(points \d+ and \d+: params "
+                                             r".*remove the repeat"):
+        plan_spec(spec, load_catalog(), sms=132)
+
+
 def test_over_budget_plan_is_flagged(synthetic_catalog):
     spec = parse_spec({**SYNTHETIC_SPEC, "time_budget_s": 0.01})
     assert plan_spec(spec, synthetic_catalog, sms=4).over_budget

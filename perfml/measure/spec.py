@@ -675,8 +675,16 @@ def plan_spec(
             )
     keys = [p.launch.key for p in points]
     if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if keys.count(k) > 1)
-        raise SweepSpecError(f"{spec.path or spec.name}: the same launch is planned twice: {dup}")
+        seen: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key in seen:
+                first = points[seen[key]].launch
+                raise SweepSpecError(
+                    f"{spec.path or spec.name}: family {first.family!r} plans the same launch twice (points "
+                    f"{seen[key] + 1} and {i + 1}: params {first.params_json}, grid {first.grid}, block {first.block}); "
+                    "a value repeated in the spec's params or the sidecar's [sweep] values, a family named in two "
+                    "[[families]] entries, or a variant whose params equal another's makes it: remove the repeat")
+            seen[key] = i
     return SweepPlan(spec=spec, points=tuple(points), estimated_s=total)
 
 
