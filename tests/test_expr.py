@@ -377,14 +377,12 @@ buffer = "out"
                                   "2**62 * 4", "threads * 10**18"])
 def test_a_sidecar_expression_of_unbounded_cost_is_a_typed_sidecar_error(tmp_path, expr):
     """Issue 14 section 4: a sidecar expression `((((9**64)**64)**64)**64)**64` ran forever."""
-    from perfml.kernels.catalog import LaunchConfig, load_family
+    from perfml.kernels.catalog import load_family
 
     (tmp_path / "k.cu").write_text('extern "C" __global__ void k(float* out) {}\n')
     (tmp_path / "k.toml").write_text(_SIDECAR.replace('"ELEMENTS"', repr(expr).replace("'", '"')))
-    fam = load_family(tmp_path / "k.toml")
-    launch = LaunchConfig(grid=(1, 1, 1), block=(32, 1, 1))
-    with pytest.raises(PerfmlError, match="overflow"):
-        fam.buffer_elements(fam.arg("out"), {}, launch)
+    with pytest.raises(PerfmlError, match="overflow"):  # evaluated at the defaults when loaded
+        load_family(tmp_path / "k.toml")
 
 
 def test_cumapz_integer_division_and_remainder_are_cs():

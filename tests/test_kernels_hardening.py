@@ -667,3 +667,10 @@ def test_an_int32_scalar_beyond_int32_is_refused_at_load(tmp_path):
     sidecar.write_text(head + sep + rest)
     with pytest.raises(KernelSidecarError, match=r"args\.zero\.value gives 99999999999, beyond an int32"):
         load_catalog(tmp_path / "k")
+
+
+def test_the_sidecars_and_the_registry_hold_compute_capability_to_one_limit():
+    from perfml.boards._registry import MAX_CC_MAJOR
+    from perfml.kernels.sidecar import _MAX_ARCH_MAJOR
+
+    assert MAX_CC_MAJOR == _MAX_ARCH_MAJOR
