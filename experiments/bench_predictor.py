@@ -19,7 +19,8 @@ shipped bundle (``--model``): application rows and one operator row through
 ``perfml predict``'s whole path (:func:`perfml.learned.bundle.predict_any`, with intervals).
 The application queries are timed on a board out of training (``UNSEEN_BOARD``), where the
 model answers; a run a training board ran is answered with its measurement
-(:func:`perfml.learned.queries.measured_on_board`, the model not run) and timed apart.
+(:func:`perfml.learned.queries.measured_on_board`, the model not run) and timed apart. Then
+a query file of ``BATCH_QUERY_ROWS`` application rows goes through the same path at once.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import numpy as np
 
 #: a board of a training architecture (Kepler) that no training row ran: its queries take the model's path
 UNSEEN_BOARD = "GTX-780"
+#: rows of the many-row query file timed through the bundle
+BATCH_QUERY_ROWS = 20_000
 
 
 def _best_batch_seconds(model, rows, repeats: int) -> float:
@@ -137,6 +140,17 @@ def _bundle(home, args) -> None:
         warm = _latency_ms(lambda: predict_any(bundle, query, "bench"))
         print(f"bundle: single-query latency, {name} (perfml predict path, with interval): first {first:.1f} ms, "
               f"then {warm:.1f} ms (target < 50)")
+    # a file of many query rows: vectorAdd at 14 sizes on 5 boards (the shipped model's and four
+    # others), repeated to BATCH_QUERY_ROWS rows, through the whole path (checks, flags, intervals)
+    sizes = [str(2**k) for k in range(10, 24)]
+    rows = pd.DataFrame([{"board": b, "app_id": "vectorAdd", "input_size": n}
+                         for b in ("GTX-780", "GTX-980", "Tesla-K40", "H100-SXM", "A100-40GB") for n in sizes])
+    many = pd.concat([rows] * (BATCH_QUERY_ROWS // len(rows) + 1), ignore_index=True).head(BATCH_QUERY_ROWS)
+    t0 = time.perf_counter()
+    predict_any(bundle, many, "bench")
+    seconds = time.perf_counter() - t0
+    print(f"bundle: {len(many):,} application query rows (perfml predict path, with interval): {seconds:.2f} s "
+          f"= {len(many) / seconds:,.0f} rows/s")
     if "dlops-calibrated" in bundle.models:  # the calibrated tier: the target's add calls calibrate it first
         import tempfile
 
