@@ -287,8 +287,8 @@ def _refuse_a_third_launch_dimension(cols: dict, where, referenced: set[str]) ->
 
     Every training run has a two-dimensional launch (``block_z`` and ``grid_z`` 1 or
     empty in runtimes.csv), and the models read block_x, block_y, grid_x, grid_y only: 100
-    in ``grid_z`` left the prediction as it was, where the same 100 in ``grid_y`` scaled
-    it a hundredfold. A kernel of the user's ``--reference`` is carried from its own
+    in ``grid_z`` left the prediction as it was, where the same 100 in ``grid_y``
+    multiplied it. A kernel of the user's ``--reference`` is carried from its own
     measurement, whose launch the reference gives, and keeps them.
     """
     for column, fold in (("block_z", "block_y"), ("grid_z", "grid_y")):
@@ -324,10 +324,10 @@ def _completed_launches(q: pd.DataFrame) -> pd.DataFrame:
         return q
     q = q.assign(**{c: np.nan for c in dims if c not in q.columns})
     for app, part in q[partly].groupby("app_id", sort=False):
-        launch = {c: part[c].to_numpy(dtype=float) for c in ("block_x", "block_y", "grid_x", "grid_y")}
+        launch = {c: part[c].to_numpy(dtype=float) for c in dims}
         with np.errstate(all="ignore"):
             filled = get_app(str(app)).launch_dims(part["input_size"].to_numpy(dtype=float), **launch)
-        for c, values in zip(("block_x", "block_y", "grid_x", "grid_y"), filled):
+        for c, values in zip(dims, filled):
             q.loc[part.index, c] = values
     return q
 
@@ -366,8 +366,8 @@ def _check_launch(q: pd.DataFrame, where, get_board) -> None:
         for c, v in zip(dims, (bx, by, gx, gy)):
             dims[c][idx] = v
     bz = q["block_z"].fillna(1).to_numpy(dtype=float) if "block_z" in q.columns else np.ones(len(q))
-    # the limits of each row's board, looked up once per board (a loop over the rows took 3 s of
-    # 20,000 rows' 5 s); the first row over a limit is then checked alone, for its message
+    # the limits of each row's board, looked up once per board (a loop over the rows took most of
+    # the time of a file of many rows); the first row over a limit is then checked alone, for its message
     codes, names = pd.factorize(q["board"].to_numpy(dtype=object))
     boards = [get_board(name) for name in names]
 
