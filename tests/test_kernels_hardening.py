@@ -674,3 +674,11 @@ def test_the_sidecars_and_the_registry_hold_compute_capability_to_one_limit():
     from perfml.kernels.sidecar import _MAX_ARCH_MAJOR
 
     assert MAX_CC_MAJOR == _MAX_ARCH_MAJOR
+
+
+def test_sidecar_md_lists_every_work_key_perfml_reads():
+    """SIDECAR.md spells the [work] keys out beside WORK_KEYS: a key added to one was missing from the other."""
+    from perfml.kernels.sidecar import WORK_KEYS
+
+    text = (default_kernels_dir() / "SIDECAR.md").read_text()
+    assert [key for key in sorted(WORK_KEYS) if key not in text] == []

@@ -130,16 +130,23 @@ def _check_sizes(given: pd.Series, column: str, low: int, who: str) -> None:
         present = ~np.isnan(n) if given.dtype.kind in "fiu" else given.notna().to_numpy(dtype=bool)
     with np.errstate(invalid="ignore"):
         bad = present & ~(np.isfinite(n) & (n >= low) & (n <= MAX_INPUT_SIZE) & (n == np.floor(n)))
-    if pd.api.types.is_bool_dtype(given):  # True is no size (to_numeric reads it as 1)
-        bad = present
-    elif given.dtype == object:
-        bad = bad | (present & given.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool))
+    bad |= present & boolean_cells(given)  # True is no size (to_numeric reads it as 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         need = "a positive whole number" if low else "a whole number >= 0"
         raise DatasetSchemaError(f"{who}: {column} must be {need} (at most 2**53) in every row"
                                  f"{'' if column == 'input_size' else ' that gives it'}; row {i + 1} has "
                                  f"{plain_value(given.iloc[i])!r}")
+
+
+def boolean_cells(column: pd.Series) -> np.ndarray:
+    """True where a cell holds a boolean (a ``bool`` or nullable ``boolean`` column, or a True
+    among the numbers of an object column): pandas and numpy read True as the number 1."""
+    if pd.api.types.is_bool_dtype(column):
+        return column.notna().to_numpy(dtype=bool)
+    if column.dtype == object:
+        return column.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+    return np.zeros(len(column), dtype=bool)
 
 
 def _as_numbers(column: pd.Series) -> np.ndarray:
@@ -189,10 +196,7 @@ def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
         present = ~np.isnan(values) if given.dtype.kind in "fiu" else given.notna().to_numpy(dtype=bool)
         with np.errstate(invalid="ignore"):
             bad = present & ~(np.isfinite(values) & (values >= 1) & (values <= high) & (values == np.floor(values)))
-        if pd.api.types.is_bool_dtype(given):  # True is no launch value (to_numeric reads it as 1)
-            bad = present
-        elif given.dtype == object:
-            bad = bad | (present & given.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool))
+        bad |= present & boolean_cells(given)  # True is no launch value (to_numeric reads it as 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             shown = plain_value(given.iloc[i])

@@ -137,9 +137,9 @@ def _refuse_dims_the_op_does_not_read(X: pd.DataFrame, who: str) -> None:
     """A dimension given as True (a boolean column: the work model read it as 1), or given to
     an op that does not take it (``add`` with ``M``: it entered the dimension features and
     moved the prediction), is refused as ``perfml predict`` refuses it."""
-    from perfml.closed_form._inputs import plain_value
+    from perfml.closed_form._inputs import boolean_cells, plain_value
     from perfml.datasets import DLOPS_OP_DIMS
-    from perfml.learned.operator_queries import OPERATOR_DIM_COLUMNS
+    from perfml.learned.operator_queries import OPERATOR_DIM_COLUMNS, _takes
 
     codes, names = pd.factorize(X["op"].astype(str).str.strip().to_numpy(dtype=object))
     ops = np.asarray(names, dtype=object)[codes]
@@ -148,14 +148,9 @@ def _refuse_dims_the_op_does_not_read(X: pd.DataFrame, who: str) -> None:
             continue
         cells = X[column]
         given = cells.notna().to_numpy(dtype=bool)
-        if pd.api.types.is_bool_dtype(cells):
-            boolean = given.copy()
-        elif cells.dtype == object:  # a True among numbers
-            boolean = given & cells.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
-        else:
-            boolean = np.zeros(len(cells), dtype=bool)
-        takes = np.array([op not in DLOPS_OP_DIMS or column in DLOPS_OP_DIMS[op] or (op == "conv" and column == "padding")
-                          for op in names], dtype=bool)[codes]  # an unknown op is the work model's to refuse
+        boolean = given & boolean_cells(cells)
+        # the columns perfml predict lets each op have; an unknown op is the work model's to refuse
+        takes = np.array([op not in DLOPS_OP_DIMS or column in _takes(op) for op in names], dtype=bool)[codes]
         bad = np.flatnonzero(boolean | (given & ~takes))
         if bad.size:
             i = int(bad[0])
@@ -163,7 +158,7 @@ def _refuse_dims_the_op_does_not_read(X: pd.DataFrame, who: str) -> None:
                 raise DatasetSchemaError(f"{who}: row {i + 1}, column {column}: {plain_value(cells.iloc[i])!r} is no dimension; "
                                          "give a whole number")
             raise DatasetSchemaError(f"{who}: row {i + 1}, column {column}: op {ops[i]} takes "
-                                     f"{', '.join(DLOPS_OP_DIMS[ops[i]])}, not {column} (found {plain_value(cells.iloc[i])!r}); "
+                                     f"{', '.join(_takes(ops[i]))}, not {column} (found {plain_value(cells.iloc[i])!r}); "
                                      "leave the cell empty, or name the op whose shape this is")
 
 
