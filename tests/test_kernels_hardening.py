@@ -522,10 +522,10 @@ def test_sidecar_sweep_is_bounded(tmp_path):
     sidecar = _copy_family(kernels, "divergence")
     text = sidecar.read_text()
     text = re.sub(r"(?ms)^\[sweep\].*?(?=^\[)", "[sweep.grid]\nGROUP_SIZE = "
-                  + str(list(range(1, 101))) + "\nREPS = " + str(list(range(1, 101))) + "\n\n",
+                  + str(list(range(1, 33))) + "\nREPS = " + str(list(range(1, 101))) + "\n\n",
                   text)
     sidecar.write_text(text)
-    with pytest.raises(KernelSidecarError, match="10000 points, more than 1024"):
+    with pytest.raises(KernelSidecarError, match="3200 points, more than 1024"):
         load_family(sidecar)
 
 
@@ -603,12 +603,19 @@ def test_kernels_check_with_nothing_to_check_is_no_pass(tmp_path, capsys):
     assert "no kernel of the selection is built for sm_75, sm_80, sm_90" in capsys.readouterr().err
 
 
+def _without_ranges(sidecar: Path) -> Path:
+    """The sidecar with its parameters' declared ranges removed (a user's sidecar may declare
+    none): the checks behind the declared range still answer."""
+    sidecar.write_text(re.sub(r"(min|max) = -?\d+, |values = \[[^]]*\], ", "", sidecar.read_text()))
+    return sidecar
+
+
 @pytest.mark.parametrize("n", [-1024, -300])
-def test_a_negative_size_is_named_as_the_parameter_not_as_the_sidecars_expression(n):
+def test_a_negative_size_is_named_as_the_parameter_not_as_the_sidecars_expression(tmp_path, n):
     """vectorAdd with N = -1024 told the user to wrap the sidecar's launch expression in ceil()."""
     from perfml.errors import KernelSidecarError
 
-    family = load_family(default_kernels_dir() / "vectorAdd.toml")
+    family = load_family(_without_ranges(_copy_family(tmp_path / "k", "vectorAdd")))
     with pytest.raises(KernelSidecarError, match=rf"vectorAdd: launch.* with N = {n}; a negative parameter has no "
                                                  r"launch: give a positive value") as info:
         family.grid({"N": n, "TPB": 256})
@@ -682,3 +689,99 @@ def test_sidecar_md_lists_every_work_key_perfml_reads():
 
     text = (default_kernels_dir() / "SIDECAR.md").read_text()
     assert [key for key in sorted(WORK_KEYS) if key not in text] == []
+
+
+# -- the values a parameter is written for (thirty-third session) ------------------------------
+# A sidecar could not say which values its kernel takes: a spec's CHAINS = [-1, 0] for ilp, or
+# access_size's BYTES = 3 (an #error in the source), was planned, and failed only at compile
+# time on the GPU, or ran a kernel of another meaning (a variant of fp32_simple with OP = 7 ran
+# its #else branch, the FMA).
+
+@pytest.mark.parametrize("spec_params, message", [
+    ("CHAINS = [-1, 0]", r"parameter CHAINS = -1 is not 1 to 8, the values its kernel is written for"),
+    ("CHAINS = [9]", r"parameter CHAINS = 9 is not 1 to 8"),
+    ("REPS = [0]", r"parameter REPS = 0 is not >= 1"),
+    ("REPS = [99999999999999999999]", r"parameter REPS = 99999999999999999999 is beyond a 64-bit integer"),
+])
+def test_a_spec_value_outside_a_parameters_declared_values_is_refused_at_planning(tmp_path, capsys, spec_params,
+                                                                                  message):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'version = 1\nname = "s"\n[[families]]\nname = "ilp"\nparams = {{ {spec_params} }}\n')
+    assert _cli(["sweep", "plan", str(spec), "--sms", "4"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "ilp.toml [params]" in err and err.count("\n") == 1, err
+    assert _cli(["sweep", "run", str(spec), "--backend", "replay", "--replay",
+                 str(Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H100-SXM"),
+                 "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_enumerated_parameter_refuses_a_value_it_does_not_list():
+    family = load_family(default_kernels_dir() / "access_size.toml")
+    assert family.params["BYTES"].choices == (1, 2, 4, 8, 16)
+    family.resolve_params({"BYTES": 16})
+    with pytest.raises(KernelSidecarError, match=r"access_size: parameter BYTES = 3 is not one of 1, 2, 4, 8, 16"):
+        family.resolve_params({"BYTES": 3})
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, min = 2, max = 8,"),
+     r"params\.CHAINS\.default: 1 is not 2 to 8"),
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, min = 1, max = 4,"),
+     r"sweep values of CHAINS: 5 is not 1 to 4; .*or widen params\.CHAINS"),
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, min = 9, max = 8,"),
+     r"params\.CHAINS: min = 9 is above max = 8"),
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, values = [1, 2], min = 1,"),
+     r"params\.CHAINS: gives both values and min / max"),
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, values = [],"),
+     r"params\.CHAINS\.values: expected a list of integers, found \[\]"),
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, min = 1.5,"),
+     r"params\.CHAINS\.min: expected int"),
+    (("CHAINS = { default = 1, min = 1, max = 8,", "CHAINS = { default = 1, range = [1, 8],"),
+     r"params\.CHAINS\.range: unknown key; .*min / max or values"),
+    (("TOTAL = { default = 840,", "TOTAL = { default = 99999999999999999999,"),
+     r"params\.TOTAL\.default: 99999999999999999999 is beyond a 64-bit integer"),
+    (("REPS = { default = 64, min = 1,", "REPS = { default = 64, max = 99999999999999999999,"),
+     r"params\.REPS\.max: 99999999999999999999 is beyond a 64-bit integer"),
+    (("values = [1, 2, 3, 4, 5, 6, 7, 8]", "values = [1, 99999999999999999999]"),
+     r"sweep values of CHAINS: 99999999999999999999 is beyond a 64-bit integer"),
+    (('flops = "REPS*TOTAL*2"', "flops = 99999999999999999999"),
+     r"work\.flops: 99999999999999999999 is beyond a 64-bit integer"),
+])
+def test_a_sidecar_whose_declared_values_do_not_hold_is_refused_at_load(tmp_path, edit, message):
+    sidecar = _copy_family(tmp_path / "k", "ilp")
+    text = sidecar.read_text()
+    assert edit[0] in text
+    sidecar.write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(KernelSidecarError, match=message):
+        load_catalog(tmp_path / "k")
+
+
+def test_a_variant_outside_its_parameters_declared_values_is_refused_at_load(tmp_path):
+    sidecar = _copy_family(tmp_path / "k", "fp32_simple")
+    text = sidecar.read_text()
+    assert "params = { OP = 0 }" in text
+    sidecar.write_text(text.replace("params = { OP = 0 }", "params = { OP = 7 }", 1))
+    with pytest.raises(KernelSidecarError, match=r"variants\.\w+\.params\.OP: 7 is not one of 0, 1, 2"):
+        load_catalog(tmp_path / "k")
+
+
+def test_every_shipped_parameter_declares_the_values_its_kernel_takes():
+    """Each shipped sidecar's parameters declare min / max or values (a user's may declare none),
+    and each family's own default, variants and sweep lie within them (checked at load)."""
+    undeclared = [f"{family.name}.{p.name}" for family in load_catalog(default_kernels_dir()).values()
+                  for p in family.params.values() if p.minimum is None and p.maximum is None and p.choices is None]
+    assert undeclared == []
+
+
+def test_sms_in_a_work_count_is_refused_naming_where_it_is_known(tmp_path):
+    """The hint listed sms among the names a [work] expression may use, and the load check refused it there."""
+    sidecar = _copy_family(tmp_path / "k", "ilp")
+    text = sidecar.read_text()
+    sidecar.write_text(text.replace('flops = "REPS*TOTAL*2"', 'flops = "REPS*sms"', 1))
+    with pytest.raises(KernelSidecarError) as info:
+        load_catalog(tmp_path / "k")
+    message = str(info.value)
+    assert "work.flops: unknown name(s) sms" in message
+    assert "use one of threads, blocks" in message and "use one of sms" not in message
+    assert "sms (the device's SM count) is known only in launch.blocks, launch.blocks_per_sm" in message

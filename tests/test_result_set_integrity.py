@@ -90,10 +90,37 @@ def test_a_manifest_naming_another_device_than_its_rows_is_refused(tmp_path):
     swapped = _copy(H100, tmp_path / "swapped")
     manifest = swapped / "manifest.json"
     data = json.loads(manifest.read_text())
-    data["device"] = json.loads((H200 / "manifest.json").read_text())["device"]
+    other = json.loads((H200 / "manifest.json").read_text())
+    data["device"], data["fingerprint"] = other["device"], other["fingerprint"]  # a whole manifest of another set
     manifest.write_text(json.dumps(data))
-    with pytest.raises(MixedDeviceError, match="measured on 'NVIDIA H200'"):
+    with pytest.raises(MixedDeviceError, match="measured on 'NVIDIA H200'.*or manifest.json's device entry was edited"):
         characterize_results(swapped)
+
+
+# the manifest's fingerprint was never read: a device entry edited without it was blamed on the
+# parts, and a fingerprint edited alone passed (thirty-third session)
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["device"].update(name="NVIDIA H200"), r"'fingerprint' entry disagrees with the 'device' entry "
+                                                       r"\(name: 'NVIDIA H100 80GB HBM3' there, 'NVIDIA H200' in 'device'\)"),
+    (lambda d: d["fingerprint"].update(sms=114), r"'fingerprint' entry disagrees .*sms: 114 there, 132 in 'device'"),
+    (lambda d: d.update(fingerprint="H100"), r"'fingerprint' entry disagrees .*'H100', expected an object"),
+    (lambda d: d.update(board="H200"), r"unknown key\(s\) \['board'\]"),
+])
+def test_a_manifest_whose_entries_disagree_or_that_has_keys_perfml_never_writes_is_refused(tmp_path, capsys, edit,
+                                                                                            message):
+    import json
+
+    from perfml.measure.store import ResultSet
+
+    edited = _copy(H100, tmp_path / "edited")
+    data = json.loads((edited / "manifest.json").read_text())
+    edit(data)
+    (edited / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(ResultSchemaError, match=message):
+        ResultSet.open(edited)
+    status, err = _run(capsys, "characterize", str(edited), "--out", str(tmp_path / "c.json"))
+    assert status == 2 and "manifest.json" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "c.json").exists()
 
 
 def test_a_point_stored_twice_is_refused(tmp_path):
@@ -320,10 +347,10 @@ def test_a_summary_time_its_repetitions_do_not_give_is_refused(tmp_path, column)
 
 # -- replay serves the kernel it recorded, and refuses before writing (thirty-second session) --------------
 
-def _ilp_spec(tmp_path: Path, chains) -> Path:
+def _ilp_spec(tmp_path: Path, chains, reps=None) -> Path:
     spec = tmp_path / "ilp_points.toml"
     spec.write_text(f'version = 1\nname = "ilp-points"\nrepetitions = 20\nwarmup = 3\n[[families]]\nname = "ilp"\n'
-                    f'params = {{ CHAINS = {list(chains)} }}\n')
+                    f'params = {{ CHAINS = {list(chains)}{"" if reps is None else f", REPS = {list(reps)}"} }}\n')
     return spec
 
 
@@ -349,10 +376,11 @@ def test_a_replay_of_a_kernel_changed_since_its_recording_is_refused_and_writes_
 
 
 def test_a_replay_miss_is_found_before_the_result_set_is_made(tmp_path, capsys):
-    """CHAINS = 9 was never recorded: the miss came after manifest.json, a part and plans.json were written."""
-    status, err = _run(capsys, "-q", "sweep", "run", str(_ilp_spec(tmp_path, [1, 2, 9])), "--backend", "replay",
-                       "--replay", str(H100), "--out", str(tmp_path / "miss"))
-    assert status == 2 and "no recorded measurement of ilp" in err and '"CHAINS":9' in err, err
+    """REPS = 65 was never recorded: the miss came after manifest.json, a part and plans.json were written.
+    (CHAINS = 9 was the miss here; ilp's sidecar now declares CHAINS 1 to 8, and refuses 9 at planning.)"""
+    status, err = _run(capsys, "-q", "sweep", "run", str(_ilp_spec(tmp_path, [1, 2], reps=[64, 65])), "--backend",
+                       "replay", "--replay", str(H100), "--out", str(tmp_path / "miss"))
+    assert status == 2 and "no recorded measurement of ilp" in err and '"REPS":65' in err, err
     assert not (tmp_path / "miss").exists()
 
 
@@ -398,3 +426,41 @@ def test_an_empty_params_table_in_a_spec_is_refused():
 
     with pytest.raises(SweepSpecError, match="`params` is empty"):
         parse_spec({"name": "u", "families": [{"name": "ilp", "params": {}}]})
+
+
+# -- the kernel fingerprint of a recording (thirty-third session) ---------------------------
+# Declaring the values a parameter takes (min / max / values, a sidecar key since the
+# thirty-third session) changed the sidecar's bytes, so every recording of the nine
+# applications was refused as "another version of kernel vectorAdd".
+
+ARCHIVE = REPO / "sweeps" / "results" / "archive"
+
+
+@pytest.mark.parametrize("recording", sorted(p.parent.name for p in ARCHIVE.glob("*/plans.json")))
+def test_the_recorded_kernel_fingerprints_are_those_of_the_shipped_kernels(recording):
+    import json
+
+    from perfml.kernels.catalog import load_catalog
+    from perfml.measure.runner import _kernel_fingerprints
+    from perfml.measure.spec import load_specs, plan_specs
+
+    plans = json.loads((ARCHIVE / recording / "plans.json").read_text())["specs"]
+    catalog = load_catalog()
+    for spec_name, planned in plans.items():
+        (plan,) = plan_specs(load_specs([spec_name]), catalog, sms=132)
+        assert _kernel_fingerprints(plan, catalog) == planned["kernels"], spec_name
+
+
+def test_a_declared_range_leaves_the_fingerprint_and_any_other_edit_changes_it():
+    from perfml.kernels.sidecar import fingerprint_text
+
+    base = ('name = "k"\n[params]\nCHAINS = { default = 1, description = "c" }\nTOTAL = { default = 840 }\n\n'
+            '[launch]\nthreads_per_block = 128\n')
+    declared = (base.replace("{ default = 1, ", "{ default = 1, min = 1, max = 8, ")
+                .replace("{ default = 840 }", "{ default = 840, values = [420, 840] }"))
+    assert declared != base and fingerprint_text(declared) == fingerprint_text(base) == base
+    assert fingerprint_text(base.replace("840", "420")) != base  # another default is another kernel
+    assert fingerprint_text(base.replace("128", "256")) != base
+    # a declaration in another form counts, as does the same text outside [params]
+    assert fingerprint_text(base.replace("[launch]", "[params.TOTAL]\nmin = 1\n[launch]")) != base
+    assert fingerprint_text(base + "[validation]\nx = { min = 1, y = 2 }\n") == base + "[validation]\nx = { min = 1, y = 2 }\n"

@@ -66,6 +66,9 @@ def test_parse_spec_defaults(synthetic_spec):
         ({"version": True}, "unknown spec version True"),
         ({"description": {"text": "x"}}, "`description` must be text, found dict"),
         ({"description": 3}, "`description` must be text, found int"),
+        # a percentage written as the fraction's value: 5 (meaning 5 %) let no point be noisy
+        ({"cv_threshold": 5}, r"cv_threshold is a fraction \(0.05 is 5 %\), found 5 \(500%\)"),
+        ({"cv_threshold": 100.0}, "cv_threshold is a fraction"),
     ],
 )
 def test_bad_specs_are_refused(change, message):
@@ -134,15 +137,35 @@ def test_plan_refuses_unknown_family_and_parameter(synthetic_catalog):
         plan_spec(spec, synthetic_catalog, sms=4)
 
 
-def test_a_spec_value_a_work_formula_cannot_take_is_blamed_on_the_values_too():
+def test_variants_named_for_a_family_without_variants_say_so():
+    """The message read "family 'ilp' has no variant(s) ['zzz']; it has []"."""
+    from perfml.kernels.catalog import load_catalog
+
+    spec = parse_spec({"name": "u", "families": [{"name": "ilp", "variants": ["zzz"]}]})
+    with pytest.raises(SweepSpecError, match=r"has no variant\(s\) \['zzz'\]; it has no variants: leave `variants` out"):
+        plan_spec(spec, load_catalog(), sms=4)
+
+
+def test_a_spec_value_a_work_formula_cannot_take_is_blamed_on_the_values_too(tmp_path):
     """SYNC_EVERY = 0 in a spec's grid divides device_sync's work.barriers by zero: the message
     said only "fix the expression" (the shipped sidecar's, which is right); it names the
     point's values and the spec's params as the other fix."""
-    from perfml.kernels.catalog import load_catalog
+    import re
+    import shutil
 
+    from perfml.kernels.catalog import default_kernels_dir, load_catalog
+
+    # device_sync declares SYNC_EVERY >= 1 (refused before its formulas run); a sidecar of the
+    # user's may declare no range, and then its formula's failure is what answers
+    for ext in (".cu", ".toml"):
+        shutil.copy(default_kernels_dir() / f"device_sync{ext}", tmp_path / f"device_sync{ext}")
+    sidecar = tmp_path / "device_sync.toml"
+    sidecar.write_text(re.sub(r"(min|max) = -?\d+, ", "", sidecar.read_text()))
     spec = parse_spec({"name": "u", "families": [{"name": "device_sync", "params": {"SYNC_EVERY": [0]}}]})
     with pytest.raises(SweepSpecError, match=r"cannot be launched with params \{'SYNC_EVERY': 0.*divides by zero.*"
                                              r"or choose parameter values it accepts \(a sweep spec's params"):
+        plan_spec(spec, load_catalog(tmp_path), sms=132)
+    with pytest.raises(SweepSpecError, match=r"SYNC_EVERY = 0 is not >= 1, the values its kernel is written for"):
         plan_spec(spec, load_catalog(), sms=132)
 
 

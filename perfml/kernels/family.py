@@ -27,6 +27,7 @@ __all__ = [
     "DTYPES",
     "INITS",
     "KINDS",
+    "PARAM_LIMIT",
     "REGIONS",
     "SCHEMA_VERSION",
     "VALIDATIONS",
@@ -100,12 +101,46 @@ _FIX = "fix the expression, or choose parameter values it accepts (a sweep spec'
 
 @dataclass(frozen=True)
 class Param:
-    """A compile-time constant of a family (``-DNAME=value``)."""
+    """A compile-time constant of a family (``-DNAME=value``).
+
+    ``minimum`` / ``maximum`` (the sidecar's ``min`` / ``max``) and ``choices`` (its
+    ``values``) are the values the kernel is written for; ``None`` means no bound.
+    """
 
     name: str
     default: int
     description: str = ""
     define: bool = True  # False: launch/argument-only, not passed as -D (e.g. an input size)
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[int, ...] | None = None
+
+    def accepted(self) -> str:
+        """The declared values in words (``"1 to 8"``, ``"one of 0, 1, 2"``, ``"any integer"``)."""
+        if self.choices is not None:
+            return "one of " + ", ".join(map(str, self.choices))
+        if self.minimum is not None and self.maximum is not None:
+            return f"{self.minimum} to {self.maximum}"
+        if self.minimum is not None:
+            return f">= {self.minimum}"
+        if self.maximum is not None:
+            return f"<= {self.maximum}"
+        return f"any integer of magnitude <= {PARAM_LIMIT}"
+
+    def problem(self, value: int) -> str | None:
+        """Why ``value`` is not a value of this parameter, or ``None``."""
+        if abs(value) > PARAM_LIMIT:
+            return f"{value} is beyond a 64-bit integer"
+        if ((self.choices is not None and value not in self.choices)
+                or (self.minimum is not None and value < self.minimum)
+                or (self.maximum is not None and value > self.maximum)):
+            return f"{value} is not {self.accepted()}"
+        return None
+
+
+#: the largest magnitude of a parameter value: it is a ``-D`` constant and an expression
+#: operand, both 64-bit integers (a larger value was planned and failed at compile time)
+PARAM_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -247,6 +282,12 @@ class KernelFamily:
                         f"{self.name}: parameter {name} must be an integer, found {value!r}"
                     )
                 value = as_int
+            problem = self.params[name].problem(int(value))
+            if problem:  # the kernel is written for its declared values (CHAINS = 0 or -1 was planned)
+                raise KernelSidecarError(
+                    f"{self.name}: parameter {name} = {problem}, the values its kernel is written for "
+                    f"(declared in {self.sidecar_path} [params]); choose one of them"
+                )
             merged[name] = int(value)
         return merged
 

@@ -21,6 +21,7 @@ from perfml.kernels.family import (
     DTYPES,
     INITS,
     KINDS,
+    PARAM_LIMIT,
     REGIONS,
     SCHEMA_VERSION,
     VALIDATIONS,
@@ -36,7 +37,7 @@ from perfml.kernels.family import (
 from perfml.kernels.launch import LAUNCH_NAMES as _LAUNCH_NAMES
 from perfml.kernels.options import check_sidecar_options
 
-__all__ = ["MAX_SWEEP_POINTS", "WORK_KEYS", "load_family"]
+__all__ = ["MAX_SWEEP_POINTS", "WORK_KEYS", "fingerprint_text", "load_family"]
 
 #: most points a sidecar's own [sweep] may expand to (`kernels check --sweep` compiles each)
 MAX_SWEEP_POINTS = 1024
@@ -64,6 +65,32 @@ _ARCH_RE = re.compile(r"^sm_\d{2,3}[a-z]?$")
 _MAX_ARCH_MAJOR = 20
 
 
+#: a parameter's declared values inside its inline table (``min = 1, `` / ``, max = 8`` /
+#: ``values = [0, 1], ``), as :func:`fingerprint_text` leaves them out
+_DECLARED_VALUES = re.compile(r"\b(?:min|max) = [-+]?\d+, |\bvalues = \[[^\]\n]*\], "
+                              r"|, (?:min|max) = [-+]?\d+(?= \})|, values = \[[^\]\n]*\](?= \})")
+
+
+def fingerprint_text(text: str) -> str:
+    """A sidecar's text as the kernel fingerprint of a recording reads it (``plans.json``):
+    without the values its parameters declare in their ``[params]`` inline tables.
+
+    Declaring ``min = 1`` changes which values a sweep may plan, not the kernel a recorded
+    value ran: hashed, it made every recording of the family unreplayable ("another version
+    of kernel vectorAdd"). Every other byte of the sidecar counts, and a declaration written
+    in another form (a ``[params.NAME]`` table) counts too: the check errs towards refusing.
+    """
+    out, in_params = [], False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            in_params = stripped.split("#")[0].strip() == "[params]"
+        elif in_params and "{" in line:
+            line = _DECLARED_VALUES.sub("", line)
+        out.append(line)
+    return "".join(out)
+
+
 def _fail(path: Path, key: str, problem: str, fix: str) -> KernelSidecarError:
     return KernelSidecarError(f"{path}: {key}: {problem}; {fix}")
 
@@ -89,13 +116,20 @@ def _check_expr(expr: Any, allowed: set[str], path: Path, key: str) -> None:
     if isinstance(expr, bool) or not isinstance(expr, (str, int, float)):
         raise _fail(path, key, f"expected a number or an expression string, found {expr!r}",
                     'write e.g. 1024 or "ITERS*8"')
+    if isinstance(expr, int) and abs(expr) > PARAM_LIMIT:  # an expression's own literals are held to int64
+        raise _fail(path, key, f"{expr} is beyond a 64-bit integer", f"give a number of magnitude <= {PARAM_LIMIT}")
     try:
         unknown = names_in(expr) - allowed
     except ExpressionError as exc:
         raise _fail(path, key, str(exc), "fix the expression") from exc
     if unknown:
-        raise _fail(path, key, f"unknown name(s) {', '.join(sorted(unknown))} in {expr!r}",
-                    f"declare them under [params] or use one of {', '.join(_LAUNCH_NAMES)}")
+        launch_names = [name for name in _LAUNCH_NAMES if name in allowed]
+        fix = (f"declare them under [params] or use one of {', '.join(launch_names)}" if launch_names
+               else "declare them under [params]")
+        if "sms" in unknown:  # the device's SM count is known where the grid is sized, not per launch
+            fix += "; sms (the device's SM count) is known only in launch.blocks, launch.blocks_per_sm and " \
+                   "launch.shared_bytes"
+        raise _fail(path, key, f"unknown name(s) {', '.join(sorted(unknown))} in {expr!r}", fix)
 
 
 def _dims(value: Any, path: Path, key: str, allowed: set[str]) -> tuple[Any, Any, Any]:
@@ -122,16 +156,37 @@ def _parse_params(data: Mapping[str, Any], path: Path) -> dict[str, Param]:
         if not isinstance(spec, dict):
             raise _fail(path, f"params.{pname}", f"expected a table, found {spec!r}",
                         f'write {pname} = {{ default = 1, description = "..." }}')
-        default = _expect(spec, "default", int, path, f"params.{pname}.")
-        extra = set(spec) - {"default", "description", "define"}
+        where = f"params.{pname}."
+        default = _expect(spec, "default", int, path, where)
+        extra = set(spec) - {"default", "description", "define", "min", "max", "values"}
         if extra:
             raise _fail(path, f"params.{pname}.{sorted(extra)[0]}", "unknown key",
-                        "a parameter has default, description and define")
-        params[pname] = Param(pname, default,
-                              _expect(spec, "description", str, path, f"params.{pname}.",
-                                      required=False, default=""),
-                              _expect(spec, "define", bool, path, f"params.{pname}.",
-                                      required=False, default=True))
+                        "a parameter has default, description, define, and min / max or values")
+        low = _expect(spec, "min", int, path, where, required=False)
+        high = _expect(spec, "max", int, path, where, required=False)
+        choices = _expect(spec, "values", list, path, where, required=False)
+        if choices is not None:
+            if low is not None or high is not None:
+                raise _fail(path, f"params.{pname}", "gives both values and min / max",
+                            "keep values (a list of the accepted values) or min / max (a range)")
+            if not choices or any(isinstance(v, bool) or not isinstance(v, int) for v in choices):
+                raise _fail(path, f"params.{pname}.values", f"expected a list of integers, found {choices!r}",
+                            "write e.g. values = [0, 1, 2]")
+            choices = tuple(choices)
+        if low is not None and high is not None and low > high:
+            raise _fail(path, f"params.{pname}", f"min = {low} is above max = {high}", "swap them")
+        param = Param(pname, default,
+                      _expect(spec, "description", str, path, where, required=False, default=""),
+                      _expect(spec, "define", bool, path, where, required=False, default=True),
+                      low, high, choices)
+        for key, value in (("min", low), ("max", high), *(("values", v) for v in choices or ())):
+            if value is not None and abs(value) > PARAM_LIMIT:
+                raise _fail(path, f"params.{pname}.{key}", f"{value} is beyond a 64-bit integer",
+                            f"give a value of magnitude <= {PARAM_LIMIT}")
+        problem = param.problem(default)
+        if problem:
+            raise _fail(path, f"params.{pname}.default", problem, "give a default among the declared values")
+        params[pname] = param
     return params
 
 
@@ -152,6 +207,10 @@ def _parse_variants(data: Mapping[str, Any], path: Path, params: Mapping[str, Pa
             if isinstance(value, bool) or not isinstance(value, int):
                 raise _fail(path, f"{where}params.{pname}", f"expected an integer, found {value!r}",
                             "fix the value")
+            problem = params[pname].problem(value)
+            if problem:
+                raise _fail(path, f"{where}params.{pname}", problem,
+                            f"give a value among the declared ones, or widen params.{pname}")
         variants[vname] = Variant(
             vname, MappingProxyType(dict(vparams)),
             _expect(spec, "target", str, path, where, required=False, default=target),
@@ -186,6 +245,11 @@ def _parse_sweep(data: Mapping[str, Any], path: Path, params: Mapping[str, Param
             if not values or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
                 raise _fail(path, f"sweep values of {pname}", f"expected integers, found "
                             f"{list(values)!r}", "list integer values")
+            for value in values:
+                problem = params[pname].problem(value)
+                if problem:
+                    raise _fail(path, f"sweep values of {pname}", problem,
+                                f"sweep values among the declared ones, or widen params.{pname}")
         n_points = math.prod(len(v) for v in grid.values())
         if n_points > MAX_SWEEP_POINTS:
             raise _fail(path, "sweep", f"expands to {n_points} points, more than "
@@ -221,7 +285,7 @@ def _parse_launch(data: Mapping[str, Any], path: Path, params: Mapping[str, Para
         raise _fail(path, "launch", "neither blocks nor blocks_per_sm given",
                     "add blocks_per_sm = 8 or blocks = \"ceil(N/256)\"")
     shared = launch.get("shared_bytes", 0)
-    _check_expr(shared, allowed, path, "launch.shared_bytes")
+    _check_expr(shared, allowed | {"sms"}, path, "launch.shared_bytes")
     extra = set(launch) - {"threads_per_block", "block", "blocks", "blocks_per_sm", "shared_bytes"}
     if extra:
         raise _fail(path, f"launch.{sorted(extra)[0]}", "unknown key",
@@ -418,7 +482,8 @@ def load_family(sidecar: Path, *, root: Path | None = None) -> KernelFamily:
     )
 
     params = _parse_params(data, path)
-    allowed = set(params) | set(_LAUNCH_NAMES)
+    # [work], [[args]] and [validation] are evaluated per launch, without the device's SM count
+    allowed = set(params) | set(_LAUNCH_NAMES) - {"sms"}
     variants = _parse_variants(data, path, params, target)
     sweep = _parse_sweep(data, path, params, kind)
 

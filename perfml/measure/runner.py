@@ -161,8 +161,11 @@ def run_plans(
 
 
 def _kernel_fingerprints(plan: SweepPlan, catalog: Mapping[str, Any] | None) -> dict[str, str]:
-    """Per kernel family of the plan, sha256 of its sidecar and CUDA source (families without files: none)."""
+    """Per kernel family of the plan, sha256 of its sidecar (:func:`~perfml.kernels.sidecar.fingerprint_text`:
+    the parameters' declared values left out) and CUDA source (families without files: none)."""
     import hashlib
+
+    from perfml.kernels.sidecar import fingerprint_text
 
     out: dict[str, str] = {}
     for family in sorted({p.launch.family for p in plan.points}):
@@ -170,7 +173,12 @@ def _kernel_fingerprints(plan: SweepPlan, catalog: Mapping[str, Any] | None) -> 
         sidecar = getattr(entry, "sidecar_path", None)
         if sidecar is None:
             continue
-        digest = hashlib.sha256(Path(sidecar).read_bytes())
+        raw = Path(sidecar).read_bytes()
+        try:
+            text = fingerprint_text(raw.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:  # not a sidecar perfml loaded; hashed as it is
+            text = raw
+        digest = hashlib.sha256(text)
         source = getattr(entry, "source_path", None)
         if source is not None and Path(source).is_file():
             digest.update(b"\0" + Path(source).read_bytes())

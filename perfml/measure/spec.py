@@ -123,9 +123,10 @@ class FamilyRun:
             by_variant = {k.variant: k for k in kernels}
             missing = [v for v in self.variants if v not in by_variant]
             if missing:
+                named = sorted(v for v in by_variant if v)
                 raise SweepSpecError(
-                    f"family {self.name!r} has no variant(s) {missing}; it has "
-                    f"{sorted(v for v in by_variant if v)}"
+                    f"family {self.name!r} has no variant(s) {missing}; "
+                    + (f"it has {named}" if named else "it has no variants: leave `variants` out of its entry")
                 )
             kernels = [by_variant[v] for v in self.variants]
         if self.params is not None:
@@ -343,6 +344,8 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
         raise _err(where, f"`description` must be text, found {type(description).__name__} {str(description)[:60]!r}")
     budget = _number(where, data, "time_budget_s", 60.0, float)
     cv = _number(where, data, "cv_threshold", 0.05, float)
+    if cv > 1:  # a percentage written as a fraction's value: 5 meant 5 %, and no point was ever noisy
+        raise _err(where, f"cv_threshold is a fraction (0.05 is 5 %), found {cv:g} ({cv:.0%}); give a value up to 1")
     max_point = _number(where, data, "max_point_s", math.inf, float, allow_inf=True)
     return SweepSpec(
         name=name,

@@ -357,6 +357,29 @@ def _manifest_device(device, manifest: Path) -> DeviceInfo:
         raise ResultSchemaError(f"{manifest}: unreadable 'device' entry ({exc}); {fix}") from None
 
 
+#: the top-level keys :meth:`ResultSet.create` writes into a manifest
+_MANIFEST_KEYS = frozenset({"format", "schema_version", "created", "synthetic", "timing", "device", "fingerprint"})
+
+
+def _check_manifest_fingerprint(fingerprint, device: DeviceInfo, manifest: Path) -> None:
+    """The manifest's ``fingerprint`` is its ``device`` entry's identity, written with it by
+    :meth:`ResultSet.create`: one edited without the other left the set's identity ambiguous
+    (the device entry was used, the fingerprint ignored, and a part's rows were blamed)."""
+    if fingerprint is None:  # sets written before the fingerprint was stored
+        return
+    expected = device.fingerprint
+    if isinstance(fingerprint, dict) and fingerprint == expected:
+        return
+    if isinstance(fingerprint, dict):
+        found = "; ".join(f"{k}: {fingerprint.get(k)!r} there, {expected.get(k)!r} in 'device'"
+                          for k in sorted(set(fingerprint) | set(expected)) if fingerprint.get(k) != expected.get(k))
+    else:
+        found = f"{fingerprint!r}, expected an object"
+    raise ResultSchemaError(f"{manifest}: the 'fingerprint' entry disagrees with the 'device' entry ({found}); "
+                            "perfml writes the two together, so one of them was edited: restore manifest.json, "
+                            "or measure the set again")
+
+
 #: the manifest's device fields beyond name, compute capability and SMs: (key, kind, low, high);
 #: a device reports no L2 over 4 GiB, no memory over 64 TiB, no clock over 100 GHz
 _DEVICE_FIELDS = (
@@ -467,15 +490,22 @@ class ResultSet:
         if not isinstance(synthetic, bool):  # "false" read as true
             raise ResultSchemaError(f"{manifest}: synthetic = {synthetic!r}, expected true or false; the manifest "
                                     "was edited or damaged: restore manifest.json")
+        unknown = sorted(set(data) - _MANIFEST_KEYS)
+        if unknown:  # perfml writes none of them: a hand edit, or another tool's file
+            raise ResultSchemaError(f"{manifest}: unknown key(s) {unknown}; a manifest holds "
+                                    f"{', '.join(sorted(_MANIFEST_KEYS))}. The manifest was edited or damaged: "
+                                    "restore manifest.json")
         timing = data.get("timing", DEFAULT_TIMING)
         try:
             check_timing(timing)
         except InvalidValueError:
             raise ResultSchemaError(f"{manifest}: timing = {timing!r}, expected one of {', '.join(map(repr, TIMINGS))}; "
                                     "the manifest was edited or damaged: restore manifest.json") from None
+        device = _manifest_device(data.get("device"), manifest)
+        _check_manifest_fingerprint(data.get("fingerprint"), device, manifest)
         return cls(
             path=path,
-            device=_manifest_device(data.get("device"), manifest),
+            device=device,
             synthetic=synthetic,
             created=str(data.get("created", "")),
             timing=timing,
@@ -687,7 +717,7 @@ class ResultSet:
             if len(other):
                 raise MixedDeviceError(f"{part} holds rows with {column} = {other.iloc[0]!r}, but the set was "
                                        f"measured on {self.device.name!r} ({column} = {expected!r}): the part comes "
-                                       f"from another device's result set; {fix}")
+                                       f"from another device's result set (or manifest.json's device entry was edited); {fix}")
         if "synthetic" in rows and (rows["synthetic"].astype(bool) != self.synthetic).any():
             raise ResultSchemaError(f"{part} holds {'measured' if self.synthetic else 'synthetic'} rows in a "
                                     f"{'synthetic' if self.synthetic else 'measured'} result set; {fix}")
