@@ -90,6 +90,10 @@ def test_a_nullable_boolean_size_or_launch_is_no_number(bundle, column):
     ("input_size_2", "abc", r"input_size_2 must be a whole number >= 0 \(at most 2\*\*53\) in every row that gives it; "
                             r"row 1 has 'abc'"),
     ("input_size_2", -1, r"input_size_2 must be a whole number >= 0"),
+    # compared as a float, 2**53 + 1 was 2**53, within the limit, and used as 2**53 (thirty-third session)
+    ("input_size", 2**53 + 1, r"at most 2\*\*53\) in every row; row 1 has 9007199254740993"),
+    ("input_size", "9007199254740993", r"at most 2\*\*53\) in every row; row 1 has '9007199254740993'"),
+    ("input_size_2", 2**53 + 1, r"input_size_2 must be a whole number >= 0 \(at most 2\*\*53\)"),
 ])
 def test_sizes_are_whole_numbers_for_every_estimator(bundle, column, value, message):
     """1e20 was refused by the BSP model as 'grid_x = 3.9e+17', a column the user never gave."""
@@ -113,6 +117,27 @@ def test_the_operator_estimator_refuses_dimensions_its_op_does_not_read(bundle, 
     with pytest.raises(DatasetSchemaError, match=message):
         bundle.models["dlops"].predict(_op(**columns))
     assert np.isfinite(bundle.models["dlops"].predict(_op(K=[np.nan]))).all()  # an empty cell is no dimension
+
+
+@pytest.mark.parametrize("value", [0, -5, 2.5, 2048])
+def test_the_operator_estimator_refuses_a_launch_cuda_does_not_run(bundle, value):
+    """The operator rows' launch columns are carried, not read: OperatorRegressor.predict answered
+    block_x = 0 (perfml predict refused it). Now refused, as the application estimators refuse it."""
+    with pytest.raises(DatasetSchemaError, match=rf"OperatorRegressor: row 1 \(board A100-40GB\) has block_x = "
+                                                 rf"{value}; expected a whole number in \[1, 1,024\]"):
+        bundle.models["dlops"].predict(_op(block_x=[value]))
+    assert np.isfinite(bundle.models["dlops"].predict(_op(block_x=[256]))).all()
+
+
+def test_measured_ms_refuses_an_unknown_board_as_predict_does(bundle):
+    """A misspelt board gave NaN ("no measurement"), where predict refused it by name."""
+    from perfml.errors import UnknownBoardError
+
+    model = bundle.models["described"]
+    for answer in (model.predict, model.measured_ms):
+        with pytest.raises(UnknownBoardError, match="unknown board 'GTX-9800'"):
+            answer(_app(board=["GTX-9800"]))
+    assert np.isnan(model.measured_ms(_app(board=["H100-SXM"]))).all()  # a known board without the run: no measurement
 
 
 def test_the_operator_estimator_numbers_rows_from_one(bundle):

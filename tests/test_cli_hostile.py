@@ -1036,6 +1036,21 @@ def test_a_second_size_that_is_no_whole_number_is_refused_as_such_first(hostile,
     assert code == 2 and expected in err and "takes one size" not in err, err
 
 
+@needs_data
+@pytest.mark.parametrize("column", ["input_size", "input_size_2"])
+def test_a_size_one_above_2_to_the_53_is_refused_not_read_as_2_to_the_53(hostile, capsys, column):
+    """Read as a float, 9007199254740993 was 2**53, passed the limit and was named as 9007199254740992."""
+    files = hostile / "in"
+    row = {"input_size": "1048576", "input_size_2": "0", column: "9007199254740993"}
+    (files / "q.csv").write_text("board,app_id,input_size,input_size_2\n"
+                                 f"GTX-980,vectorAdd,{row['input_size']},{row['input_size_2']}\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--output", str(files / "o.csv"),
+            "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and f"column {column}: expected an integer in [" in err and "found '9007199254740993'" in err, err
+
+
 @pytest.mark.parametrize("protocol", ["grouped-kfold", "size-extrapolation", "leave-one-app-out", "size-cv",
                                       "reference-board"])
 def test_a_dlops_experiment_under_a_protocol_of_runtime_rows_is_refused_by_its_file(hostile, capsys, protocol):

@@ -108,7 +108,7 @@ def _checked_frame(X, required, who: str) -> pd.DataFrame:
     for column, low in (("input_size", 1), ("input_size_2", 0)):
         if column in X.columns:
             _check_sizes(X[column], column, low, who)
-    _check_launch_columns(X, who)
+    check_launch_columns(X, who)
     X = _canonical_boards(X)
     if not X.index.is_unique:  # rows are matched by index inside the models; the caller's index is not used
         X = X.reset_index(drop=True)
@@ -130,13 +130,35 @@ def _check_sizes(given: pd.Series, column: str, low: int, who: str) -> None:
         present = ~np.isnan(n) if given.dtype.kind in "fiu" else given.notna().to_numpy(dtype=bool)
     with np.errstate(invalid="ignore"):
         bad = present & ~(np.isfinite(n) & (n >= low) & (n <= MAX_INPUT_SIZE) & (n == np.floor(n)))
-    bad |= present & boolean_cells(given)  # True is no size (to_numeric reads it as 1)
+    bad |= present & (boolean_cells(given) | above_exactly(given, MAX_INPUT_SIZE))  # True is no size (read as 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         need = "a positive whole number" if low else "a whole number >= 0"
         raise DatasetSchemaError(f"{who}: {column} must be {need} (at most 2**53) in every row"
                                  f"{'' if column == 'input_size' else ' that gives it'}; row {i + 1} has "
                                  f"{plain_value(given.iloc[i])!r}")
+
+
+def above_exactly(column: pd.Series, limit: int) -> np.ndarray:
+    """True where a cell holds a whole number above ``limit`` (an integer, or integer text),
+    compared exactly: read as a float first, 2**53 + 1 became 2**53 and passed a limit of
+    2**53 (and was echoed as 2**53). A float cell is compared as it is, by the callers."""
+    if column.dtype.kind in "iu":
+        return column.to_numpy() > limit
+    if column.dtype.kind in "fbc" or pd.api.types.is_bool_dtype(column):
+        return np.zeros(len(column), dtype=bool)
+
+    def above(value) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        if isinstance(value, (int, np.integer)):
+            return int(value) > limit
+        if isinstance(value, str):
+            text = value.strip().removeprefix("+")
+            return text.isascii() and text.isdigit() and int(text) > limit
+        return False
+
+    return column.map(above).to_numpy(dtype=bool)
 
 
 def boolean_cells(column: pd.Series) -> np.ndarray:
@@ -180,7 +202,7 @@ def _check_names(values: pd.Series, column: str, who: str) -> None:
                                  f"{'board' if column == 'board' else 'kernel (app_id)'} as text: fill the cell or drop the row")
 
 
-def _check_launch_columns(X: pd.DataFrame, who: str) -> None:
+def check_launch_columns(X: pd.DataFrame, who: str) -> None:
     """A launch value given is a whole number within CUDA's limits; an empty cell means "the
     kernel's default launch". A 0, negative, fractional or text value was used (or ignored)
     silently by the models, unlike ``perfml predict``, which refused it. The limits are

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
-from perfml.closed_form._inputs import MAX_INPUT_SIZE, checks_frames_once  # the size limit of every estimator
+from perfml.closed_form._inputs import MAX_INPUT_SIZE, above_exactly, checks_frames_once  # the size limit of every estimator
 from perfml.closed_form.roofline import roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
@@ -132,7 +132,7 @@ def _as_integers(frame: pd.DataFrame, column: str, where, *, required: bool, low
             raise _row_error(where, i, column, raw.iloc[i], "expected a finite integer", fix)
         if v != np.floor(v):
             raise _row_error(where, i, column, raw.iloc[i], "expected an integer", fix)
-        if not low <= v <= high:
+        if not low <= v <= high or (v == high and above_exactly(raw.iloc[i:i + 1], high)[0]):
             raise _row_error(where, i, column, raw.iloc[i], f"expected an integer in [{low}, {high}]", fix)
     return np.where(empty, np.nan, values)
 
@@ -1090,7 +1090,8 @@ def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where,
     # a value that is no whole number >= 0 is refused by check_queries, with its own message
     second = pd.to_numeric(original["input_size_2"].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
-        rows = np.flatnonzero(np.isfinite(second) & (second > 0) & (second == np.floor(second)))
+        rows = np.flatnonzero(np.isfinite(second) & (second > 0) & (second == np.floor(second))
+                              & (second <= MAX_INPUT_SIZE) & ~above_exactly(original["input_size_2"], MAX_INPUT_SIZE))
     table = getattr(getattr(model, "features_", None), "transfer_", None)
     if not len(rows) or table is None or "input_size_2" not in table.columns:
         return

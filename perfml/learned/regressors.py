@@ -482,7 +482,12 @@ class RuntimeRegressor(RegressorMixin, BaseEstimator):
         """Per row, the training measurement of its own run on its own board (ms), NaN where
         there is none (:meth:`perfml.learned.features.FeatureBuilder.measured_ms`)."""
         check_is_fitted(self, "model_")
-        return self.features_.measured_ms(check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor"))
+        X = check_frame(X, ("board", "app_id", "input_size"), "RuntimeRegressor")
+        from perfml.boards import get_board
+
+        for board in X["board"].astype(str).unique():  # a misspelt board is refused, as predict refuses it, not NaN
+            get_board(board, registry=self.registry)
+        return self.features_.measured_ms(X)
 
     def _predict_checked(self, X) -> np.ndarray:
         """The predictions of rows already through :func:`check_frame` (checked once per call)."""

@@ -118,7 +118,7 @@ def check_operator_rows(X, who: str) -> pd.DataFrame:
             f"{who} takes a pandas DataFrame of operator rows (columns board, op and the dims B, M, N, K, H "
             f"or the conv dims), got {type(X).__name__}"
         )
-    from perfml.closed_form._inputs import check_column_names
+    from perfml.closed_form._inputs import check_column_names, check_launch_columns
 
     check_column_names(X, who)
     missing = [c for c in _REQUIRED if c not in X.columns]
@@ -130,6 +130,8 @@ def check_operator_rows(X, who: str) -> pd.DataFrame:
         position = int(np.flatnonzero(X["board"].isna().to_numpy())[0])
         raise DatasetSchemaError(f"{who}: row {position + 1}: column 'board' is empty; name the board")
     _refuse_dims_the_op_does_not_read(X, who)
+    # the launch columns are carried, not read; a value CUDA does not run is refused as perfml predict refuses it
+    check_launch_columns(X, who)
     return X
 
 
