@@ -464,3 +464,27 @@ def test_a_declared_range_leaves_the_fingerprint_and_any_other_edit_changes_it()
     # a declaration in another form counts, as does the same text outside [params]
     assert fingerprint_text(base.replace("[launch]", "[params.TOTAL]\nmin = 1\n[launch]")) != base
     assert fingerprint_text(base + "[validation]\nx = { min = 1, y = 2 }\n") == base + "[validation]\nx = { min = 1, y = 2 }\n"
+
+
+@pytest.mark.parametrize("board", ["H200", "Tesla-T4"])
+def test_a_characterization_whose_board_is_not_its_device_is_refused(tmp_path, capsys, board):
+    """The H100's measured characterization with "board" edited to another board's name was
+    applied to that board: its device entry (NVIDIA H100 80GB HBM3) was never compared."""
+    import json
+
+    from perfml.characterize.load import load_characterization
+
+    data = json.loads((H100 / "characterization.json").read_text())
+    data["board"] = board
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    message = rf"the device 'NVIDIA H100 80GB HBM3' is the registry's board 'H100-SXM', not '{board}'; the file's board"
+    for target in (None, board):
+        with pytest.raises(CharacterizationBoardError, match=message):
+            load_characterization(edited, board=target)
+    (tmp_path / "q.csv").write_text(f"board,app_id,input_size\n{board},vectorAdd,1048576\n")
+    status, err = _run(capsys, "predict", "--model", str(REPO / "models" / "default"), "--queries",
+                       str(tmp_path / "q.csv"), "--characterization", str(edited), "--output", str(tmp_path / "p.csv"))
+    assert status == 2 and "is the registry's board 'H100-SXM'" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "p.csv").exists()
+    assert load_characterization(H100 / "characterization.json", board="H100-SXM").board == "H100-SXM"

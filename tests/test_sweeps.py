@@ -790,6 +790,24 @@ def test_sweep_commands_refuse_an_unknown_board_and_a_replay_into_its_own_set(tm
     assert sorted(p.name for p in copy.iterdir()) == before
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--backend", "replay", "--replay", "REC", "--device", "3"], "--device 3 selects a GPU for --backend cupy"),
+    (["--backend", "replay", "--replay", "REC", "--device", "0"], "--device 0 selects a GPU for --backend cupy"),
+    (["--backend", "cupy", "--replay", "REC"], "is read by --backend replay only"),
+])
+def test_sweep_run_refuses_an_option_its_backend_does_not_read(tmp_path, capsys, argv, message):
+    """`--backend replay --device 99` served the recording whatever device was named, and `--backend
+    cupy --replay SET` measured (or failed for want of a GPU) without a word about --replay."""
+    from perfml.cli import main
+
+    recording = str(Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200")
+    argv = [recording if a == "REC" else a for a in argv]
+    assert main(["sweep", "run", "calibration", *argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_unknown_variant_names_the_spec_file(tmp_path, synthetic_catalog):
     from perfml.measure import runner
 

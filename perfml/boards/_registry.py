@@ -750,7 +750,7 @@ def list_boards(*, registry: Registry | None = None) -> list[Board]:
     return list((registry or default_registry()).boards.values())
 
 
-def check_board_is_device(board: str, device_name: str, where: object) -> None:
+def check_board_is_device(board: str, device_name: str, where: object, fix: str | None = None) -> None:
     """Refuse ``board`` as the name of measurements made on ``device_name`` when the device
     is another registry board (its name or one of its aliases or device names).
 
@@ -771,7 +771,7 @@ def check_board_is_device(board: str, device_name: str, where: object) -> None:
     if not same_board(board, measured):
         raise CharacterizationBoardError(
             f"{where}: the device {device_name!r} is the registry's board {measured!r}, not {board!r}; "
-            f"pass --board {measured} or leave --board out (the device names its board)")
+            + (fix or f"pass --board {measured} or leave --board out (the device names its board)"))
 
 
 def same_board(a: str, b: str, *, registry: Registry | None = None) -> bool:

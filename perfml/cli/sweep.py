@@ -157,7 +157,8 @@ def run(
     replay: Annotated[
         Path | None, typer.Option("--replay", help="Result set to serve with --backend replay.")
     ] = None,
-    device: Annotated[int, typer.Option("--device", min=0, help="CUDA device ordinal.")] = 0,
+    device: Annotated[int | None, typer.Option("--device", min=0, help="CUDA device ordinal, with --backend cupy "
+                                                "(default 0).")] = None,
     board: Annotated[
         str | None, typer.Option("--board", help="Registry board of the device: time estimates and the MLflow board tag (the device's own board when the registry knows the device).")
     ] = None,
@@ -190,11 +191,17 @@ def run(
     from perfml.measure import make_backend
     from perfml.measure.runner import run_sweeps
 
+    from perfml.errors import InvalidValueError
+
+    if backend == "replay" and device is not None:  # ignored before: the recording was served whatever it named
+        raise InvalidValueError(f"--device {device} selects a GPU for --backend cupy; --backend {backend} serves the "
+                                "set of --replay, measured on its own device: leave --device out")
+    if backend == "cupy" and replay is not None:
+        raise InvalidValueError(f"--replay {replay} is read by --backend replay only; with --backend cupy the "
+                                "points are measured: add --backend replay, or leave --replay out")
     loaded = _specs(specs)
     reg = _board(board)
     if replay is not None and out is not None and Path(replay).resolve() == Path(out).resolve():
-        from perfml.errors import InvalidValueError
-
         raise InvalidValueError(f"--out {out} is the set --replay serves; replayed rows would be appended to the "
                                 "measurements they copy: write the replay to another --out")
     if tracking_uri is not None:
@@ -206,7 +213,7 @@ def run(
         check_reachable(tracking_uri)
     catalog = _catalog(kernels_dir)  # one catalog for planning and for the backend
     console = Console(stderr=True)
-    with make_backend(backend, replay=str(replay) if replay else None, device=device,
+    with make_backend(backend, replay=str(replay) if replay else None, device=0 if device is None else device,
                       catalog=catalog, timing=timing) as be:
         if board is not None:  # --board names this device's results (MLflow tag, estimates): never another board
             from perfml.boards import check_board_is_device
