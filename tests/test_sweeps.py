@@ -69,6 +69,7 @@ def test_parse_spec_defaults(synthetic_spec):
         # a percentage written as the fraction's value: 5 (meaning 5 %) let no point be noisy
         ({"cv_threshold": 5}, r"cv_threshold is a fraction \(0.05 is 5 %\), found 5 \(500%\)"),
         ({"cv_threshold": 100.0}, "cv_threshold is a fraction"),
+        ({"time_budget_s": 1e308}, "time_budget_s must be at most 3.1536e\\+07, found 1e\\+308"),
     ],
 )
 def test_bad_specs_are_refused(change, message):

@@ -265,6 +265,10 @@ def _launch_table(where: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: the largest ``time_budget_s`` (a year): 1e308 was taken, and printed as a 309-digit number
+#: of seconds in the plan; a budget beyond any sweep's run is no budget (``max_point_s`` takes inf)
+MAX_BUDGET_S = 365 * 86400
+
 #: the most launches per point a spec may ask for (``repetitions``, ``warmup``): the result
 #: schema stores them as 32-bit integers (a larger warmup failed when the part was written)
 MAX_LAUNCHES = 2**31 - 1
@@ -342,7 +346,7 @@ def parse_spec(data: Mapping[str, Any], *, where: str = "<spec>", path: Path | N
     description = data.get("description", "")
     if not isinstance(description, str):  # a table or a number was stored as its Python repr
         raise _err(where, f"`description` must be text, found {type(description).__name__} {str(description)[:60]!r}")
-    budget = _number(where, data, "time_budget_s", 60.0, float)
+    budget = _number(where, data, "time_budget_s", 60.0, float, maximum=MAX_BUDGET_S)
     cv = _number(where, data, "cv_threshold", 0.05, float)
     if cv > 1:  # a percentage written as a fraction's value: 5 meant 5 %, and no point was ever noisy
         raise _err(where, f"cv_threshold is a fraction (0.05 is 5 %), found {cv:g} ({cv:.0%}); give a value up to 1")
