@@ -229,6 +229,39 @@ def test_a_flag_before_an_empty_argument_is_not_blamed(hostile, capsys):
     assert code == 2 and "an argument of `perfml boards show` is empty" in err, err
 
 
+# (argv with an option given twice, what the one-line error must name); thirty-third session:
+# click kept the last value, and `--calibration A --calibration B` read B alone without a word
+REPEATED = [
+    (["predict", "--model", "m1", "--model", "m2", "--queries", "{in}/queries.csv", "--output", "p.csv"],
+     "--model is given twice; it takes one value, and only the last would be read: give it once "
+     "(see `perfml predict --help`)"),
+    (["predict", "--model", "m", "--queries", "q.csv", "--output", "a.csv", "--calibration", "c1.csv",
+      "--calibration=c2.csv"], "--calibration is given twice"),
+    (["sweep", "run", "--out", "a", "--backend", "replay", "--out", "b"], "--out is given twice"),
+    (["characterize", "--from-runtimes", "a.csv", "--board", "GTX-980", "--board", "Tesla-K40"], "--board is given twice"),
+]
+
+
+@pytest.mark.parametrize("argv, message", REPEATED, ids=_ids(REPEATED))
+def test_an_option_of_one_value_given_twice_is_refused_by_name(hostile, capsys, argv, message):
+    code, err = _check(_fill(argv, hostile), hostile, capsys)
+    assert code == 2 and message in err, err
+
+
+def test_an_option_declared_repeatable_may_repeat_and_a_value_is_not_read_as_an_option(hostile, capsys):
+    """``train --source`` and ``kernels check --family`` take several values; the value of an
+    option that reads like an option (``--out --out``) is its value."""
+    import typer
+
+    from perfml.cli import _repeated_option, app
+
+    command = typer.main.get_command(app)
+    assert _repeated_option(command, ["train", "--source", "a", "--source", "b", "--out", "m"]) is None
+    assert _repeated_option(command, ["kernels", "check", "--family", "ilp", "--family", "dram"]) is None
+    assert _repeated_option(command, ["sweep", "run", "--out", "--out"]) is None
+    assert _repeated_option(command, ["sweep", "run", "--", "--out", "a", "--out", "b"]) is None
+
+
 @needs_data
 @pytest.mark.parametrize("argv, expected", DATA_CASES, ids=_ids(DATA_CASES))
 def test_hostile_data_home(hostile, capsys, argv, expected):

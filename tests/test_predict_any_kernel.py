@@ -558,6 +558,27 @@ def test_operator_repeats_far_apart_are_told(tmp_path):
     assert len(lines) == 1 and "rows 1, 2" in lines[0] and "10x apart" in lines[0]
 
 
+@pytest.mark.parametrize("text, told", [
+    # merged by the lookup, grouped apart on their raw cells (thirty-third session): no warning
+    ("board,app_id,input_size,block_x,grid_x,block_y,grid_y,time_ms\nGTX-680,my_k,4096,256,16,1,1,0.1\n"
+     "GTX-680,my_k,4096,256,16,,,10\n", "rows 1, 2 measure the same run on GTX-680 at 0.1 to 10 ms (100x apart)"),
+    ("board,app_id,input_size,input_size_2,time_ms\nGTX-680,my_k,4096,0,0.1\nGTX-680,my_k,4096,,10\n", "rows 1, 2"),
+    ("board,op,B,H,dtype,time_ms\nTesla-T4,add,8,4096,float32,0.026\nTesla-T4,add,8,4096,,2.6\n", "rows 1, 2"),
+    ("board,app_id,input_size,note,time_ms\nGTX-680,my_k,4096,first,0.1\nGTX-680,my_k,4096,second,10\n", "rows 1, 2"),
+    # two launches of one run, or two boards, or two sizes: not repeats (the lookup keeps them apart)
+    ("board,app_id,input_size,block_x,grid_x,time_ms\nGTX-680,my_k,4096,256,16,0.1\nGTX-680,my_k,4096,1024,4,10\n", None),
+    ("board,app_id,input_size,time_ms\nGTX-680,my_k,4096,0.1\nTesla-K40,my_k,4096,10\n", None),
+    ("board,op,B,H,time_ms\nTesla-T4,add,8,4096,0.026\nTesla-T4,add,8,8192,2.6\n", None),
+])
+def test_reference_repeats_are_the_rows_the_lookup_merges(tmp_path, text, told):
+    from perfml.learned.bundle import read_reference_any, reference_repeat_warnings
+
+    path = tmp_path / "ref.csv"
+    path.write_text(text)
+    lines = reference_repeat_warnings(read_reference_any(path), "--reference ref.csv")
+    assert (lines == []) if told is None else (len(lines) == 1 and told in lines[0]), lines
+
+
 def test_a_query_below_the_training_sizes_is_not_faster_than_the_fastest_training_call(model, rows):
     """Below the training sizes the model extrapolates the work's scaling to nothing: vectorAdd of
     1,000 elements came out at 0.0005 ms, below any call measured on any board."""

@@ -923,8 +923,8 @@ def far_repeats(times, runs) -> list[np.ndarray]:
     apart, each as the positions of its rows.
 
     ``runs``: one row per time, the columns that name a run (equal cells, empty equal to
-    empty, are one run). The one rule of the repeat warnings of calibrations
-    (:func:`repeat_spread_warning`) and references
+    empty, are one run): the rule of the repeat warnings of calibrations
+    (:func:`repeat_spread_warning`). A reference's repeats are the rows its lookup merges
     (:func:`perfml.learned.bundle.reference_repeat_warnings`).
     """
     import pandas as pd

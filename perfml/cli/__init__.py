@@ -184,17 +184,8 @@ def _empty_option_value(group, args: list[str]) -> str | None:
     once. The options of the command the arguments name (and of the groups above it) are
     read from click's public attributes (``commands``, ``params``, ``opts``, ``is_flag``).
     """
-    command, path = group, ["perfml"]
-    owner = _value_options(command, path)  # option -> the command it belongs to
-    for token in args:
-        sub = getattr(command, "commands", {}).get(token)
-        if sub is None:
-            if not hasattr(command, "commands"):
-                break
-            continue  # a group's own option (`perfml --boards F predict ...`) or its value
-        command = sub
-        path.append(token)
-        owner.update(_value_options(command, path))
+    path, options = _named_command(group, args)
+    owner = {opt: where for opt, (_, where) in options.items()}  # option -> the command it belongs to
     previous = None
     for token in args:
         if token == "--":  # what follows is positional
@@ -212,10 +203,59 @@ def _empty_option_value(group, args: list[str]) -> str | None:
     return None
 
 
-def _value_options(command, path: list[str]) -> dict[str, str]:
-    """The options of ``command`` that take a value (not flags), each mapped to the command's path."""
-    return {opt: " ".join(path) for p in command.params if not getattr(p, "is_flag", False)
+def _named_command(group, args: list[str]) -> tuple[list[str], dict]:
+    """The command path ``args`` name and the value-taking options of it and of the groups
+    above it: option string -> (its click parameter, the command path it belongs to)."""
+    command, path = group, ["perfml"]
+    options = _value_options(command, path)
+    for token in args:
+        sub = getattr(command, "commands", {}).get(token)
+        if sub is None:
+            if not hasattr(command, "commands"):
+                break
+            continue  # a group's own option (`perfml --boards F predict ...`) or its value
+        command = sub
+        path.append(token)
+        options.update(_value_options(command, path))
+    return path, options
+
+
+def _value_options(command, path: list[str]) -> dict[str, tuple]:
+    """The options of ``command`` that take a value (not flags): option -> (parameter, the command's path)."""
+    return {opt: (p, " ".join(path)) for p in command.params if not getattr(p, "is_flag", False)
             for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())) if opt.startswith("-")}
+
+
+def _repeated_option(group, args: list[str]) -> str | None:
+    """The message for an option given twice that takes one value (``--calibration A
+    --calibration B``), else None.
+
+    click keeps the last value: the first file was dropped without a word (A's rows were
+    never read, and only B's warnings were shown). An option declared to take several
+    values (``multiple``) may repeat. Read from click's command tree as
+    :func:`_empty_option_value` reads it.
+    """
+    _, options = _named_command(group, args)
+    seen: dict[int, str] = {}
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":  # what follows is positional
+            break
+        name = token.split("=", 1)[0] if token.startswith("--") else token
+        if name not in options:
+            continue
+        param, where = options[name]
+        if "=" not in token:
+            next(tokens, None)  # the option's value, whatever it reads like
+        if getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1:
+            continue
+        if id(param) in seen:
+            first = seen[id(param)]
+            also = "" if first == name else f" (as {first})"
+            return (f"{name} is given twice{also}; it takes one value, and only the last would be read: give it "
+                    f"once (see `{where} --help`)")
+        seen[id(param)] = name
+    return None
 
 
 #: a run of this many characters without a space in a message is shortened when printed
@@ -313,7 +353,8 @@ def _main(argv: list[str] | None) -> int:
     from perfml.cli._errors import internal_error_line, translate
 
     command = typer.main.get_command(app)
-    refused = _empty_option_value(command, sys.argv[1:] if argv is None else list(argv))
+    given = sys.argv[1:] if argv is None else list(argv)
+    refused = _empty_option_value(command, given) or _repeated_option(command, given)
     if refused is not None:
         _say(f"error: {refused}")
         return 2

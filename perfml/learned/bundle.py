@@ -406,24 +406,60 @@ def reference_repeat_warnings(references, where: str) -> list[str]:
     :data:`perfml.characterize.calibrate.REPEAT_SPREAD_WARN`x (the prediction uses their
     geometric mean, which is then a guess; the user should know).
 
-    ``references``: the parts :func:`read_reference_any` returns (None parts skipped); a run is
-    every checked column but ``time_ms`` (board, kernel, sizes, launch).
+    ``references``: the parts :func:`read_reference_any` returns (None parts skipped). Rows are
+    repeats where the lookup merges them (:func:`_merged_repeats`): same board, kernel and
+    sizes (an empty second size or operator dimension as the lookup reads it), and launches
+    that agree on every column both give (:func:`~perfml.learned.queries.launches_agree`: an
+    empty cell constrains nothing). Grouped on their raw cells, ``block_y`` 1 and an empty
+    ``block_y`` (or ``dtype`` float32 and an empty one) were two runs, and a 100x repeat was
+    averaged without a word.
     """
-    from perfml.characterize.calibrate import far_repeats
-
     lines = []
     for ref in references:
         if ref is None or len(ref) < 2:
             continue
         file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
         times = ref["time_ms"].to_numpy(dtype=float)
-        for pos in far_repeats(times, ref[[c for c in ref.columns if c != "time_ms"]]):
+        for pos in _merged_repeats(ref, times):
             low, high = times[pos].min(), times[pos].max()
             rows = ", ".join(str(file_rows[i] + 1) for i in pos)
             lines.append(f"{where}: rows {rows} measure the same run on {ref['board'].iat[pos[0]]} at "
                          f"{low:.4g} to {high:.4g} ms ({high / low:.3g}x apart); "
                          "perfml uses their geometric mean: check the rows (unit, board, sizes, launch)")
     return lines
+
+
+def _merged_repeats(ref: pd.DataFrame, times: np.ndarray) -> list[np.ndarray]:
+    """The positions of reference rows the lookup merges for one query whose times are more than
+    :data:`~perfml.characterize.calibrate.REPEAT_SPREAD_WARN` x apart, one array per run."""
+    from perfml.characterize.calibrate import REPEAT_SPREAD_WARN
+    from perfml.learned.operator_queries import _run_keys
+    from perfml.learned.queries import LAUNCH_COLUMNS, launches_agree
+
+    if "op" in ref.columns:
+        run = _run_keys(ref)
+    else:
+        second = ref["input_size_2"].to_numpy(dtype=float) if "input_size_2" in ref.columns else np.zeros(len(ref))
+        run = (ref["app_id"].astype(str) + "|" + ref["input_size"].map("{:.0f}".format)
+               + "|" + pd.Series(np.nan_to_num(second, nan=0.0), index=ref.index).map("{:.0f}".format))
+    run = ref["board"].astype(str) + "|" + run
+    launch = ref[[c for c in LAUNCH_COLUMNS if c in ref.columns]].to_numpy(dtype=float)
+    found = []
+    for positions in pd.Series(np.arange(len(ref))).groupby(run.to_numpy(), sort=False).indices.values():
+        if len(positions) < 2:
+            continue
+        far = np.zeros(len(positions), dtype=bool)
+        for k, i in enumerate(positions[:-1]):  # each row against the later ones whose launch agrees
+            later = positions[k + 1:]
+            agree = launches_agree(launch[later], launch[i])
+            apart = np.maximum(times[later] / times[i], times[i] / times[later]) > REPEAT_SPREAD_WARN
+            hit = agree & apart
+            if hit.any():
+                far[k] = True
+                far[k + 1:] |= hit
+        if far.any():
+            found.append(np.asarray(positions)[far])
+    return found
 
 
 #: a --reference time more than this factor from the training data's measurement of the same run
