@@ -1046,6 +1046,32 @@ def test_a_reference_far_from_the_training_datas_measurement_of_the_same_run_is_
 
 
 @needs_data
+@pytest.mark.parametrize("row, query, warned", [
+    # no training board ran these sizes: compared with the model's own prediction (thirty-third session)
+    ("Tesla-T4,,,,,add,8,,,,4096,26.0", "A100-PCIe-40GB,,,,,add,8,,,,4096", True),  # 0.026 ms given in microseconds
+    ("Tesla-T4,,,,,add,8,,,,4096,0.026", "A100-PCIe-40GB,,,,,add,8,,,,4096", False),
+    ("GTX-680,vectorAdd,1000000,,,,,,,,,80", "GTX-980,vectorAdd,1000000,,,,,,,,", True),
+    ("GTX-680,vectorAdd,1000000,,,,,,,,,0.08", "GTX-980,vectorAdd,1000000,,,,,,,,", False),
+    ("GTX-680,my_kernel,1000000,256,3907,,,,,,,80", "GTX-980,my_kernel,1000000,256,3907,,,,,,", False),  # no work known
+])
+def test_a_reference_far_from_the_models_prediction_of_a_run_no_training_board_ran_is_warned_about(
+        hostile, capsys, row, query, warned):
+    """An add on the T4 given in microseconds (26 for 0.026 ms) carried the A100's prediction
+    1000x, without a word: only runs the training data measured were compared."""
+    files = hostile / "in"
+    header = "board,app_id,input_size,block_x,grid_x,op,B,M,N,K,H"
+    (files / "r.csv").write_text(f"{header},time_ms\n{row}\n")
+    (files / "q.csv").write_text(f"{header}\n{query}\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "r.csv"),
+            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 0, err
+    assert ("differ by more than 30x from the model's prediction of the same run" in err) == warned, err
+    assert "training data's measurement" not in err, err
+
+
+@needs_data
 def test_characterize_writes_its_warnings_to_stderr_as_every_command_does(hostile, capsys):
     files = hostile / "in"
     adds = files / "adds.csv"  # small calls only: the DRAM bandwidth is not calibrated, a warning
