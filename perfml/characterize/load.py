@@ -37,17 +37,17 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
         raise ResultSchemaError(f"cannot read characterization {path}: {exc.strerror or exc}") from None
     data = parse_table(text, path, "json", "perfml characterization", ResultSchemaError,
                        non_finite=True)  # Characterization.from_dict names the field
+    if board is not None and isinstance(data.get("board"), str):
+        # first: the values are checked against the board's specification, another board's misleads
+        check_board_name(data["board"], board, path)
     device = data.get("device")
     device_name = device.get("name") if isinstance(device, dict) else None
     if isinstance(data.get("board"), str) and isinstance(device_name, str) and device_name:
         # the values were measured on that device: a "board" edited to another board's name applied them there
-        # (first, as below: the values are checked against the named board's specification)
+        # (before the values are checked against the named board's specification, for the same reason)
         check_board_is_device(data["board"], device_name, path,
                               fix=f"the file's board was edited, or the sweep was characterized with the wrong "
                                   f"--board: characterize the results again (`perfml characterize RESULTS --out {path}`)")
-    if board is not None and isinstance(data.get("board"), str):
-        # first: the values are checked against the board's specification, another board's misleads
-        check_board_name(data["board"], board, path)
     try:
         characterization = Characterization.from_dict(data)
     except PerfmlError as exc:  # name the file: the value's own message cannot
