@@ -386,3 +386,102 @@ def test_a_calibration_timed_by_kernel_durations_lowers_the_call_floor_on_its_bo
     got = _predict_h100(tmp_path, small, "events", ["--calibration", str(events_calibration)])
     assert "its launch floor was timed as 'CUDA events around each launch" in capsys.readouterr().err
     assert np.all(got["predicted_ms"] >= training_floor)
+
+
+# -- a characterization file is checked on its values, not on its own warnings (thirty-third session)
+# A helper probe: the warnings a calibration wrote into the file were all a --characterization
+# said; deleted, the file of add calls timed x10 was silent, as was a file edited by hand (its
+# curve's times x30 and its dram_bandwidth /30) or a T4 file relabelled the V100 (board and device).
+
+SHIPPED = __import__("pathlib").Path(__file__).resolve().parents[1] / "models" / "default"
+
+
+@pytest.fixture(scope="module")
+def a100_adds(tmp_path_factory):
+    from perfml.datasets import load_dlops_runtimes
+
+    folder = tmp_path_factory.mktemp("a100")
+    rt = load_dlops_runtimes(HOME)
+    for board in ("A100-PCIe-40GB", "Tesla-T4"):
+        rows = rt[rt.board == board]
+        adds = rows[rows.op == "add"][["board", "op", "B", "H", "time_ms"]]
+        adds.to_csv(folder / f"adds_{board}.csv", index=False)
+        adds.assign(time_ms=10 * adds.time_ms).to_csv(folder / f"adds_x10_{board}.csv", index=False)
+        rows[rows.op == "mul"].head(5)[["board", "op", "B", "H"]].to_csv(folder / f"q_{board}.csv", index=False)
+    return folder
+
+
+def _characterized(folder, name, board):
+    import json
+
+    out = folder / f"{name}.json"
+    if not out.exists():
+        assert main(["characterize", "--from-runtimes", str(folder / f"{name}.csv"), "--board", board,
+                     "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def _predict_with_file(folder, tmp_path, capsys, data, queries):
+    import json
+
+    n = len(list(tmp_path.glob("edited*.json")))  # a file and an output per call
+    path = tmp_path / f"edited{n}.json"
+    path.write_text(json.dumps(data))
+    capsys.readouterr()
+    status = main(["predict", "--model", str(SHIPPED), "--queries", str(folder / queries), "--characterization",
+                   str(path), "--output", str(tmp_path / f"p{n}.csv"), "--data-home", str(HOME.path)])
+    return status, capsys.readouterr().err
+
+
+def test_a_characterizations_deleted_warning_is_given_again_from_its_values(a100_adds, tmp_path, capsys):
+    data = _characterized(a100_adds, "adds_x10_A100-PCIe-40GB", "A100-PCIe-40GB")
+    assert any("dram_bandwidth: add reached 0.0" in w for w in data["warnings"])
+    data["warnings"] = []
+    status, err = _predict_with_file(a100_adds, tmp_path, capsys, data, "q_A100-PCIe-40GB.csv")
+    assert status == 0, err
+    assert "warning: dram_bandwidth: add reached 0.0" in err and err.count("add reached") == 1, err
+    assert "its streaming curve's DRAM-bound calls move" in err, err
+
+
+def test_a_hand_edited_slow_curve_and_bandwidth_are_told(a100_adds, tmp_path, capsys):
+    data = _characterized(a100_adds, "adds_A100-PCIe-40GB", "A100-PCIe-40GB")
+    status, err = _predict_with_file(a100_adds, tmp_path, capsys, data, "q_A100-PCIe-40GB.csv")
+    assert status == 0 and "reached" not in err and "DRAM-bound calls move" not in err, err  # the file as made
+    data["stream_curve"]["seconds"] = [30 * t for t in data["stream_curve"]["seconds"]]
+    for value in data["values"]:
+        if value["quantity"] == "dram_bandwidth" and value["tier"] == "calibrated":
+            value["value"] /= 30
+    status, err = _predict_with_file(a100_adds, tmp_path, capsys, data, "q_A100-PCIe-40GB.csv")
+    assert status == 0, err
+    assert "dram_bandwidth: add reached 0.0" in err and "its streaming curve's DRAM-bound calls move" in err, err
+
+
+@pytest.mark.parametrize("as_board", ["Tesla-V100-PCIe-32GB", "A100-PCIe-40GB"])
+def test_a_characterization_relabelled_to_another_board_is_told_by_its_spec_values(a100_adds, tmp_path, capsys,
+                                                                                   as_board):
+    import pandas as pd
+
+    data = _characterized(a100_adds, "adds_Tesla-T4", "Tesla-T4")
+    data["board"] = as_board
+    data["device"]["name"] = as_board
+    queries = f"q_{as_board}.csv"
+    if not (a100_adds / queries).exists():
+        pd.DataFrame({"board": [as_board], "op": ["mul"], "B": [8], "H": [4096]}).to_csv(a100_adds / queries, index=False)
+    status, err = _predict_with_file(a100_adds, tmp_path, capsys, data, queries)
+    assert status == 0, err
+    assert f"its spec values are not the registry's for {as_board} (dram_bandwidth 3.2e+11 B/s there" in err, err
+
+
+def test_no_committed_characterization_earns_a_consistency_warning():
+    from pathlib import Path
+
+    from perfml.characterize.load import load_characterization
+    from perfml.learned.target_characterization import file_consistency_warnings
+
+    root = Path(__file__).resolve().parents[1]
+    files = [p for p in sorted(root.glob("**/*.json")) if ".venv" not in p.parts and "mlruns" not in p.parts
+             and '"perfml-board-characterization"' in p.read_text(errors="ignore")]
+    assert len(files) >= 30
+    for path in files:
+        ch = load_characterization(path)
+        assert [w for w in file_consistency_warnings(ch, path.name) if w not in ch.warnings] == [], path

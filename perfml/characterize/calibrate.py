@@ -50,7 +50,7 @@ from perfml._files import not_a_file
 from perfml.characterize.characterization import Characterization
 # working sets below L2_FACTOR x the L2 size do not calibrate the DRAM bandwidth (the same limit
 # decides which knots of a streaming curve are DRAM-bound)
-from perfml.characterize.limits import L2_FACTOR, MAX_OVERHEAD_S
+from perfml.characterize.limits import L2_FACTOR, MAX_OVERHEAD_S, WARN_STREAM_SHARE
 from perfml.characterize.stream_curve import MIN_KNOTS, StreamCurve
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import CalibrationDataError, UnknownBoardError
@@ -96,8 +96,7 @@ LAUNCH_BOUND_SHARE = 0.5
 #: H200 measurements the worst such pair is 1.48x, the T4's add calls of different shapes),
 #: so one of the two times is in another unit
 MAX_STREAM_INVERSION = 4.0
-#: a calibrated DRAM bandwidth below this share of the specification is told (times x10?)
-WARN_STREAM_SHARE = 0.2
+# WARN_STREAM_SHARE (a calibrated DRAM bandwidth below it is told) is perfml.characterize.limits'
 
 #: time columns, in order of preference (a median is robust to a slow repetition)
 TIME_COLUMNS = ("time_ms", "time_ms_median", "time_ms_mean")
@@ -693,10 +692,7 @@ def calibrate_from_rows(
         rate = top["_bytes"] / top["_time_s"]
         share = _share_of_spec_bandwidth(float(np.median(rate)), registry_board)
         if share < WARN_STREAM_SHARE:
-            warnings.append(
-                f"dram_bandwidth: {'/'.join(streaming)} reached {share:.2g}x the specified bandwidth, where it "
-                f"reaches 0.6-0.9x on every board of the data home: check the time unit of the rows "
-                "(milliseconds) and that the board is the one named")
+            warnings.append(stream_share_warning("/".join(streaming), share))
         filters_used = {**filters, kernel_column: list(streaming), "bytes_min": float(top["_bytes"].min())}
         if l2:
             filters_used["footprint"] = f">= {L2_FACTOR} x l2_bytes ({L2_FACTOR * l2} bytes)"
@@ -933,6 +929,16 @@ def far_repeats(times, runs) -> list[np.ndarray]:
     stats = pd.Series(np.asarray(times, dtype=float)).groupby(ids).agg(["count", "min", "max"])
     far = stats.index[(stats["count"] > 1) & (stats["max"] > REPEAT_SPREAD_WARN * stats["min"])]
     return [np.flatnonzero(ids == g) for g in far]
+
+
+def stream_share_warning(kernel: str, share: float) -> str:
+    """The warning of a DRAM bandwidth that ``kernel`` (a streaming kernel) reached at ``share`` x
+    the specification, under :data:`~perfml.characterize.limits.WARN_STREAM_SHARE`: written into a
+    calibrated characterization, and given again when a file holding such a value is used
+    (:func:`perfml.learned.target_characterization.file_consistency_warnings`)."""
+    return (f"dram_bandwidth: {kernel} reached {share:.2g}x the specified bandwidth, where it reaches 0.6-0.9x on "
+            "every board of the data home: check the time unit of the rows (milliseconds) and that the board is the "
+            "one named")
 
 
 def repeat_spread_warning(frame, board: str, where) -> str | None:

@@ -206,20 +206,64 @@ def _curve_warnings(characterization, where) -> list[str]:
 
 def _curve_rate_warnings(characterization, where) -> list[str]:
     """:func:`perfml.characterize.limits.stream_curve_warnings` of the characterization's
-    curve, against its ``spec`` DRAM bandwidth (the registry's where the file has none) and
+    curve, against the registry's DRAM bandwidth of its board (the file's ``spec`` value for
+    a board the registry does not know: a file's spec tier can be edited, and was, x10) and
     its own achieved one, each message prefixed by ``where``."""
     from perfml.characterize.limits import stream_curve_warnings
 
-    spec = characterization.best("dram_bandwidth", "B/s", tiers=("spec",))
-    if spec is None:
-        from perfml.characterize.characterization import _registry_spec_values
-
-        spec = next((v for v in _registry_spec_values(characterization.board)
-                     if v.quantity == "dram_bandwidth" and v.dimension == "bandwidth"), None)
+    spec = _registry_dram_spec(characterization) or characterization.best("dram_bandwidth", "B/s", tiers=("spec",))
     achieved = characterization.best("dram_bandwidth", "B/s", tiers=("measured", "calibrated", "published"),
                                      bounds=("estimate",))
     return [f"{where}: {message}" for message in stream_curve_warnings(
         characterization.stream_curve, characterization.registry_l2_bytes, spec, achieved)]
+
+
+def _registry_dram_spec(characterization):
+    """The registry's ``spec`` DRAM bandwidth [B/s] of the characterization's board, or None."""
+    from perfml.characterize.characterization import _registry_spec_values
+
+    return next((v for v in _registry_spec_values(characterization.board)
+                 if v.quantity == "dram_bandwidth" and v.dimension == "bandwidth"), None)
+
+
+def file_consistency_warnings(characterization, where) -> list[str]:
+    """Warnings a characterization file earns from its values, whatever its own ``warnings`` say.
+
+    A file's ``warnings`` are what its maker found; deleted, they were silent, and a file
+    edited by hand (or relabelled to another board) had no check beyond the physical limits.
+    Two are recomputed from the values, against the registry's entry of the file's board:
+
+    * its ``spec`` tier disagrees with the registry's (another board's file relabelled: a
+      T4 file named the V100 kept the T4's 320 GB/s; or the registry changed since);
+    * a DRAM bandwidth calibrated or measured with a streaming kernel under
+      :data:`~perfml.characterize.limits.WARN_STREAM_SHARE` x the specification (the
+      calibration's own rule, :func:`perfml.characterize.calibrate.calibrate_from_rows`).
+    """
+    from perfml.characterize.calibrate import stream_share_warning
+    from perfml.characterize.characterization import _registry_spec_values
+    from perfml.characterize.limits import WARN_STREAM_SHARE
+
+    registry = {(v.quantity, v.unit): v.value for v in _registry_spec_values(characterization.board)}
+    out = []
+    if registry:
+        differ = [f"{v.quantity} {v.value:.4g} {v.unit} there, {registry[(v.quantity, v.unit)]:.4g} in the registry"
+                  for v in characterization.values
+                  if v.tier == "spec" and (v.quantity, v.unit) in registry
+                  and not np.isclose(v.value, registry[(v.quantity, v.unit)], rtol=1e-6, atol=0.0)]
+        if differ:
+            out.append(f"{where}: its spec values are not the registry's for {characterization.board} "
+                       f"({'; '.join(differ[:3])}{'; ...' if len(differ) > 3 else ''}): the file was made for another "
+                       "board, or edited, or the registry changed since; characterize the board again")
+    spec = _registry_dram_spec(characterization)
+    for v in characterization.values:
+        kernel = v.provenance.get("kernel") if isinstance(v.provenance, Mapping) else None
+        if (spec is None or v.quantity != "dram_bandwidth" or v.tier not in ("calibrated", "measured")
+                or v.bound != "estimate" or not kernel):
+            continue
+        share = v.to_unit("B/s") / spec.to_unit("B/s")
+        if share < WARN_STREAM_SHARE:  # the calibration's own words, so that a file that kept them says it once
+            out.append(stream_share_warning(str(kernel), share))
+    return out
 
 
 def use_target_characterization(model, characterization, boards: Iterable[str], where: object,
@@ -270,6 +314,7 @@ def use_target_characterization(model, characterization, boards: Iterable[str], 
             "predictions (they are spec-only; column tier); train one with characterization features to use it"
         )
         return warnings
+    warnings += [w for w in file_consistency_warnings(characterization, where) if w not in warnings]
     warnings += _curve_warnings(characterization, where)
     if isinstance(trained, Mapping) and trained:
         warnings += _timing_warnings(characterization, trained, where)
