@@ -1072,6 +1072,28 @@ def test_a_reference_far_from_the_models_prediction_of_a_run_no_training_board_r
 
 
 @needs_data
+def test_a_reference_without_launch_columns_answers_a_query_that_gives_its_launch(hostile, capsys):
+    """The reference's rows of its own kernel gave no launch, the query's did: the warning that
+    compares references with the training data's measurements asked the model for the launch of
+    the reference rows, and the command stopped with "its rows lack a launch configuration",
+    though an empty launch constrains nothing (queries.launches_agree)."""
+    files = hostile / "in"
+    (files / "r.csv").write_text("board,app_id,input_size,time_ms\nGTX-680,my_k,1048576,0.1\n")
+    (files / "q.csv").write_text("board,app_id,input_size,block_x,grid_x\nGTX-680,my_k,1048576,256,4096\n"
+                                 "Tesla-K40,my_k,1048576,256,4096\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "r.csv"),
+            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 0, err
+    import pandas as pd
+
+    out = pd.read_csv(files / "o.csv")
+    assert out["basis"].tolist() == ["reference", "reference"]
+    assert out["predicted_ms"].iloc[0] == pytest.approx(0.1)
+
+
+@needs_data
 def test_characterize_writes_its_warnings_to_stderr_as_every_command_does(hostile, capsys):
     files = hostile / "in"
     adds = files / "adds.csv"  # small calls only: the DRAM bandwidth is not calibrated, a warning

@@ -485,3 +485,30 @@ def test_no_committed_characterization_earns_a_consistency_warning():
     for path in files:
         ch = load_characterization(path)
         assert [w for w in file_consistency_warnings(ch, path.name) if w not in ch.warnings] == [], path
+
+
+def test_calibration_rows_of_kernels_the_calibration_does_not_read_are_named(a100_adds, tmp_path, capsys):
+    """The calibrated operator tier reads add calls only: a file's bmm or mul rows changed no
+    prediction, without a word, though --help says "any kernel of known work"."""
+    import pandas as pd
+
+    from perfml.datasets import load_dlops_runtimes
+
+    rt = load_dlops_runtimes(HOME)
+    board = rt[rt.board == "A100-PCIe-40GB"]
+    adds = pd.read_csv(a100_adds / "adds_A100-PCIe-40GB.csv")
+    mixed = pd.concat([adds, board[board.op == "bmm"].head(7)[["board", "op", "B", "M", "N", "K", "time_ms"]]])
+    for name, frame, told in (("adds_only", adds, None), ("with_bmm", mixed, "bmm (7)")):
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        capsys.readouterr()
+        status = main(["predict", "--model", str(SHIPPED), "--queries", str(a100_adds / "q_A100-PCIe-40GB.csv"),
+                       "--calibration", str(path), "--output", str(tmp_path / f"{name}_p.csv"),
+                       "--data-home", str(HOME.path)])
+        err = capsys.readouterr().err
+        assert status == 0, err
+        if told is None:
+            assert "the calibration does not read" not in err, err
+        else:
+            assert (f"of its rows of A100-PCIe-40GB are of kernels the calibration does not read ({told}) and change "
+                    "no prediction" in err and "calibrated from add runs only" in err), err

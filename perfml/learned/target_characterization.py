@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import numpy as np
+import pandas as pd
 
 from perfml.errors import CalibrationDataError, InvalidValueError
 from perfml.learned.tiers import calibration_runs, is_calibration_run
@@ -415,7 +416,42 @@ def use_target(bundle, queries, where, *, characterization=None, calibration=Non
             warnings += [spread] if spread else []
             others = other_board_rows_warning(rows, ch.board, f"--calibration {calibration}")
             warnings += [others] if others else []
+            entries = [read_calibration_entry(getattr(model, "metadata_", None) or {}) for model, _ in used.values()]
+            unread = unread_kernel_rows_warning(rows, ch.board, entries, f"--calibration {calibration}")
+            warnings += [unread] if unread else []
     return list(dict.fromkeys(warnings))
+
+
+def unread_kernel_rows_warning(rows, board: str, entries, where: str) -> str | None:
+    """The warning for the target board's rows of kernels no sub-model calibrates from (None when none).
+
+    ``entries``: per sub-model answering the queries, its calibration entry ``(column,
+    kernels)`` (None: it calibrates from every row, so every row is read). A calibrated-tier
+    sub-model reads the runs of its calibration kernels only (its training boards were
+    characterized from those), so a file's bmm or matMul rows changed nothing, without a word.
+    """
+    from perfml.characterize.calibrate import of_board
+
+    if not len(rows) or "board" not in rows.columns or any(entry is None for entry in entries):
+        return None
+    target = rows[of_board(rows["board"].astype(str), board)]
+    read = np.zeros(len(target), dtype=bool)
+    for column, kernels in entries:
+        read |= is_calibration_run(target, column, kernels)
+    if read.all():
+        return None
+    unread = target[~read]
+    labels = pd.Series([""] * len(unread), index=unread.index, dtype=object)
+    for column in ("app_id", "op"):  # a row names its kernel in one of them
+        if column in unread.columns:
+            named = unread[column].notna() & (unread[column].astype(str).str.strip() != "")
+            labels[named] = unread.loc[named, column].astype(str)
+    counts = labels.value_counts()
+    shown = ", ".join(f"{kernel or '(unnamed)'} ({n})" for kernel, n in counts.head(5).items())
+    runs = " and ".join(sorted({", ".join(kernels) for _, kernels in entries}))
+    return (f"{where}: {len(unread)} of its rows of {board} are of kernels the calibration does not read "
+            f"({shown}{', ...' if len(counts) > 5 else ''}) and change no prediction: the model's calibrated tier "
+            f"is calibrated from {runs} runs only, as its training boards were")
 
 
 def other_board_rows_warning(rows, board: str, where: str) -> str | None:

@@ -302,7 +302,11 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         table = getattr(self, "transfer_", None)
         if table is None or MEASURED_LOG_MS not in table.columns:
             return out
-        mine = np.flatnonzero(X["board"].astype(str).isin(self.train_boards_).to_numpy())
+        # a kernel no training run measured has no time to look up; nor has a kernel without a description
+        # whose row gives no launch (its run is its launch): launch_frame refused such a --reference row
+        mine = np.flatnonzero(X["board"].astype(str).isin(self.train_boards_).to_numpy()
+                              & X["app_id"].astype(str).isin(set(table["app_id"].astype(str))).to_numpy()
+                              & _launch_known(X))
         if not mine.size:  # no row of a training board (the common query): nothing to look up
             return out
         X = X.iloc[mine]
@@ -354,3 +358,14 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         if self.app_identity:
             parts.append(pd.DataFrame({f"app={a}": (X["app_id"] == a).astype(float) for a in self.apps_}, index=X.index))
         return pd.concat(parts, axis=1).astype(float)
+
+
+def _launch_known(X: pd.DataFrame) -> np.ndarray:
+    """Per row: is its launch known (a described kernel's default, or the row's own block_x and grid_x)?"""
+    from perfml.learned.features._common import described
+
+    given = np.ones(len(X), dtype=bool)
+    for column in ("block_x", "grid_x"):
+        given &= np.isfinite(X[column].to_numpy(dtype=float)) if column in X.columns else False
+    apps = X["app_id"].astype(str)
+    return given | apps.map({a: described(a) for a in apps.unique()}).to_numpy(dtype=bool)
