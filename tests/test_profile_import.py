@@ -34,8 +34,11 @@ NCU_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Conte
 KERNEL = "void my_kernel<int=4>(float const*, float*, int)"
 
 
-def ncu_row(metric, unit, value, *, launch_id=0, kernel=KERNEL, block="(256, 1, 1)", grid="(16, 1, 1)", device="0"):
-    return (f'"{launch_id}","4242","app","host","{kernel}","1","7","{block}","{grid}","{device}","8.0",'
+def ncu_row(metric, unit, value, *, launch_id=0, kernel=KERNEL, block="(256, 1, 1)", grid="(16, 1, 1)", device="0",
+            cc=""):
+    # cc: the device's compute capability, left empty here (it was an arbitrary 8.0 beside boards of
+    # other compute capabilities, which the import now refuses when the device is only an index)
+    return (f'"{launch_id}","4242","app","host","{kernel}","1","7","{block}","{grid}","{device}","{cc}",'
             f'"Command line profiler metrics","{metric}","{unit}","{value}"')
 
 
@@ -360,6 +363,19 @@ def test_the_profiled_device_selects_the_reference_board(tmp_path):
     assert attached["board"].tolist() == ["GTX-680"]
     with pytest.raises(ProfileImportError, match="profiled on 'GeForce GTX 680'"):
         attach_profile(prof, reference(board="GTX-980"))
+
+
+def test_the_compute_capability_of_an_unnamed_device_selects_the_reference_board(tmp_path):
+    """ncu names the device by its index: its CC column (9.0) was ignored, and a GTX-680 reference
+    row (3.0) took an H100's counters (thirty-third session)."""
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", cc="5.2")))
+    both = pd.concat([reference(), reference(board="GTX-980")], ignore_index=True)
+    assert attach_profile(prof, both)["board"].tolist() == ["GTX-980"]  # the GTX-980 is 5.2, the GTX-680 3.0
+    with pytest.raises(ProfileImportError, match=r"profiled on a device of compute capability 5.2 \('0'\), but "
+                                                 r"--reference has this kernel and launch only on GTX-680 \(3.0\)"):
+        attach_profile(prof, reference())
+    unknown = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "10", cc="")))
+    assert len(attach_profile(unknown, reference())) == 1  # no CC given: any board of the reference
 
 
 def test_an_nvprof_profile_needs_the_block_from_the_reference(tmp_path):

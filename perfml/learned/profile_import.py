@@ -380,7 +380,8 @@ def _read_ncu(lines, header, kind, path):
         row = dict(zip(cols, fields + [""] * (len(cols) - len(fields))))
         launch_id = row["ID"]
         if launch_id not in launches:
-            launches[launch_id] = {"kernel": row["Kernel Name"], "device": row.get("Device", ""), "line": line,
+            launches[launch_id] = {"kernel": row["Kernel Name"], "device": row.get("Device", ""),
+                                   "cc": str(row.get("CC", "")).strip(), "line": line,
                                    **_launch_record(row, path, line), "values": {}}
         rec = launches[launch_id]
         if rec["kernel"] != row["Kernel Name"]:
@@ -553,8 +554,8 @@ def read_profile(path) -> pd.DataFrame:
         records, ignored = _read_nvprof(lines, path)
         used_seen = bool(records)
         for rec in records.values():
-            rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)} | {"n_launches": 1, "run": 0, "runs": 1}
-                        | rec["counters"])
+            rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)} | {"cc": ""}  # nvprof gives no CC
+                        | {"n_launches": 1, "run": 0, "runs": 1} | rec["counters"])
     else:
         launches, ignored = _read_ncu(lines, header_line, kind, path)
         used_seen = any(rec["values"] for rec in launches.values())
@@ -568,10 +569,10 @@ def read_profile(path) -> pd.DataFrame:
             for run, members in enumerate(runs):
                 rec = items[members[0]][0]
                 table = pd.DataFrame([items[i][1] for i in members], dtype=float)
-                rows.append({k: rec[k] for k in ("kernel", "device", "line", *LAUNCH)}
+                rows.append({k: rec[k] for k in ("kernel", "device", "cc", "line", *LAUNCH)}
                             | {"n_launches": len(members), "run": run, "runs": len(runs)}
                             | table.median(skipna=True).to_dict())
-    frame = pd.DataFrame(rows, columns=["kernel", "device", "line", *LAUNCH, "n_launches", "run", "runs"])
+    frame = pd.DataFrame(rows, columns=["kernel", "device", "cc", "line", *LAUNCH, "n_launches", "run", "runs"])
     frame[["run", "runs"]] = frame[["run", "runs"]].astype(int)  # every row sets both
     for column in COUNTERS:
         frame[column] = [r.get(column, np.nan) for r in rows] if rows else pd.Series(dtype=float)
@@ -588,6 +589,20 @@ def read_profile(path) -> pd.DataFrame:
     frame.insert(1, "app_id", [kernel_base_name(k) for k in frame["kernel"]])
     frame.attrs.update(format=kind, ignored_metrics=sorted(n for n in ignored if n), path=str(path))
     return frame.reset_index(drop=True)
+
+
+_CC = re.compile(r"\d{1,2}\.\d")
+
+
+def _board_cc(board: str) -> str | None:
+    """The registry's compute capability of ``board`` ("9.0"), or None where it does not give one."""
+    from perfml.boards import get_board
+    from perfml.errors import PerfmlError
+
+    try:
+        return get_board(board).compute_capability or None
+    except PerfmlError:
+        return None
 
 
 def _device_board(device: str):
@@ -614,7 +629,9 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
     ``kernel_name`` / ``kernel`` column, from ``reference_raw``) is the kernel's base name
     (:func:`kernel_base_name`) or its full name, and every launch dimension both give
     agrees. Where the profile names its device and the device resolves in the board
-    registry (nvprof writes ``"Tesla K20c (0)"``), only reference rows of that board match.
+    registry (nvprof writes ``"Tesla K20c (0)"``), only reference rows of that board match;
+    where it does not (ncu's ``Device`` is an index), ncu's ``CC`` column does the same by
+    compute capability (rows of boards of another CC do not match).
 
     Returns
     -------
@@ -662,6 +679,17 @@ def attach_profile(profile: pd.DataFrame, reference: pd.DataFrame, *, reference_
                     f"{reference_where} has this kernel and launch only on {', '.join(sorted(set(boards[hit])))}; "
                     "profile on the reference's board or add the reference measurement of this board")
             hit &= boards == board
+        elif board is None and hit.any() and _CC.fullmatch(str(p.get("cc", "") or "")):
+            # the device named no registry board (an index, a name it does not know): its compute capability
+            # still tells which reference boards it can be (a CC 9.0 export was attached to a GTX-680's row)
+            same = np.array([_board_cc(b) in (None, str(p["cc"])) for b in boards], dtype=bool)
+            if not (hit & same).any():
+                raise ProfileImportError(
+                    f"{where}: line {p['line']}, kernel {p['kernel']!r}: profiled on a device of compute capability "
+                    f"{p['cc']} ({p['device']!r}), but {reference_where} has this kernel and launch only on "
+                    f"{', '.join(f'{b} ({_board_cc(b)})' for b in sorted(set(boards[hit])))}; profile on the reference's "
+                    "board or add the reference measurement of this board")
+            hit &= same
         rows = np.flatnonzero(hit)
         if rows.size == 0:
             unmatched.append(p)
