@@ -1072,6 +1072,23 @@ def test_a_reference_far_from_the_models_prediction_of_a_run_no_training_board_r
 
 
 @needs_data
+def test_reference_kernels_no_query_names_are_told(hostile, capsys):
+    """A reference kernel spelt otherwise than the query's (vectoradd / vectorAdd) was not used,
+    and the query was answered from the training boards without a word (helper probe)."""
+    files = hostile / "in"
+    (files / "r.csv").write_text("board,app_id,input_size,block_x,grid_x,time_ms\n"
+                                 "GTX-680,vectoradd,1048576,256,4096,0.08\nGTX-680,vectorAdd,2097152,256,8192,0.16\n")
+    (files / "q.csv").write_text("board,app_id,input_size\nGTX-980,vectorAdd,1048576\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "r.csv"),
+            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 0, err
+    assert ("kernel(s) vectoradd (row 1; the queries name vectorAdd) are named by no query row and not used" in err
+            and err.count("named by no query row") == 1), err
+
+
+@needs_data
 def test_a_reference_without_launch_columns_answers_a_query_that_gives_its_launch(hostile, capsys):
     """The reference's rows of its own kernel gave no launch, the query's did: the warning that
     compares references with the training data's measurements asked the model for the launch of

@@ -219,6 +219,7 @@ def predict(
         read_reference_any,
         reference_measured_warnings,
         reference_repeat_warnings,
+        reference_unasked_warnings,
     )
     from perfml.learned.queries import read_query_csv, write_predictions
 
@@ -234,7 +235,8 @@ def predict(
     where = file_rows(str(queries), original)  # rows named by the lines they are on
     ref = read_reference_any(reference) if reference is not None else None
     if ref is not None:
-        for warning in reference_repeat_warnings(ref, f"--reference {reference}"):
+        for warning in (reference_repeat_warnings(ref, f"--reference {reference}")
+                        + reference_unasked_warnings(ref, original, f"--reference {reference}")):
             typer.echo(f"warning: {warning}", err=True)
     from perfml.learned.profile_import import (
         describe_profile,

@@ -429,6 +429,40 @@ def reference_repeat_warnings(references, where: str) -> list[str]:
     return lines
 
 
+def reference_unasked_warnings(references, queries: pd.DataFrame, where: str) -> list[str]:
+    """One line per part of ``references`` (:func:`read_reference_any`) with kernels no query row names.
+
+    A reference answers the queries of its own kernel: a kernel spelt otherwise in the two
+    files (``vectoradd`` and ``vectorAdd``) left its rows unused, and the queries answered
+    from the training boards (basis ``training-boards``), without a word. The line names the
+    kernels, their rows and, where a query's kernel differs only in case, spaces or ``-`` /
+    ``_``, that kernel.
+    """
+    lines = []
+    for ref, column in zip(references, ("app_id", "op")):
+        if ref is None or not len(ref) or column not in ref.columns:
+            continue
+        asked = set(queries[column].dropna().astype(str).str.strip()) if column in queries.columns else set()
+        kernels = ref[column].astype(str).str.strip()
+        unasked = [k for k in dict.fromkeys(kernels) if k not in asked]
+        if not unasked:
+            continue
+        file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
+
+        def loose(name: str) -> str:
+            return name.lower().replace("-", "").replace("_", "").replace(" ", "")
+
+        shown = []
+        for kernel in unasked[:5]:
+            rows = [file_rows[i] + 1 for i in np.flatnonzero((kernels == kernel).to_numpy())]
+            close = [a for a in asked if loose(a) == loose(kernel)]
+            shown.append(f"{kernel} (row{'s' if len(rows) > 1 else ''} {', '.join(map(str, rows[:3]))}"
+                         f"{', ...' if len(rows) > 3 else ''}{f'; the queries name {close[0]}' if close else ''})")
+        lines.append(f"{where}: kernel(s) {', '.join(shown)}{', ...' if len(unasked) > 5 else ''} are named by no query "
+                     f"row and not used; a reference answers the queries of the same {column} (names are exact)")
+    return lines
+
+
 def _merged_repeats(ref: pd.DataFrame, times: np.ndarray) -> list[np.ndarray]:
     """The positions of reference rows the lookup merges for one query whose times are more than
     :data:`~perfml.characterize.calibrate.REPEAT_SPREAD_WARN` x apart, one array per run."""
