@@ -249,7 +249,7 @@ def _parse_sweep(data: Mapping[str, Any], path: Path, params: Mapping[str, Param
                 problem = params[pname].problem(value)
                 if problem:
                     raise _fail(path, f"sweep values of {pname}", problem,
-                                f"sweep values among the declared ones, or widen params.{pname}")
+                                f"list only values among the declared ones, or widen params.{pname}")
         n_points = math.prod(len(v) for v in grid.values())
         if n_points > MAX_SWEEP_POINTS:
             raise _fail(path, "sweep", f"expands to {n_points} points, more than "
