@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_data_home
 from perfml.cli import main
 from perfml.errors import (
     CharacterizationBoardError,
@@ -482,9 +483,19 @@ def test_a_characterization_whose_board_is_not_its_device_is_refused(tmp_path, c
     for target in (None, board):
         with pytest.raises(CharacterizationBoardError, match=message):
             load_characterization(edited, board=target)
-    (tmp_path / "q.csv").write_text(f"board,app_id,input_size\n{board},vectorAdd,1048576\n")
+    assert load_characterization(H100 / "characterization.json", board="H100-SXM").board == "H100-SXM"
+
+
+@needs_data_home()  # perfml predict loads the model, which reads the data home
+def test_predict_refuses_a_characterization_whose_board_is_not_its_device(tmp_path, capsys):
+    import json
+
+    data = json.loads((H100 / "characterization.json").read_text())
+    data["board"] = "H200"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    (tmp_path / "q.csv").write_text("board,app_id,input_size\nH200,vectorAdd,1048576\n")
     status, err = _run(capsys, "predict", "--model", str(REPO / "models" / "default"), "--queries",
                        str(tmp_path / "q.csv"), "--characterization", str(edited), "--output", str(tmp_path / "p.csv"))
     assert status == 2 and "is the registry's board 'H100-SXM'" in err and err.count("\n") == 1, err
     assert not (tmp_path / "p.csv").exists()
-    assert load_characterization(H100 / "characterization.json", board="H100-SXM").board == "H100-SXM"
