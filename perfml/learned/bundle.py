@@ -523,31 +523,41 @@ def reference_measured_warnings(bundle: ModelBundle, references, where: str) -> 
     far, silently (``tests/test_cli_hostile.py`` warns on it); an ``add`` on the T4 given in
     microseconds (26 for 0.026 ms) carried the A100's 1000x, and no training run had that size.
     """
-    lines = _measured_disagreements(bundle, references, where)
+    measured_lines, model_lines = [], []
     for ref, ops in zip(references, (False, True)):  # (application rows, operator rows)
         if ref is None or not len(ref):
             continue
-        model_ms = reference_model_times(bundle, ref, ops)
-        times = ref["time_ms"].to_numpy(dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            apart = np.maximum(times / model_ms, model_ms / times)
-        far = np.flatnonzero(np.isfinite(apart) & (apart > REFERENCE_MODEL_DISAGREE_WARN))
-        if not len(far):
-            continue
-        file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
-        worst = int(far[np.argmax(apart[far])])
-        kernel = ref["op" if ops else "app_id"].iat[worst]
-        lines.append(f"{where}: {len(far)} row(s) differ by more than {REFERENCE_MODEL_DISAGREE_WARN:g}x from the model's "
-                     f"prediction of the same run on the same board, the most row {file_rows[worst] + 1} ({kernel} on "
-                     f"{ref['board'].iat[worst]}: {times[worst]:.4g} ms, predicted {model_ms[worst]:.4g} ms, "
-                     f"{apart[worst]:.3g}x apart); predictions carry your times: check their unit (ms), board, sizes "
-                     "and launch, or give your own kernel a name of its own")
-    return lines
+        measured = _training_measurements(bundle, ref, ops)
+        measured_lines += _far_from(ref, ops, measured, REFERENCE_DISAGREE_WARN, where,
+                                    "the training data's measurement", "measured", "")
+        model_lines += _far_from(ref, ops, reference_model_times(bundle, ref, ops, measured=measured),
+                                 REFERENCE_MODEL_DISAGREE_WARN, where, "the model's prediction", "predicted",
+                                 ", or give your own kernel a name of its own")
+    return measured_lines + model_lines
 
 
-def reference_model_times(bundle: ModelBundle, ref: pd.DataFrame, ops: bool) -> np.ndarray:
+def _far_from(ref: pd.DataFrame, ops: bool, other_ms: np.ndarray, factor: float, where: str, what: str, word: str,
+              fix: str) -> list[str]:
+    """The line naming the rows of ``ref`` whose time is more than ``factor`` x from ``other_ms`` (NaN: no
+    comparison), the farthest first; empty when none is."""
+    times = ref["time_ms"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        apart = np.maximum(times / other_ms, other_ms / times)
+    far = np.flatnonzero(np.isfinite(apart) & (apart > factor))
+    if not len(far):
+        return []
+    file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
+    worst = int(far[np.argmax(apart[far])])
+    kernel = ref["op" if ops else "app_id"].iat[worst]
+    return [f"{where}: {len(far)} row(s) differ by more than {factor:g}x from {what} of the same run on the same "
+            f"board, the most row {file_rows[worst] + 1} ({kernel} on {ref['board'].iat[worst]}: {times[worst]:.4g} ms, "
+            f"{word} {other_ms[worst]:.4g} ms, {apart[worst]:.3g}x apart); predictions carry your times: check their "
+            f"unit (ms), board, sizes and launch{fix}"]
+
+
+def reference_model_times(bundle: ModelBundle, ref: pd.DataFrame, ops: bool, *, measured=None) -> np.ndarray:
     """Per reference row, the model's prediction of its run on its board (ms), NaN where the
-    training data measured the run there (:func:`_measured_disagreements` compares those), where
+    training data measured the run there (:func:`reference_measured_warnings` compares those with it), where
     the model does not know the kernel's work (an app it neither trained on nor has a
     description of: a kernel known from the reference alone), or where the model cannot answer
     the row (then the reference's own checks and the prediction say why)."""
@@ -555,7 +565,8 @@ def reference_model_times(bundle: ModelBundle, ref: pd.DataFrame, ops: bool) -> 
     from perfml.datasets import DLOPS_OP_DIMS
 
     out = np.full(len(ref), np.nan)
-    measured = _training_measurements(bundle, ref, ops)
+    if measured is None:  # the training data's times of the rows (:func:`_training_measurements`), if the caller has them
+        measured = _training_measurements(bundle, ref, ops)
     if ops:
         known = ref["op"].astype(str).str.strip().isin(set(DLOPS_OP_DIMS)).to_numpy()
     else:
@@ -588,30 +599,6 @@ def _training_measurements(bundle: ModelBundle, ref: pd.DataFrame, ops: bool) ->
         if missing.any():
             measured[missing] = np.asarray(model.measured_ms(ref.iloc[np.flatnonzero(missing)]), dtype=float)
     return measured
-
-
-def _measured_disagreements(bundle: ModelBundle, references, where: str) -> list[str]:
-    """:func:`reference_measured_warnings`' lines for runs the training data measured."""
-    lines = []
-    for ref, ops in zip(references, (False, True)):
-        if ref is None or not len(ref):
-            continue
-        measured = _training_measurements(bundle, ref, ops)
-        times = ref["time_ms"].to_numpy(dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            apart = np.maximum(times / measured, measured / times)
-        far = np.flatnonzero(np.isfinite(apart) & (apart > REFERENCE_DISAGREE_WARN))
-        if not len(far):
-            continue
-        file_rows = ref.attrs.get("file_rows") or list(range(len(ref)))
-        worst = int(far[np.argmax(apart[far])])
-        kernel = ref["op" if ops else "app_id"].iat[worst]
-        lines.append(f"{where}: {len(far)} row(s) differ by more than {REFERENCE_DISAGREE_WARN:g}x from the training "
-                     f"data's measurement of the same run on the same board, the most row {file_rows[worst] + 1} "
-                     f"({kernel} on {ref['board'].iat[worst]}: {times[worst]:.4g} ms, measured {measured[worst]:.4g} ms, "
-                     f"{apart[worst]:.3g}x apart); predictions carry your times: check their unit (ms), board, sizes "
-                     "and launch")
-    return lines
 
 
 def _reference_names(reference, reference_where):
