@@ -278,7 +278,7 @@ def test_the_interval_of_a_kernel_of_unknown_work_spans_its_compute_and_bandwidt
     by_compute = 0.25 * peak_flops(src) / peak_flops(dst)
     low, high = out["lower_ms"].iloc[1], out["upper_ms"].iloc[1]
     # down to the fastest call the model knows (call_floor_ms): no call is predicted faster
-    floor = call_floor_ms(model.metadata_["training"], ref)
+    floor = call_floor_ms(model.metadata_["training"], ref, queries["board"])[1]
     assert low <= max(min(by_bandwidth, by_compute), floor) and high >= max(by_bandwidth, by_compute)
     assert low <= out["predicted_ms"].iloc[1] < high and floor <= out["predicted_ms"].iloc[1]
     # on its own board the reference is the measurement, and its interval the calibrated one
@@ -600,9 +600,29 @@ def test_the_call_floor_is_the_fastest_call_the_model_or_the_reference_knows(mod
     training = model.metadata_["training"]
     fastest = float(rows["measured_ms"].min())
     assert call_floor_ms(training) == fastest
-    assert call_floor_ms(training, _my_reference(time_ms=fastest / 3)) == fastest / 3  # the user's own faster call
-    assert call_floor_ms(training, _my_reference(time_ms=10 * fastest)) == fastest
+    boards = pd.Series(["GTX-680", "GT-630", "gtx 680"])
+    # the user's own faster call lowers the floor of its board (an alias too), not of another board
+    assert call_floor_ms(training, _my_reference(time_ms=fastest / 3), boards).tolist() == [fastest / 3, fastest,
+                                                                                           fastest / 3]
+    assert call_floor_ms(training, _my_reference(time_ms=10 * fastest), boards).tolist() == [fastest] * 3
     assert call_floor_ms(None) == call_floor_ms({}) == call_floor_ms({"min_time_ms": 1e-9}) == MIN_MEASURED_MS
+    with pytest.raises(ValueError, match="pass boards"):
+        call_floor_ms(training, _my_reference(time_ms=fastest / 3))
+
+
+def test_a_fast_reference_call_lowers_the_floor_of_its_own_board_only(model, rows):
+    """One 1.1 us H100 row of a reference lowered every row of every board to 1.1 us: the
+    GTX-980's small vectorAdd, a run the reference does not measure, fell from the training floor."""
+    fastest = float(rows["measured_ms"].min())
+    small = {"app_id": "vectorAdd", "input_size": "1000"}
+    q = pd.DataFrame([{"board": "GTX-980", **small}, {"board": "H100-SXM", **small}])
+    alone = predict_queries(model, q, "q.csv")
+    assert alone["predicted_ms"].tolist() == pytest.approx([fastest] * 2)  # the case: both rows at the floor
+    ref = pd.DataFrame([{"board": "H100-SXM", "app_id": "vectorAdd", "input_size": 4096, "time_ms": fastest / 3}])
+    out = predict_queries(model, q, "q.csv", reference=ref)
+    assert out["predicted_ms"].iloc[0] == pytest.approx(fastest)  # another board: the training floor holds
+    assert out["predicted_ms"].iloc[1] < fastest  # the reference's board: a call that fast ran there
+    assert out["basis"].tolist() == ["training-boards"] * 2
 
 
 def test_a_reference_is_carried_by_model_times_no_faster_than_the_call_floor(model):
@@ -612,11 +632,12 @@ def test_a_reference_is_carried_by_model_times_no_faster_than_the_call_floor(mod
     run = {"app_id": "vectorAdd", "input_size": 131072, "block_x": 256, "block_y": 1, "grid_x": 512, "grid_y": 1}
     ref = pd.DataFrame([{"board": "H100-SXM", **run, "time_ms": 0.017}])  # an illustrative measurement, not data
     out = predict_queries(model, pd.DataFrame([{"board": "GTX-980", **run}]), "q.csv", reference=ref)
-    floor = call_floor_ms(model.metadata_["training"], ref)
+    # each board's floor: the reference's call lowers the H100's only
+    f_q, f_r = call_floor_ms(model.metadata_["training"], ref, pd.Series(["GTX-980", "H100-SXM"]))
     m_q, m_r = model.predict(pd.DataFrame([{"board": "GTX-980", **run}, {"board": "H100-SXM", **run}]))
-    assert m_r < floor  # the case: the model's H100 time is below the floor
+    assert m_r < f_r  # the case: the model's H100 time is below the floor
     assert out["basis"].iloc[0] == "reference"
-    assert out["predicted_ms"].iloc[0] == pytest.approx(0.017 * max(m_q, floor) / max(m_r, floor), rel=1e-9)
+    assert out["predicted_ms"].iloc[0] == pytest.approx(0.017 * max(m_q, f_q) / max(m_r, f_r), rel=1e-9)
 
 
 def test_a_block_shape_no_training_board_measured_is_flagged_and_its_interval_widened(model, rows):

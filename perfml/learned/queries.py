@@ -28,7 +28,7 @@ line ``r + 1``), the column, the bad value and the fix:
 Every answered row gets a ``level`` interval (``lower_ms``/``upper_ms``,
 :mod:`perfml.learned.intervals`), and no prediction is faster than the board's roofline
 lower bound where the work is known (:func:`roofline_bound_ms`), nor than the fastest call of
-the data the model knows (:func:`call_floor_ms`; 0.5 us,
+the training data, or of the user's reference on the row's board (:func:`call_floor_ms`; 0.5 us,
 :data:`~perfml.characterize.limits.MIN_MEASURED_MS`, where a model does not record it): a
 faster one is raised to the bound and flagged ``clamped_to_bound`` (rather than refused: the
 bound is a floor the user can act on, and the row's other knowledge still holds).
@@ -807,11 +807,12 @@ def own_board_first(reference_boards, owners, query_boards) -> np.ndarray:
 
 
 def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame, known=(),
-                           floor_ms: float = 0.0):
+                           floor_at=None):
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
 
-    ``T_q = exp(mean_r [log t_r + log M'(q) - log M'(q on board_r)])``, ``M' = max(M, floor_ms)`` (NaN stays NaN)
-    (:func:`call_floor_ms`: no call is faster, so neither is a model time in the ratio; the
+    ``T_q = exp(mean_r [log t_r + log M'(q) - log M'(q on board_r)])``, ``M' = max(M, floor)`` (NaN stays NaN),
+    ``floor`` the call floor of the board the time is of (``floor_at(boards)``, :func:`call_floor_ms`;
+    None: no floor) (no call is faster, so neither is a model time in the ratio; the
     ratio of two times below it is the ratio of two works a launch hides: an H100 vectorAdd
     of 131,072 elements carried to the GTX-980 came out 34x its measured time; not for a
     kernel outside ``known``, whose model times mean something only as a ratio), over the reference
@@ -854,8 +855,10 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     owners = np.asarray(owners)
     unknown = ~q["app_id"].iloc[owners].isin(set(known)).to_numpy()
     # a kernel the model knows nothing of has model times that are only a ratio: no floor for them
-    floor = np.where(unknown, 0.0, floor_ms)
-    logs = np.log(np.asarray(times)) + np.log(np.maximum(pred[owners], floor)) - np.log(np.maximum(at_ref, floor))
+    floor_q, floor_r = ((np.zeros(len(owners)),) * 2 if floor_at is None
+                        else (floor_at(q["board"].iloc[owners]), floor_at(moved["board"])))
+    floor_q, floor_r = np.where(unknown, 0.0, floor_q), np.where(unknown, 0.0, floor_r)
+    logs = np.log(np.asarray(times)) + np.log(np.maximum(pred[owners], floor_q)) - np.log(np.maximum(at_ref, floor_r))
     alternatives = _unknown_work_alternatives(model, q, moved, owners, times, unknown)
     logs, alternatives, by_profile = _with_profiled_roofline(model, q, moved, owners, times,
                                                              np.asarray(work, dtype=float), unknown, logs, alternatives)
@@ -1022,11 +1025,15 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     # be answered by it before its own board's measurement, so its rows are predicted
     pred = unless_measured(model.predict_transfer, q, own_run, q["app_id"].isin(ref_apps).to_numpy())
     basis = np.array(["training-boards" if a in trained else "description" for a in q["app_id"]], dtype=object)
-    floor = call_floor_ms(meta.get("training"), reference)
+    registry = getattr(model, "registry", None)
+
+    def floor_at(boards):  # the call floor per row of these boards (a reference lowers its own boards' only)
+        return call_floor_ms(meta.get("training"), reference, pd.Series(boards).reset_index(drop=True), registry)
+
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
     if reference is not None:
         scaled, spread, profiled, within = _reference_predictions(model, q, pred, reference,
-                                                                  known=trained | described, floor_ms=floor)
+                                                                  known=trained | described, floor_at=floor_at)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -1059,7 +1066,6 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         )
     flags, reasons = extrapolation(q, meta.get("training"))
     reasons, launch = _with_unmeasured_launches(q, model, reasons)
-    registry = getattr(model, "registry", None)
     bound = roofline_bound_ms(q, registry)
     on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
     if filler.nominal_rows:  # flagged whatever the basis, like a board beyond the training boards
@@ -1070,7 +1076,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                      for w, f in zip(on_board[1], nominal)])
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
                     board_flags=on_board, spread=spread if reference is not None else None,
-                    floor_ms=target_call_floor_ms(floor, model, q["board"]), launch_flags=launch,
+                    floor_ms=target_call_floor_ms(floor_at(q["board"]), model, q["board"]), launch_flags=launch,
                     architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
                                                                  registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
 
@@ -1150,7 +1156,7 @@ def take_measured(pred: np.ndarray, basis: np.ndarray, own_run: np.ndarray) -> n
     return np.where(measured, own_run, pred)
 
 
-def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | np.ndarray:
+def target_call_floor_ms(floor_ms: float | np.ndarray, model, boards: pd.Series) -> float | np.ndarray:
     """:func:`call_floor_ms`, lowered on the target board to the launch floor its calibration measured.
 
     With ``--calibration`` / ``--characterization`` the model holds the target board's
@@ -1174,31 +1180,47 @@ def target_call_floor_ms(floor_ms: float, model, boards: pd.Series) -> float | n
 
     names = boards.astype(str)
     mine = {b for b in names.unique() if same_board(b, target.board)}  # once per board name, not per row
-    return np.where(names.isin(mine).to_numpy(), min(float(floor_ms), float(measured.value)), float(floor_ms))
+    floor_ms = np.asarray(floor_ms, dtype=float)  # one floor, or one per row (call_floor_ms)
+    return np.where(names.isin(mine).to_numpy(), np.minimum(floor_ms, float(measured.value)), floor_ms)
 
 
-def call_floor_ms(training: dict | None, reference: pd.DataFrame | None = None) -> float:
+def call_floor_ms(training: dict | None, reference: pd.DataFrame | None = None, boards: pd.Series | None = None,
+                  registry=None) -> float | np.ndarray:
     """The least time a query row is predicted at (ms): the fastest call of the data the model knows.
 
-    That is the fastest training row (the manifest's ``training.min_time_ms``) or, when the
-    user's ``reference`` holds a faster call, that one; never below
+    That is the fastest training row (the manifest's ``training.min_time_ms``), never below
     :data:`~perfml.characterize.limits.MIN_MEASURED_MS`, which is also the floor of a model
     that does not record its fastest row. A launch costs time whatever the work: below the
     training sizes, the sub-models extrapolate the work's scaling to nothing (vectorAdd of
     1,000 elements on the GTX-980: 0.0005 ms, where no kernel of the nine applications or of
     Rodinia was ever measured below 0.0033 ms, on any of the eleven boards; the H100's and
     H200's smallest calls measured with perfml's sweeps take 0.006 ms).
+
+    With ``reference`` (the user's measurements) and ``boards`` (one board name per row), one
+    floor per row: on a board the reference measured, lowered to the fastest call it measured
+    there (a call that fast ran on that board). A call of one board says nothing of another's
+    launch cost: one 1.1 us H100 row of a reference lowered the floor of every row, those of a
+    2-SM GT-630 (whose fastest measured kernel takes 22 us) included.
     """
     from perfml.characterize.limits import MIN_MEASURED_MS
 
     floor = (training or {}).get("min_time_ms")
     floor = float(floor) if isinstance(floor, (int, float)) and math.isfinite(floor) and floor > 0 else MIN_MEASURED_MS
-    if reference is not None and "time_ms" in reference.columns and len(reference):
-        times = pd.to_numeric(reference["time_ms"], errors="coerce").to_numpy(dtype=float)
-        times = times[np.isfinite(times) & (times > 0)]
-        if times.size:
-            floor = min(floor, float(times.min()))
-    return max(floor, MIN_MEASURED_MS)
+    floor = max(floor, MIN_MEASURED_MS)
+    if reference is None or "time_ms" not in reference.columns or not len(reference):
+        return floor if boards is None else np.full(len(boards), floor)
+    if boards is None:
+        raise ValueError("call_floor_ms: a reference lowers the floor on the boards it measured only; "
+                         "pass boards (the rows' board names)")
+    from perfml.boards import same_board
+
+    times = pd.to_numeric(reference["time_ms"], errors="coerce")
+    fastest = times[np.isfinite(times) & (times > 0)].groupby(reference["board"].astype(str)).min()
+    names = pd.Series(boards).astype(str)
+    per_name = {name: max(min([floor] + [float(t) for b, t in fastest.items() if same_board(name, b, registry=registry)]),
+                          MIN_MEASURED_MS)
+                for name in names.unique()}
+    return names.map(per_name).to_numpy(dtype=float)
 
 
 def missing_board_figure(board_name: str, registry=None) -> str | None:
