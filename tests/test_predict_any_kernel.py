@@ -28,7 +28,7 @@ from perfml.errors import (
 )
 from perfml.learned.intervals import LEVELS, conformal_quantile, held_out_board_coverage
 from perfml.learned.persistence import load_model, save_model
-from perfml.learned.queries import call_floor_ms, predict_queries, read_reference, roofline_bound_ms
+from perfml.learned.queries import call_floor_ms, check_reference, predict_queries, read_reference, roofline_bound_ms
 from perfml.learned.training import fit_default, training_runtimes
 
 from conftest import shared_data_home, vectoradd_at_a_measured_and_an_unmeasured_block
@@ -486,6 +486,22 @@ def test_a_prediction_below_the_roofline_bound_is_clamped_and_flagged(model):
     assert (out["lower_ms"] >= out["predicted_ms"] - 1e-15).all()
     # the interval is the written prediction's: it keeps its width (it shrank to [bound, bound])
     assert (out["upper_ms"] > 1.05 * out["predicted_ms"]).all()
+
+
+def test_a_reference_accepted_below_its_boards_roofline_answers_its_own_row_unraised(model):
+    """A reference within MAX_OVER_SPEC of its board's roofline bound is accepted, and on its own
+    board it is the answer: raised to the bound, it was a time the command had accepted, rewritten."""
+    run = {"app_id": "vectorAdd", "input_size": 2**24}
+    bound = roofline_bound_ms(pd.DataFrame([{"board": b, "app_id": "vectorAdd", "input_size": 2.0**24}
+                                            for b in ("GTX-980", "Tesla-K40")]))
+    ref = check_reference(pd.DataFrame([{"board": "GTX-980", **run, "time_ms": bound[0] / 1.4}]).astype(str), "ref.csv")
+    q = pd.DataFrame([{"board": b, "app_id": "vectorAdd", "input_size": str(2**24)} for b in ("GTX-980", "Tesla-K40")])
+    out = predict_queries(model, q, "q.csv", reference=ref)
+    assert out["basis"].tolist() == ["reference", "reference"]
+    assert out["predicted_ms"].iloc[0] == pytest.approx(bound[0] / 1.4, rel=1e-12)
+    assert not out["clamped_to_bound"].iloc[0] and out["lower_ms"].iloc[0] < out["predicted_ms"].iloc[0]
+    # carried to another board, the answer still respects that board's bound
+    assert out["predicted_ms"].iloc[1] >= bound[1] * (1 - 1e-12) and out["lower_ms"].iloc[1] >= bound[1] * (1 - 1e-12)
 
 
 @settings(max_examples=20, deadline=None)

@@ -351,6 +351,28 @@ def test_an_operator_reference_on_the_query_board_is_the_prediction(bundle):
     assert (out["basis"] == "reference").all()
 
 
+def test_an_accepted_reference_below_its_boards_roofline_answers_its_own_row_unraised(bundle):
+    """A reference within MAX_OVER_SPEC of its board's roofline is accepted (a boost clock, a
+    registry figure below the board's), but on its own board its row was raised to the roofline:
+    an H100 add measured at 0.15 ms came back as 0.24 ms, its basis still the reference. Carried to
+    another board, the answer still respects that board's bound."""
+    from perfml.learned.operator_queries import _bounds, check_operator_reference
+
+    model = bundle.models["dlops"]
+    call = {"op": "add", "B": 16384, "H": 4096}
+    q = check_operator_queries(_text(pd.DataFrame([{"board": "H100-SXM", **call}])), "x")
+    bound = float(_bounds(q)[0])
+    fast = bound / 1.4  # under the roofline, within the 1.5x the reference check allows
+    ref = check_operator_reference(_text(pd.DataFrame([{"board": "H100-SXM", **call, "time_ms": fast}])), "ref.csv")
+    queries = _text(pd.DataFrame([{"board": b, **call} for b in ("H100-SXM", "Tesla-T4")]))
+    out = predict_operator_queries(model, queries, "q.csv", reference=ref)
+    assert out["basis"].tolist() == ["reference", "reference"]
+    assert out["predicted_ms"].iloc[0] == pytest.approx(fast, rel=1e-12) and not out["clamped_to_bound"].iloc[0]
+    assert out["lower_ms"].iloc[0] < fast < out["upper_ms"].iloc[0]
+    t4_bound = float(_bounds(check_operator_queries(queries.iloc[[1]].reset_index(drop=True), "x"))[0])
+    assert out["predicted_ms"].iloc[1] >= t4_bound * (1 - 1e-12) and out["lower_ms"].iloc[1] >= t4_bound * (1 - 1e-12)
+
+
 def test_operator_references_that_disagree_widen_the_interval(bundle):
     from perfml.learned.operator_queries import check_operator_reference
 

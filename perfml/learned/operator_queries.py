@@ -435,13 +435,14 @@ def _reference_predictions(model, q, pred, reference, pairs):
     the user's time scaled by the model's ratio between the two boards (as for application
     kernels, :mod:`perfml.learned.queries`); a run the reference measured on the row's own
     board takes only those rows (:func:`~perfml.learned.queries.own_board_first`). Returns the
-    predictions and their spread (:func:`~perfml.learned.queries.carried_references`).
+    predictions and their spread (:func:`~perfml.learned.queries.carried_references`), and per row
+    whether the reference measured its run on its own board (:func:`~perfml.learned.queries.measured_here`).
     """
-    from perfml.learned.queries import carried_references, own_board_first
+    from perfml.learned.queries import carried_references, measured_here, own_board_first
 
     owners, rows = pairs
     if not len(owners):
-        return carried_references(owners, np.zeros(0), len(q))
+        return (*carried_references(owners, np.zeros(0), len(q)), np.zeros(len(q), dtype=bool))
     keep = own_board_first(reference["board"].to_numpy()[rows], owners, q["board"].to_numpy())
     owners, rows = owners[keep], rows[keep]
     moved = q.iloc[owners].reset_index(drop=True).copy()
@@ -449,7 +450,8 @@ def _reference_predictions(model, q, pred, reference, pairs):
     with np.errstate(all="ignore"):
         at_ref = np.asarray(model.predict(moved), dtype=float)
     logs = np.log(reference["time_ms"].to_numpy()[rows]) + np.log(pred[owners]) - np.log(at_ref)
-    return carried_references(owners, logs, len(q))
+    return (*carried_references(owners, logs, len(q)), measured_here(moved["board"].to_numpy(), owners,
+                                                                      q["board"].to_numpy()))
 
 
 def _bounds(q: pd.DataFrame, *, l2_resident: bool = False) -> np.ndarray:
@@ -512,8 +514,9 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     pred = unless_measured(model.predict, q, own_run, matched)
     basis = np.where(q["op"].isin(trained).to_numpy(), "training-boards", "description").astype(object)
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
+    here = np.zeros(len(q), dtype=bool)  # answered by a reference measured on the row's own board
     if reference is not None and len(reference):
-        scaled, spread = _reference_predictions(model, q, pred, reference, pairs)
+        scaled, spread, here = _reference_predictions(model, q, pred, reference, pairs)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -532,5 +535,6 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
     on_board = board_range_flags(q["board"], training.get("boards"))
     return answered(original, pred, basis, flags, reasons, _bounds(q), meta.get("intervals"), level, groups=groups,
                     board_flags=on_board, spread=spread if reference is not None and len(reference) else None,
+                    measured_here=here,
                     architecture_flags=unseen_architecture_flags(q["board"], training.get("boards"),
                                                                  carried_within=within))

@@ -806,6 +806,18 @@ def own_board_first(reference_boards, owners, query_boards) -> np.ndarray:
     return own | ~has_own[owners]
 
 
+def measured_here(reference_boards, owners, query_boards) -> np.ndarray:
+    """Per query row, whether one of its (query row, reference row) pairs is on its own board:
+    the user measured the row's run on the row's board, and that measurement is the answer
+    (:func:`own_board_first`; :func:`answered` does not raise it to the roofline bound)."""
+    out = np.zeros(len(query_boards), dtype=bool)
+    owners = np.asarray(owners, dtype=int)
+    if len(owners):
+        own = np.asarray(reference_boards, dtype=object) == np.asarray(query_boards, dtype=object)[owners]
+        out[owners[own]] = True
+    return out
+
+
 def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: pd.DataFrame, known=(),
                            floor_at=None):
     """Per query row with a reference of the same run: the reference carried to the row's board, else NaN.
@@ -830,8 +842,9 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     (:func:`_with_profiled_roofline`).
 
     Returns the carried predictions and their spread (:func:`carried_references`), and per
-    row whether it was carried by the profiled roofline and whether one of its references is
-    on a board of its own architecture (:func:`~perfml.learned.board_range.carried_within_architecture`).
+    row whether it was carried by the profiled roofline, whether one of its references is
+    on a board of its own architecture (:func:`~perfml.learned.board_range.carried_within_architecture`)
+    and whether one is on its own board (:func:`measured_here`).
     """
     from perfml.learned.profile_import import PROFILED_WORK
 
@@ -848,7 +861,7 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
             work.append([r[c] if c in profiled else np.nan for c in PROFILED_WORK])
     if not pairs:
         nothing = np.zeros(len(q), dtype=bool)
-        return (*carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q)), nothing, nothing)
+        return (*carried_references(np.zeros(0, dtype=int), np.zeros(0), len(q)), nothing, nothing, nothing)
     moved = pd.DataFrame(pairs)
     with np.errstate(all="ignore"):
         at_ref = np.asarray(model.predict_transfer(moved), dtype=float)  # a ratio: any kernel
@@ -866,7 +879,8 @@ def _reference_predictions(model, q: pd.DataFrame, pred: np.ndarray, reference: 
     profiled[owners[by_profile]] = True
     within = carried_within_architecture(len(q), owners, q["board"].to_numpy(), moved["board"].to_numpy(),
                                          getattr(model, "registry", None))
-    return (*carried_references(owners, logs, len(q), alternatives=alternatives), profiled, within)
+    here = measured_here(moved["board"].to_numpy(), owners, q["board"].to_numpy())
+    return (*carried_references(owners, logs, len(q), alternatives=alternatives), profiled, within, here)
 
 
 def _with_profiled_roofline(model, q: pd.DataFrame, moved: pd.DataFrame, owners: np.ndarray, times, work: np.ndarray,
@@ -1031,9 +1045,10 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         return call_floor_ms(meta.get("training"), reference, pd.Series(boards).reset_index(drop=True), registry)
 
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
+    here = np.zeros(len(q), dtype=bool)  # answered by a reference measured on the row's own board
     if reference is not None:
-        scaled, spread, profiled, within = _reference_predictions(model, q, pred, reference,
-                                                                  known=trained | described, floor_at=floor_at)
+        scaled, spread, profiled, within, here = _reference_predictions(model, q, pred, reference,
+                                                                        known=trained | described, floor_at=floor_at)
         has = np.isfinite(scaled)
         pred = np.where(has, scaled, pred)
         basis[has] = "reference"
@@ -1077,6 +1092,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     return answered(original, pred, basis, flags, reasons, bound, meta.get("intervals"), level, app_ids=q["app_id"],
                     board_flags=on_board, spread=spread if reference is not None else None,
                     floor_ms=target_call_floor_ms(floor_at(q["board"]), model, q["board"]), launch_flags=launch,
+                    measured_here=here,
                     architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
                                                                  registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
 
@@ -1257,7 +1273,7 @@ UNCALIBRATED_LAUNCH_NOTE = ("its interval is twice the log half-width of a measu
 
 def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibration, level: float, *,
              app_ids=None, groups=None, board_flags=None, spread=None, floor_ms=None, launch_flags=None,
-             architecture_flags=None) -> pd.DataFrame:
+             architecture_flags=None, measured_here=None) -> pd.DataFrame:
     """The queries as given plus the output columns, for either corpus.
 
     ``flags``/``reasons``: the rows beyond the training range (never a row answered from
@@ -1275,7 +1291,12 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     (:func:`call_floor_ms`; None: :data:`~perfml.characterize.limits.MIN_MEASURED_MS`, which
     no kernel call is shorter than: a prediction far beyond the training sizes gave 1.5e-6 ms); a faster prediction is
     raised to it and flagged ``clamped_to_bound``; the interval is taken around the written
-    (raised) prediction, and ``lower_ms`` never goes below the bound. ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
+    (raised) prediction, and ``lower_ms`` never goes below the bound. Not a row of
+    ``measured_here`` (:func:`measured_here`), answered with the user's measurement of its run on
+    its board: that time passed the reference's physical check (within
+    :data:`~perfml.characterize.limits.MAX_OVER_SPEC` of the bound, which allows for a boost
+    clock or a registry figure below the board's), and raising it rewrote a time the command had
+    accepted (an H100 add measured at 0.15 ms came back as 0.24 ms, its basis still the reference). ``calibration``: the manifest's ``intervals`` entry (None: no interval), by kernel
     group of ``app_ids`` or by the given ``groups`` (op classes). ``spread``: ``(lo, hi)``
     per row from :func:`carried_references`, the interval's ends multiplied by them.
     """
@@ -1302,9 +1323,12 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
     # one floor, or one per row (:func:`target_call_floor_ms`)
     floor = MIN_MEASURED_MS if floor_ms is None else np.maximum(np.asarray(floor_ms, dtype=float), MIN_MEASURED_MS)
     bound = np.fmax(np.asarray(bound, dtype=float), floor)  # fmax: NaN (work unknown) -> the floor
+    here = np.zeros(len(pred), dtype=bool) if measured_here is None else (
+        np.asarray(measured_here, dtype=bool) & np.isin(basis, REFERENCE_BASES))
+    bound = np.where(here, np.fmin(bound, pred), bound)
     # at the bound counts as clamped: the operator model stops its own predictions at the roofline
     # (a GEMM at exactly 100 % of the datasheet peak was written unflagged)
-    clamped = pred <= bound * (1.0 + 1e-9)
+    clamped = (pred <= bound * (1.0 + 1e-9)) & ~here
     pred = np.where(clamped, bound, pred)
     if calibration is not None:
         calibration = check_calibration(calibration, "model manifest")
@@ -1316,7 +1340,8 @@ def answered(original: pd.DataFrame, pred, basis, flags, reasons, bound, calibra
                                        unseen_architecture=unseen)
         if spread is not None:
             lower, upper = lower * np.asarray(spread[0], dtype=float), upper * np.asarray(spread[1], dtype=float)
-        lower = np.fmax(lower, bound)
+        # a row of the user's own measurement below the bound: its interval around it, over the call floor
+        lower = np.where(here, np.fmax(lower, np.fmin(floor, pred)), np.fmax(lower, bound))
     else:
         lower = upper = np.full(len(pred), np.nan)
     out = original.copy()
