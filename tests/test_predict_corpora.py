@@ -262,6 +262,30 @@ def test_a_launch_conflict_names_the_row_of_a_mixed_reference_file(bundle, tmp_p
         predict_any(bundle, q, "q.csv", reference=read_reference_any(path), reference_where=f"--reference {path}")
 
 
+def test_the_python_api_names_the_call_it_expects(bundle, tmp_path):
+    """A bundle passed where a sub-model is taken failed with AttributeError; a reference frame
+    passed to predict_any (which takes the pair read_reference_any returns) with "too many
+    values to unpack"."""
+    from perfml.errors import InvalidValueError
+    from perfml.learned.queries import predict_queries, read_reference
+
+    q = _text(pd.DataFrame([{"board": "GTX-980", "app_id": "vectorAdd", "input_size": 2**20}]))
+    with pytest.raises(InvalidValueError, match=r"predict_any\(bundle, queries, where\).*model_for\('described'\)"):
+        predict_queries(bundle, q, "q.csv")
+    ops = _text(pd.DataFrame([{"board": "Tesla-T4", "op": "add", "B": 64, "H": 1024}]))
+    with pytest.raises(InvalidValueError, match=r"model_for\('dlops'\)"):
+        predict_operator_queries(bundle, ops, "q.csv")
+    path = tmp_path / "ref.csv"
+    pd.DataFrame([{"board": "GTX-680", "app_id": "vectorAdd", "input_size": 2**20, "time_ms": 0.5}]).to_csv(path,
+                                                                                                        index=False)
+    with pytest.raises(InvalidValueError, match="read_reference_any"):
+        predict_any(bundle, q, "q.csv", reference=read_reference(path))
+    # what the messages name works (docs/profile_import.md calls the sub-model so)
+    pair = read_reference_any(path)
+    assert predict_any(bundle, q, "q.csv", reference=pair)["basis"].iloc[0] == "reference"
+    assert predict_queries(bundle.model_for("described"), q, "q.csv")["predicted_ms"].iloc[0] > 0
+
+
 def test_an_operator_interval_is_its_op_class_quantile(bundle, dlops_rows):
     model = bundle.models["dlops"]
     rows = dlops_rows.groupby("op").head(1)

@@ -51,7 +51,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfml.errors import DatasetSchemaError, ModelFormatError, PerfmlError, QueryValidationError, UnsupportedQueryError
+from perfml.errors import (DatasetSchemaError, InvalidValueError, ModelFormatError, PerfmlError, QueryValidationError,
+                           UnsupportedQueryError)
 from perfml.learned.persistence import BUNDLE_VERSION, _META, _RETRAIN, _bad, write_manifest
 from perfml.learned.tiers import CALIBRATED_TIER, calibration_entry, data_corpus
 
@@ -678,6 +679,11 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
         raise QueryValidationError(f"{where}: no query rows; add at least one row under the header")
     routes = _routes(original, where)
     _check_target_board(bundle, original, where)
+    if reference is not None and not (isinstance(reference, tuple) and len(reference) == 2):
+        # a DataFrame was unpacked as the pair: Python's "too many values to unpack"
+        raise InvalidValueError(f"reference: expected the pair (application rows, operator rows) that "
+                                f"read_reference_any(path) returns, got {type(reference).__name__}; read the "
+                                "reference CSV with perfml.learned.bundle.read_reference_any")
     app_ref, op_ref = reference if reference is not None else (None, None)
     if "tier" in original.columns:
         raise QueryValidationError(f"{where}: column 'tier' is an output column (the tier of the sub-model that "

@@ -495,8 +495,10 @@ def predict_operator_queries(model, original: pd.DataFrame, where, *, reference:
         Naming the row, column and fix; nothing is predicted.
     """
     from perfml.learned.intervals import check_level
+    from perfml.learned.queries import refuse_a_bundle
     from perfml.operators import OP_CLASS
 
+    refuse_a_bundle(model, "predict_operator_queries", "dlops")
     level = check_level(level)
     q = check_operator_queries(original, where)
     pairs = None

@@ -1019,6 +1019,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     ReferenceValidationError
         A reference row disagrees with a query on the launch.
     """
+    refuse_a_bundle(model, "predict_queries", "described")
     from perfml.apps import list_apps
     from perfml.learned.intervals import check_level
 
@@ -1127,6 +1128,20 @@ def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where,
                              f"kernel {app} takes one size, input_size (no run of it on the training boards, and "
                              "no description of it, has a second size)",
                              "leave input_size_2 empty (or 0), or give a --reference of the kernel measured with it")
+
+
+def refuse_a_bundle(model, function: str, route: str) -> None:
+    """Refuse a :class:`~perfml.learned.bundle.ModelBundle` (what ``load_predictor`` returns)
+    where one sub-model is expected: it has no ``predict`` of its own, and the call failed
+    with Python's ``AttributeError``."""
+    if hasattr(model, "model_for") and hasattr(model, "models"):
+        from perfml.errors import InvalidValueError
+
+        raise InvalidValueError(
+            f"{function}: got a model bundle (perfml.learned.bundle.load_predictor), which answers every kind of "
+            "row through perfml.learned.bundle.predict_any(bundle, queries, where); or pass its sub-model, "
+            f"bundle.model_for({route!r})"
+        )
 
 
 def measured_on_board(model, q: pd.DataFrame) -> np.ndarray:
