@@ -488,6 +488,18 @@ def test_a_prediction_below_the_roofline_bound_is_clamped_and_flagged(model):
     assert (out["upper_ms"] > 1.05 * out["predicted_ms"]).all()
 
 
+def test_a_prediction_faster_than_the_dram_streams_its_working_set_is_flagged(model):
+    """Raised to the roofline bound (an L2 of its bytes from cache), an 805 MB strided sum on the
+    L4 still came out at 102 % of the datasheet bandwidth, unflagged (queries.beyond_dram_flags)."""
+    q = pd.DataFrame([{"board": "L4", "app_id": "matrix_sum_normal", "input_size": "8192"},
+                      {"board": "L4", "app_id": "matrix_sum_normal", "input_size": "1024"}])
+    out = predict_queries(_TooFast(model), q, "q.csv")
+    assert out["clamped_to_bound"].all() and out["extrapolated"].all()
+    notes = [[n for n in r.split("; ") if "peak DRAM bandwidth" in n] for r in out["extrapolation"]]
+    assert len(notes[0]) == 1 and notes[0][0].startswith("predicted at 107% of board L4's peak DRAM bandwidth")
+    assert notes[1] == []  # 4 MB: the L2 may hold it
+
+
 def test_a_reference_accepted_below_its_boards_roofline_answers_its_own_row_unraised(model):
     """A reference within MAX_OVER_SPEC of its board's roofline bound is accepted, and on its own
     board it is the answer: raised to the bound, it was a time the command had accepted, rewritten."""

@@ -1084,6 +1084,9 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     reasons, launch = _with_unmeasured_launches(q, model, reasons)
     bound = roofline_bound_ms(q, registry)
     on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
+    beyond = beyond_dram_flags(q, pred, bound, (basis == "measured") | here, registry)
+    on_board = (np.asarray(on_board[0], dtype=bool) | beyond[0],
+                ["; ".join(x for x in (w, b) if x) for w, b in zip(on_board[1], beyond[1])])
     if filler.nominal_rows:  # flagged whatever the basis, like a board beyond the training boards
         nominal = np.zeros(len(q), dtype=bool)
         nominal[filler.nominal_rows] = True
@@ -1128,6 +1131,65 @@ def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where,
                              f"kernel {app} takes one size, input_size (no run of it on the training boards, and "
                              "no description of it, has a second size)",
                              "leave input_size_2 empty (or 0), or give a --reference of the kernel measured with it")
+
+
+#: a note of :func:`beyond_dram_flags`
+BEYOND_DRAM_NOTE = ("predicted at {share:.0%} of board {board}'s peak DRAM bandwidth ({bw:.4g} GB/s) for the {mb:.4g} MB "
+                    "its kernel must move, at least {factor}x the board's {l2:.4g} MB L2: no measured run of a described "
+                    "kernel streams a working set its L2 cannot hold that fast (the model carried the kernel by a rate "
+                    "other than the bandwidth, as on the training boards they rose together): expect it slower than "
+                    "{dram_ms:.4g} ms, its time at the full bandwidth")
+
+
+def beyond_dram_flags(q: pd.DataFrame, pred_ms: np.ndarray, bound_ms: np.ndarray, answered_by_measurement: np.ndarray,
+                      registry=None) -> tuple[np.ndarray, list[str]]:
+    """``(flags, reasons)`` of the rows predicted faster than their board's DRAM streams their working set.
+
+    For a described kernel whose compulsory DRAM traffic ``W`` (the roofline's bytes,
+    :class:`~perfml.closed_form.roofline.RooflineModel`) is at least
+    :data:`~perfml.characterize.limits.L2_FACTOR` x the board's L2, the written time
+    (``max(pred_ms, bound_ms)``, the prediction as :func:`answered` raises it) implies the share
+    ``W / (t * peak_bw)`` of the datasheet DRAM bandwidth; a row above 1 is flagged. The
+    roofline bound (:func:`~perfml.closed_form.roofline.roofline_bound_ms`) lets up to an L2 of
+    the bytes come from a warm cache, as physics allows, so it lets such a row through; but no
+    measured run does it (the largest share of the described kernels' runs of ``runtimes.csv``
+    at such sizes is below 1, and a test holds it, as for this project's H100 and H200
+    recordings). A kernel the spread rule of
+    :func:`~perfml.learned.features.closed_form.baseline_choice` carries by the FP32 rate was so
+    predicted on a board of far more FLOP per byte than the training boards (matrix_sum_normal on
+    the L4 at 102 % of its bandwidth, a strided sum that reaches 5-50 % on every measured
+    board). Rows answered by a measurement of their own run on their board
+    (``answered_by_measurement``) are not flagged.
+    """
+    from perfml.apps import list_apps
+    from perfml.boards import get_board, peak_bandwidth
+    from perfml.characterize.limits import L2_FACTOR
+    from perfml.closed_form.roofline import RooflineModel
+    from perfml.errors import MissingBoardParameterError
+
+    flags = np.zeros(len(q), dtype=bool)
+    reasons = [""] * len(q)
+    rows = np.flatnonzero(q["app_id"].isin(list_apps()).to_numpy() & ~np.asarray(answered_by_measurement, dtype=bool))
+    if not rows.size:
+        return flags, reasons
+    moved = RooflineModel(registry=registry).roofline_terms(q.iloc[rows])["bytes"].to_numpy(dtype=float)
+    written = np.fmax(np.asarray(pred_ms, dtype=float)[rows], np.asarray(bound_ms, dtype=float)[rows])
+    boards = q["board"].iloc[rows].astype(str).to_numpy()
+    for k, i in enumerate(rows):
+        board = get_board(boards[k], registry=registry)
+        try:
+            bw = peak_bandwidth(board)
+        except MissingBoardParameterError:
+            continue
+        l2 = float(board.l2_bytes or 0.0)
+        if not (l2 > 0 and np.isfinite(moved[k]) and moved[k] >= L2_FACTOR * l2 and written[k] > 0):
+            continue
+        share = moved[k] / (written[k] * 1e-3 * bw)
+        if share > 1.0:
+            flags[i] = True
+            reasons[i] = BEYOND_DRAM_NOTE.format(share=share, board=boards[k], bw=bw / 1e9, mb=moved[k] / 1e6,
+                                                 factor=L2_FACTOR, l2=l2 / 1e6, dram_ms=moved[k] / bw * 1e3)
+    return flags, reasons
 
 
 def refuse_a_bundle(model, function: str, route: str) -> None:
