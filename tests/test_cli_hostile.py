@@ -918,6 +918,33 @@ def test_a_second_size_for_a_kernel_that_takes_one_size_is_refused(hostile, caps
 
 
 @needs_data
+@pytest.mark.parametrize("header, row", [
+    ("board,app_id,input_size,input_size_2", "GTX-980,calculate_temp,1024,"),
+    ("board,app_id,input_size,input_size_2", "GTX-980,calculate_temp,1024,0"),
+    ("board,app_id,input_size,block_x,block_y,grid_x,grid_y", "GTX-980,calculate_temp,1024,16,16,86,86"),
+])
+def test_a_kernel_whose_runs_all_take_a_second_size_refuses_a_row_without_one(hostile, capsys, header, row):
+    """calculate_temp of 1024 without its second size (hotspot's pyramid height) was answered at
+    1.00 ms on the GTX-980 and 0.69 ms on the GTX-680, where every measured second size gives
+    0.77-0.81 and 0.98-1.04 ms: no run the model knows, the boards' order reversed."""
+    files = hostile / "in"
+    queries = files / "q.csv"
+    queries.write_text(f"{header}\n{row}\n")
+    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
+    argv = ["predict", "--model", model, "--queries", str(queries), "--output", str(files / "o.csv"),
+            "--data-home", str(SHARED)]
+    code, err = _check(argv, hostile, capsys)
+    assert code == 2 and "row 1 (line 2), column input_size_2: kernel calculate_temp takes a second size" in err, err
+    assert "add input_size_2 to the row" in err
+    # a reference of the kernel measured without one answers it
+    (files / "r.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y,time_ms\n"
+                                 "GTX-680,calculate_temp,1024,16,16,86,86,1.0\n")
+    queries.write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y\nGTX-980,calculate_temp,1024,16,16,86,86\n")
+    code, err = _check(argv + ["--reference", str(files / "r.csv"), "--overwrite"], hostile, capsys)
+    assert code == 0, err
+
+
+@needs_data
 def test_a_second_size_is_taken_for_a_kernel_the_reference_measured_with_it(hostile, capsys):
     files = hostile / "in"
     (files / "q.csv").write_text("board,app_id,input_size,input_size_2\nGTX-980,vectorAdd,1048576,5\n")

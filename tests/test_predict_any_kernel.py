@@ -192,7 +192,7 @@ def test_the_cli_refuses_a_row_without_the_launch_of_a_several_launch_run(model_
 
 
 def test_an_undescribed_row_of_an_unmeasured_size_without_launch_names_the_fix(model):
-    frame = pd.DataFrame([{"board": "GTX-980", "app_id": "calculate_temp", "input_size": "7"}])
+    frame = pd.DataFrame([{"board": "GTX-980", "app_id": "calculate_temp", "input_size": "7", "input_size_2": "256"}])
     with pytest.raises(Exception, match=r"row 1 .*column block_x.*add block_x"):
         predict_queries(model, frame, "q.csv")
 

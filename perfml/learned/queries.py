@@ -1032,6 +1032,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     described = set(list_apps())
     # before the launch is filled from the kernel's runs, which such a size misses
     _refuse_a_second_size_the_kernel_lacks(model, original, where, described, ref_apps)
+    _refuse_a_missing_second_size(model, original, where, ref_apps)
     q = check_queries(original, where, apps=apps, reference_apps=ref_apps, launch_fill=filler)
     trained = set(map(str, apps or ()))
     own_run = measured_on_board(model, q)
@@ -1099,6 +1100,42 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                     measured_here=here,
                     architecture_flags=unseen_architecture_flags(q["board"], (meta.get("training") or {}).get("boards"),
                                                                  registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
+
+
+def _refuse_a_missing_second_size(model, original: pd.DataFrame, where, ref_apps) -> None:
+    """Refuse a row that leaves ``input_size_2`` empty (or 0) for a kernel every training run of which gives one.
+
+    Rodinia's ``calculate_temp`` (hotspot; its second size is the pyramid height) ran with
+    one on every training board. Without it the row was no run the model knows, and the
+    answer was the model's guess at a second size of none: 1.00 ms on the GTX-980 and 0.69 ms on
+    the GTX-680 for 1024, where every measured second size gives 0.77-0.81 and 0.98-1.04 ms, the
+    boards' order reversed. A kernel of the ``--reference`` is left to it: its measurements say.
+    """
+    table = getattr(getattr(model, "features_", None), "transfer_", None)
+    if table is None or "input_size_2" not in table.columns or "app_id" not in original.columns:
+        return
+    second = np.nan_to_num(table["input_size_2"].to_numpy(dtype=float), nan=0.0)
+    apps = table["app_id"].astype(str)
+    takes = second != 0
+    needs = set(apps[takes]) - set(apps[~takes]) - set(map(str, ref_apps))
+    if not needs:
+        return
+    given = (pd.to_numeric(original["input_size_2"].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+             if "input_size_2" in original.columns else np.full(len(original), np.nan))
+    missing = ~(np.isfinite(given) & (given != 0))  # a value that is not a number is refused by check_queries
+    empty = (original["input_size_2"].astype(str).str.strip() == "").to_numpy() if "input_size_2" in original.columns \
+        else np.ones(len(original), dtype=bool)
+    rows = np.flatnonzero(original["app_id"].astype(str).str.strip().isin(needs).to_numpy() & missing
+                          & (empty | (given == 0)))
+    if rows.size:
+        i = int(rows[0])
+        app = str(original["app_id"].iloc[i]).strip()
+        sizes = second[(apps == app).to_numpy()]
+        value = original["input_size_2"].iloc[i] if "input_size_2" in original.columns else ""
+        raise _row_error(where, i, "input_size_2", value,
+                         f"kernel {app} takes a second size (every run of it on the training boards gives one, "
+                         f"{_num(sizes.min())} to {_num(sizes.max())})",
+                         "add input_size_2 to the row (or a --reference of the kernel measured without one)")
 
 
 def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where, described, ref_apps) -> None:
