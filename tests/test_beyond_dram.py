@@ -17,7 +17,7 @@ import pytest
 from perfml.apps import list_apps
 from perfml.boards import get_board, peak_bandwidth
 from perfml.characterize.limits import L2_FACTOR
-from perfml.closed_form.roofline import RooflineModel
+from perfml.closed_form.roofline import RooflineModel, roofline_bound_and_bytes
 from perfml.learned.queries import beyond_dram_flags
 
 from conftest import needs_data_home
@@ -43,7 +43,9 @@ def test_a_row_faster_than_the_dram_streams_its_working_set_is_flagged_with_the_
     assert RooflineModel().roofline_terms(q.iloc[[3]])["bytes"].iloc[0] < L2_FACTOR * get_board("L4").l2_bytes
     pred = np.array([full[0] / 1.02, full[1] / 0.9, full[2] / 1.02, full[3] / 3, full[4] / 1.5])
     measured = np.array([False, False, True, False, False])
-    flags, reasons = beyond_dram_flags(q, pred, np.zeros(len(q)), measured)
+    moved = roofline_bound_and_bytes(q)[1]
+    assert np.isfinite(moved).all() and moved.tolist() == RooflineModel().roofline_terms(q)["bytes"].tolist()
+    flags, reasons = beyond_dram_flags(q, moved, pred, np.zeros(len(q)), measured)
     # above the full bandwidth: flagged; under it, a measurement of the row, or a working set
     # the L2 may partly hold: not
     assert flags.tolist() == [True, False, False, False, True]
@@ -51,8 +53,11 @@ def test_a_row_faster_than_the_dram_streams_its_working_set_is_flagged_with_the_
     assert f"expect it slower than {full[0]:.4g} ms, its time at the full bandwidth" in reasons[0]
     assert reasons[1] == reasons[2] == reasons[3] == ""
     # the written time is the prediction raised to the bound
-    flags, _ = beyond_dram_flags(q.iloc[[0]], np.array([full[0] / 2]), np.array([full[0]]), np.array([False]))
+    flags, _ = beyond_dram_flags(q.iloc[[0]], moved[:1], np.array([full[0] / 2]), np.array([full[0]]),
+                                 np.array([False]))
     assert not flags[0]
+    # a kernel of unknown work (NaN bytes) is never flagged
+    assert not beyond_dram_flags(q.iloc[[0]], np.array([np.nan]), np.array([1e-9]), np.zeros(1), np.array([False]))[0][0]
 
 
 def _measured_shares(rows: pd.DataFrame) -> np.ndarray:
@@ -61,7 +66,7 @@ def _measured_shares(rows: pd.DataFrame) -> np.ndarray:
     l2 = np.array([float(get_board(b).l2_bytes or 0.0) for b in rows["board"]])
     moved = RooflineModel().roofline_terms(rows)["bytes"].to_numpy(dtype=float)
     big = (l2 > 0) & (moved >= L2_FACTOR * l2)
-    flags, _ = beyond_dram_flags(rows, rows["measured_ms"].to_numpy(dtype=float), np.zeros(len(rows)),
+    flags, _ = beyond_dram_flags(rows, moved, rows["measured_ms"].to_numpy(dtype=float), np.zeros(len(rows)),
                                  np.zeros(len(rows), dtype=bool))
     shares = _dram_ms(rows) / rows["measured_ms"].to_numpy(dtype=float)
     assert flags.tolist() == (big & (shares > 1.0)).tolist()

@@ -189,6 +189,16 @@ class RooflineModel(RegressorMixin, BaseEstimator):
 def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
     """Per row, the physical lower bound ``max(ops / peak_ops, bytes / peak_bw)`` (ms) where the work is known.
 
+    :func:`roofline_bound_and_bytes` without the bytes.
+    """
+    return roofline_bound_and_bytes(q, registry)[0]
+
+
+def roofline_bound_and_bytes(q: pd.DataFrame, registry=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the physical lower bound (ms) and the compulsory bytes it charges, NaN where the work is unknown.
+
+    The bound is ``max(ops / peak_ops, bytes / peak_bw)``.
+
     The roofline of Williams et al. (CACM 2009), eq. 1, at the board's boost-clock FP32 peak
     and peak bandwidth (:mod:`perfml.boards`), with the operation count and the compulsory
     traffic of the kernel description (:class:`perfml.closed_form.roofline.RooflineModel`),
@@ -205,6 +215,7 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
         raise DatasetSchemaError(f"roofline_bound_ms takes a pandas DataFrame with columns board, app_id, input_size "
                                  f"(one row per kernel run), got {type(q).__name__}")
     bound = np.full(len(q), np.nan)
+    moved = np.full(len(q), np.nan)
     mask = q["app_id"].isin(list_apps()).to_numpy()
     if mask.any():
         part = q if mask.all() else q[mask]  # q itself: a frame already checked in this call is not checked again
@@ -214,9 +225,10 @@ def roofline_bound_ms(q: pd.DataFrame, registry=None) -> np.ndarray:
         # each figure once per board, then spread over its rows
         fp, bw, l2 = (np.array([f(board) for board in boards], dtype=float)[codes]
                       for f in (peak_flops, peak_bandwidth, lambda b: float(b.l2_bytes or 0.0)))
-        bound[mask] = l2_resident_roofline_ms(terms["ops"].to_numpy(dtype=float), terms["bytes"].to_numpy(dtype=float),
+        moved[mask] = terms["bytes"].to_numpy(dtype=float)
+        bound[mask] = l2_resident_roofline_ms(terms["ops"].to_numpy(dtype=float), moved[mask],
                                               peak_flops_per_s=fp, peak_bytes_per_s=bw, l2_bytes=l2)
-    return bound
+    return bound, moved
 
 
 def board_rates(boards, rates, registry=None) -> np.ndarray:

@@ -52,7 +52,7 @@ import pandas as pd
 
 from perfml.boards import MAX_BLOCK, MAX_GRID, MAX_GRID_X_BEFORE_CC3  # CUDA's launch limits
 from perfml.closed_form._inputs import MAX_INPUT_SIZE, above_exactly, checks_frames_once  # the size limit of every estimator
-from perfml.closed_form.roofline import roofline_bound_ms
+from perfml.closed_form.roofline import roofline_bound_and_bytes, roofline_bound_ms
 from perfml.errors import DatasetSchemaError, PerfmlError, QueryValidationError
 from perfml.learned.board_range import board_range_flags, carried_within_architecture, unseen_architecture_flags
 
@@ -1083,9 +1083,9 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
         )
     flags, reasons = extrapolation(q, meta.get("training"))
     reasons, launch = _with_unmeasured_launches(q, model, reasons)
-    bound = roofline_bound_ms(q, registry)
+    bound, moved = roofline_bound_and_bytes(q, registry)
     on_board = board_range_flags(q["board"], (meta.get("training") or {}).get("boards"), registry)
-    beyond = beyond_dram_flags(q, pred, bound, (basis == "measured") | here, registry)
+    beyond = beyond_dram_flags(q, moved, pred, bound, (basis == "measured") | here, registry)
     on_board = (np.asarray(on_board[0], dtype=bool) | beyond[0],
                 ["; ".join(x for x in (w, b) if x) for w, b in zip(on_board[1], beyond[1])])
     if filler.nominal_rows:  # flagged whatever the basis, like a board beyond the training boards
@@ -1178,12 +1178,12 @@ BEYOND_DRAM_NOTE = ("predicted at {share:.0%} of board {board}'s peak DRAM bandw
                     "{dram_ms:.4g} ms, its time at the full bandwidth")
 
 
-def beyond_dram_flags(q: pd.DataFrame, pred_ms: np.ndarray, bound_ms: np.ndarray, answered_by_measurement: np.ndarray,
-                      registry=None) -> tuple[np.ndarray, list[str]]:
+def beyond_dram_flags(q: pd.DataFrame, moved_bytes: np.ndarray, pred_ms: np.ndarray, bound_ms: np.ndarray,
+                      answered_by_measurement: np.ndarray, registry=None) -> tuple[np.ndarray, list[str]]:
     """``(flags, reasons)`` of the rows predicted faster than their board's DRAM streams their working set.
 
-    For a described kernel whose compulsory DRAM traffic ``W`` (the roofline's bytes,
-    :class:`~perfml.closed_form.roofline.RooflineModel`) is at least
+    For a described kernel whose compulsory DRAM traffic ``W`` (``moved_bytes``, NaN where
+    unknown: the roofline's bytes, :func:`~perfml.closed_form.roofline.roofline_bound_and_bytes`) is at least
     :data:`~perfml.characterize.limits.L2_FACTOR` x the board's L2, the written time
     (``max(pred_ms, bound_ms)``, the prediction as :func:`answered` raises it) implies the share
     ``W / (t * peak_bw)`` of the datasheet DRAM bandwidth; a row above 1 is flagged. The
@@ -1198,34 +1198,36 @@ def beyond_dram_flags(q: pd.DataFrame, pred_ms: np.ndarray, bound_ms: np.ndarray
     board). Rows answered by a measurement of their own run on their board
     (``answered_by_measurement``) are not flagged.
     """
-    from perfml.apps import list_apps
     from perfml.boards import get_board, peak_bandwidth
     from perfml.characterize.limits import L2_FACTOR
-    from perfml.closed_form.roofline import RooflineModel
     from perfml.errors import MissingBoardParameterError
 
     flags = np.zeros(len(q), dtype=bool)
     reasons = [""] * len(q)
-    rows = np.flatnonzero(q["app_id"].isin(list_apps()).to_numpy() & ~np.asarray(answered_by_measurement, dtype=bool))
+    moved = np.asarray(moved_bytes, dtype=float)
+    rows = np.flatnonzero(np.isfinite(moved) & ~np.asarray(answered_by_measurement, dtype=bool))
     if not rows.size:
         return flags, reasons
-    moved = RooflineModel(registry=registry).roofline_terms(q.iloc[rows])["bytes"].to_numpy(dtype=float)
+    moved = moved[rows]
     written = np.fmax(np.asarray(pred_ms, dtype=float)[rows], np.asarray(bound_ms, dtype=float)[rows])
-    boards = q["board"].iloc[rows].astype(str).to_numpy()
-    for k, i in enumerate(rows):
-        board = get_board(boards[k], registry=registry)
+    codes, names = pd.factorize(q["board"].iloc[rows].astype(str))
+    figures = np.full((len(names), 2), np.nan)  # peak bandwidth (B/s), L2 (B): once per board
+    for j, name in enumerate(names):
+        board = get_board(name, registry=registry)
         try:
-            bw = peak_bandwidth(board)
+            figures[j] = peak_bandwidth(board), float(board.l2_bytes or 0.0)
         except MissingBoardParameterError:
             continue
-        l2 = float(board.l2_bytes or 0.0)
-        if not (l2 > 0 and np.isfinite(moved[k]) and moved[k] >= L2_FACTOR * l2 and written[k] > 0):
-            continue
-        share = moved[k] / (written[k] * 1e-3 * bw)
-        if share > 1.0:
-            flags[i] = True
-            reasons[i] = BEYOND_DRAM_NOTE.format(share=share, board=boards[k], bw=bw / 1e9, mb=moved[k] / 1e6,
-                                                 factor=L2_FACTOR, l2=l2 / 1e6, dram_ms=moved[k] / bw * 1e3)
+    bw, l2 = figures[codes, 0], figures[codes, 1]
+    board_names = list(names)  # indexing a pandas Index row by row cost 14 us a row
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = moved / (written * 1e-3 * bw)
+        beyond = (l2 > 0) & (moved >= L2_FACTOR * l2) & (written > 0) & (share > 1.0)
+    for k in np.flatnonzero(beyond):
+        flags[rows[k]] = True
+        reasons[rows[k]] = BEYOND_DRAM_NOTE.format(share=share[k], board=board_names[codes[k]], bw=bw[k] / 1e9,
+                                                   mb=moved[k] / 1e6, factor=L2_FACTOR, l2=l2[k] / 1e6,
+                                                   dram_ms=moved[k] / bw[k] * 1e3)
     return flags, reasons
 
 
