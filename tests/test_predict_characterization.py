@@ -291,6 +291,32 @@ def test_the_h100_sweep_characterization_keeps_its_gemms_near_their_times(tmp_pa
     assert np.all((ratio > 0.5) & (ratio < 2.0)), np.round(ratio, 2)
 
 
+def test_a_calibration_of_small_calls_only_charges_larger_ones_no_launch_per_byte(tmp_path, capsys):
+    """Real data: the H100's add calls under 2 MB (sweeps/results/H100-SXM/dlops_torch.csv), all
+    at the launch floor, as the calibration; its element-wise calls of 100 MB or more as the
+    queries. The curve charged them its largest call's bytes per second, the launch included:
+    a 1.2 GB mul at 14 ms against 0.40 ms measured, these calls at 29-35x their times. Now
+    the further bytes go at the board's DRAM bandwidth (the datasheet's: no call calibrates it)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    calls = pd.read_csv(root / "sweeps" / "results" / "H100-SXM" / "dlops_torch.csv")
+    moved = 3 * 4 * calls["B"] * calls["H"]  # add: two float32 tensors read, one written
+    small = calls[(calls["op"] == "add") & (moved < 2e6)]
+    assert len(small) >= 10
+    small[["board", "op", "B", "H", "time_ms"]].to_csv(tmp_path / "adds.csv", index=False)
+    big = calls[calls["op"].isin(["mul", "relu", "gelu"]) & (moved >= 1e8)].head(40)
+    assert len(big) >= 10
+    big[["board", "op", "B", "H"]].to_csv(tmp_path / "q.csv", index=False)
+    out = tmp_path / "p.csv"
+    status = main(["predict", "--model", str(root / "models" / "default"), "--queries", str(tmp_path / "q.csv"),
+                   "--output", str(out), "--calibration", str(tmp_path / "adds.csv"), "--data-home", str(HOME.path)])
+    assert status == 0, capsys.readouterr().err
+    ratio = pd.read_csv(out)["predicted_ms"].to_numpy() / big["time_ms"].to_numpy()
+    assert np.all((ratio > 0.5) & (ratio < 3.0)), np.round(ratio, 2)
+    assert "charged its time plus the further bytes at the board's DRAM bandwidth" in capsys.readouterr().err
+
+
 def test_a_launch_floor_timed_otherwise_than_the_training_boards_is_told(tmp_path, capsys):
     """The H100 sweep's launch floor comes from CUDA events around each launch; the nine apps'
     calibrated sub-model learned from nvprof kernel durations (no launch latency). The

@@ -48,6 +48,28 @@ def test_interpolation_is_a_power_law_between_knots_a_floor_below_and_bandwidth_
     assert np.isnan(curve.time_s([0.0, -1.0, np.nan])).all()
 
 
+def test_above_a_largest_call_that_does_not_reach_dram_the_further_bytes_go_at_the_boards_bandwidth():
+    """A curve of small calls only, at the launch floor, charged larger calls its bytes per
+    second: a 1.2 GB mul on an H100 took 14 ms (86 GB/s), 35x its measured time."""
+    floor = _curve(bytes=(1e3, 1e4, 1e5), seconds=(1e-5, 1.05e-5, 1.1e-5))  # synthetic: all at the floor
+    # without the board's figures, as before: the largest call's rate (1e5 B / 11 us)
+    assert floor.time_s(1e9)[()] == pytest.approx(1.1e-5 * 1e4)
+    # with them: the largest call's time, then the bandwidth (its rate above the floor is noise)
+    assert floor.time_s(1e9, l2_bytes=1e6, bandwidth=1e12)[()] == pytest.approx(1.1e-5 + (1e9 - 1e5) / 1e12)
+    assert floor.time_s(1e5, l2_bytes=1e6, bandwidth=1e12)[()] == pytest.approx(1.1e-5)  # continuous at the knot
+    # a largest call well above the floor: its rate above the floor, at most the bandwidth
+    rising = _curve(bytes=(1e3, 1e6, 2e6), seconds=(1e-5, 1e-4, 2.1e-4))
+    rate = 2e6 / (2.1e-4 - 1e-5)
+    assert rising.time_s(1e9, l2_bytes=1e6, bandwidth=1e12)[()] == pytest.approx(2.1e-4 + (1e9 - 2e6) / rate)
+    assert rising.time_s(1e9, l2_bytes=1e6, bandwidth=1e9)[()] == pytest.approx(2.1e-4 + (1e9 - 2e6) / 1e9)
+    # a largest call of L2_FACTOR x the L2 or more is DRAM-bound: time in proportion, figures given or not
+    curve = _curve()
+    assert curve.time_s(4e9, l2_bytes=1e6, bandwidth=1e12)[()] == pytest.approx(4.0)
+    for c in (floor, rising):
+        b = np.logspace(0, 12, 500)
+        assert np.all(np.diff(c.time_s(b, l2_bytes=1e6, bandwidth=1e12)) >= 0)
+
+
 def test_more_bytes_never_take_less_time_on_a_monotone_curve():
     curve = _curve()
     b = np.logspace(0, 12, 500)

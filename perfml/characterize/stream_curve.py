@@ -21,7 +21,17 @@ power law per segment). Outside the knots:
 * below the smallest: the smallest call's time (the floor; a call cannot be faster than
   the launch and the smallest transfer measured),
 * above the largest: the time grows in proportion to the bytes at the largest call's
-  achieved bandwidth (the DRAM-bound regime, ``T = b / (b_max / T(b_max))``).
+  achieved bandwidth (the DRAM-bound regime, ``T = b / (b_max / T(b_max))``), when that call
+  is DRAM-bound: it moves :data:`~perfml.characterize.limits.L2_FACTOR` x the board's L2 or
+  more. A smaller largest call is bound in part by the launch, the latency or the L2, and its
+  ``b / T`` is no DRAM rate: given the board's L2 and DRAM bandwidth, the time is then the
+  largest call's plus the further bytes at the rate of its bytes above the launch floor
+  (the smallest call's time), at most the board's DRAM bandwidth:
+  ``T = T(b_max) + (b - b_max) / min(b_max / (T(b_max) - T(b_min)), bandwidth)``; at the
+  bandwidth where the floor is more than half the largest call's time
+  (:data:`FLOOR_DOMINATED`: the difference is then mostly noise). (Charged the ``b / T`` of a
+  curve of small ``add`` calls, all at the launch floor, a 1.2 GB ``mul`` on an H100 took 14
+  ms, 86 GB/s, 35x its measured 0.40 ms.)
 
 File form (the optional ``stream_curve`` field of a characterization, see
 :mod:`perfml.characterize.characterization`)::
@@ -53,6 +63,10 @@ MIN_KNOTS = 3
 #: tiers a curve can come from (the tiers of :mod:`perfml.characterize.values` that observe the board)
 STREAM_CURVE_TIERS = ("measured", "calibrated")
 
+
+#: a largest call taking less than this times the smallest one's is mostly launch floor: its rate
+#: above the floor is not measured (a curve of calls at 21-23 us gave 1.9 TB/s on an H100 for it)
+FLOOR_DOMINATED = 2.0
 
 #: significant digits kept of a pooled knot's time (far below any measurement's precision)
 POOLED_DIGITS = 12
@@ -155,13 +169,28 @@ class StreamCurve:
             fitted = np.where(pooled, _round_significant(np.exp(log_fit), POOLED_DIGITS), measured)
         return cls(bytes=tuple(knots), seconds=tuple(float(v) for v in fitted), **kwargs)
 
-    def time_s(self, nbytes) -> np.ndarray:
-        """Time (s) to stream ``nbytes`` (array-like) on the board; NaN where ``nbytes`` is not positive."""
+    def time_s(self, nbytes, *, l2_bytes: float | None = None, bandwidth: float | None = None) -> np.ndarray:
+        """Time (s) to stream ``nbytes`` (array-like) on the board; NaN where ``nbytes`` is not positive.
+
+        ``l2_bytes`` and ``bandwidth`` (B/s): the board's L2 size and DRAM bandwidth (its
+        achieved one where known, else the datasheet's), for the sizes above a largest knot that
+        is not DRAM-bound (module docstring); without them every curve is taken as reaching DRAM.
+        """
+        from perfml.characterize.limits import L2_FACTOR
+
         x = np.asarray(nbytes, dtype=float)
         lx = np.log(np.where(x > 0, x, 1.0))
         kb, ks = np.log(self.bytes), np.log(self.seconds)
         inside = np.interp(lx, kb, ks)  # clamped to the end knots' times outside
-        above = ks[-1] + (lx - kb[-1])  # DRAM-bound beyond the largest call: time proportional to bytes
+        reaches_dram = not (l2_bytes is not None and bandwidth is not None and math.isfinite(bandwidth)
+                            and bandwidth > 0 and self.bytes[-1] < L2_FACTOR * float(l2_bytes))
+        if reaches_dram:
+            above = ks[-1] + (lx - kb[-1])  # DRAM-bound beyond the largest call: time proportional to bytes
+        else:  # the largest call's time, then the further bytes at its rate above the floor, at most the bandwidth
+            above_floor = self.seconds[-1] - self.seconds[0]
+            measured = self.seconds[-1] >= FLOOR_DOMINATED * self.seconds[0]
+            rate = min(self.bytes[-1] / above_floor if measured else math.inf, float(bandwidth))
+            above = np.log(self.seconds[-1] + np.clip(np.where(x > 0, x, 1.0) - self.bytes[-1], 0.0, None) / rate)
         out = np.exp(np.where(lx > kb[-1], above, inside))
         return np.where(np.isfinite(x) & (x > 0), out, np.nan)
 

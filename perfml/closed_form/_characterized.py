@@ -85,21 +85,34 @@ def achieved_or_spec(characterization, quantity: str, unit: str, spec_value: flo
     return float(chosen.to_unit(unit)), chosen.tier
 
 
-def stream_time_s(boards, nbytes, lookup):
+def stream_time_s(boards, nbytes, lookup, registry=None):
     """Per row, the time (s) its board's streaming curve takes for ``nbytes``; NaN where the board has none.
 
     ``lookup``: board name -> characterization or None. The curve is the characterization's
-    ``stream_curve`` (:mod:`perfml.characterize.stream_curve`; used through its ``time_s``).
+    ``stream_curve`` (:mod:`perfml.characterize.stream_curve`; used through its ``time_s``,
+    given the board's L2 and its DRAM bandwidth, achieved where the characterization has it
+    (:func:`achieved_or_spec`), for the sizes above a curve that does not reach DRAM).
     """
     import numpy as np
     import pandas as pd
+
+    from perfml.boards import get_board, peak_bandwidth
+    from perfml.errors import MissingBoardParameterError, UnknownBoardError
 
     nbytes = np.asarray(nbytes, dtype=float)
     out = np.full(len(nbytes), np.nan)
     codes, names = pd.factorize(pd.Series(boards).astype(str))
     for j, name in enumerate(names):
-        curve = getattr(lookup(name), "stream_curve", None)
-        if curve is not None:
-            rows = codes == j
-            out[rows] = curve.time_s(nbytes[rows])
+        characterization = lookup(name)
+        curve = getattr(characterization, "stream_curve", None)
+        if curve is None:
+            continue
+        try:
+            board = get_board(name, registry=registry)
+            l2 = float(board.l2_bytes or 0.0)
+            bandwidth = achieved_or_spec(characterization, "dram_bandwidth", "B/s", peak_bandwidth(board))[0]
+        except (UnknownBoardError, MissingBoardParameterError):  # no figures: the curve taken as reaching DRAM
+            l2 = bandwidth = None
+        rows = codes == j
+        out[rows] = curve.time_s(nbytes[rows], l2_bytes=l2, bandwidth=bandwidth)
     return out

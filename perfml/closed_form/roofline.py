@@ -126,7 +126,7 @@ class RooflineModel(RegressorMixin, BaseEstimator):
             values[pos, 2] = 1e3 * ops / peak_ops
             values[pos, 3] = 1e3 * moved / peak_bw
             if curve is not None:  # the memory roof as measured at this byte count on the board
-                values[pos, 3] = 1e3 * curve.time_s(moved)
+                values[pos, 3] = 1e3 * curve.time_s(moved, l2_bytes=float(board.l2_bytes or 0.0), bandwidth=peak_bw)
                 bandwidth_tier[pos] = f"{curve.tier} stream curve"
             values[pos, 4] = np.maximum(values[pos, 2], values[pos, 3])
         out = pd.DataFrame(values, index=X.index, columns=columns)

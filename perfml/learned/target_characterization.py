@@ -178,8 +178,9 @@ def _curve_warnings(characterization, where) -> list[str]:
     calls (no call between 1.9 and 21.9 MB, around its 4 MiB L2) missed the element-wise
     calls by 20.25 %, from 30 by 4.62 %, from all 1,807 by 4.57 %
     (``experiments/results/calibrated_cli_calibration_rows_Tesla-T4.txt``). A curve that
-    ends below L2_FACTOR x L2 has no DRAM-bound call, and charges larger calls the bandwidth
-    of its largest one.
+    ends below L2_FACTOR x L2 has no DRAM-bound call: a larger call is charged its largest
+    one's time plus the further bytes at the board's DRAM bandwidth, the datasheet's where no
+    call calibrated it (:meth:`~perfml.characterize.stream_curve.StreamCurve.time_s`).
     """
     from perfml.characterize.limits import L2_FACTOR
 
@@ -195,13 +196,14 @@ def _curve_warnings(characterization, where) -> list[str]:
         if b / a > L2_FACTOR and b > lo and a < hi:
             around = f" around the board's {l2 / 2**20:.3g} MiB L2" if l2 else ""
             out.append(f"{where}: no call between {a:.3g} and {b:.3g} bytes (a factor of {b / a:.3g}){around}, so "
-                       "the time in between is interpolated across the step from L2 to DRAM: add calls at sizes in "
-                       f"between (at most a factor of {L2_FACTOR:g} apart)")
+                       f"the time in between is interpolated across the step from L2 to DRAM: time {curve.kernel} calls "
+                       f"at sizes in between (at most a factor of {L2_FACTOR:g} apart)")
             break
     if l2 and knots[-1] < hi:
         out.append(f"{where}: its largest call moves {knots[-1]:.3g} bytes, under {L2_FACTOR:g} x the L2 "
-                   f"({hi:.3g} bytes), so larger calls are charged its bandwidth: add calls of several times the L2 "
-                   "to give the DRAM bandwidth")
+                   f"({hi:.3g} bytes), so a larger call is charged its time plus the further bytes at the board's "
+                   f"DRAM bandwidth, the datasheet's where no call calibrated it: time {curve.kernel} calls of several "
+                   "times the L2 to measure it")
     return out + _curve_rate_warnings(characterization, where)
 
 
