@@ -293,3 +293,24 @@ def test_a_curve_faster_than_the_dram_at_dram_sized_working_sets_is_refused():
     l2_fast = StreamCurve(kernel="add", bytes=(1e3, small, 10 * big), seconds=(1e-5, small / (2 * spec), 10 * big / spec),
                           source=SYNTHETIC)
     assert _characterization(l2_fast).stream_curve == l2_fast
+
+
+def test_every_committed_curve_reaches_dram_so_its_larger_calls_go_in_proportion():
+    """The calibrated tier was trained and scored with these curves extrapolated in proportion
+    to the bytes; the rule for a curve that does not reach DRAM (StreamCurve.time_s) must leave
+    them so, or every calibrated figure recorded before it moves."""
+    from pathlib import Path
+
+    from perfml.characterize.limits import L2_FACTOR
+
+    root = Path(__file__).resolve().parents[1]
+    files = [p for p in sorted(root.glob("**/*.json")) if ".venv" not in p.parts and "mlruns" not in p.parts
+             and '"perfml-board-characterization"' in p.read_text(errors="ignore")]
+    curves = [(p, load_characterization(p)) for p in files]
+    curves = [(p, ch) for p, ch in curves if ch.stream_curve is not None]
+    assert len(curves) >= 30
+    for path, ch in curves:
+        l2 = float(get_board(ch.board).l2_bytes or 0.0)
+        assert ch.stream_curve.bytes[-1] >= L2_FACTOR * l2, path
+        b = np.array([2.0, 10.0]) * ch.stream_curve.bytes[-1]
+        assert ch.stream_curve.time_s(b, l2_bytes=l2, bandwidth=1e15) == pytest.approx(ch.stream_curve.time_s(b)), path
