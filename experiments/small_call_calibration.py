@@ -32,11 +32,11 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from perfml.cli import main as perfml
-    from perfml.operators import OP_CLASS
+    from perfml.operators import OP_CLASS, operator_work
 
     calls = pd.read_csv(ROOT / "sweeps" / "results" / args.board / "dlops_torch.csv")
     adds = calls[calls["op"] == "add"]
-    small = adds[3 * 4 * adds["B"] * adds["H"] < args.max_bytes]  # add: two float32 tensors read, one written
+    small = adds[operator_work(adds)["bytes"].to_numpy() < args.max_bytes]
     queries = calls[calls["op"] != "add"].reset_index(drop=True)
     print(f"{args.board}: calibration of {len(small)} add calls under {args.max_bytes:.3g} bytes "
           f"({small['time_ms'].min():.4g}-{small['time_ms'].max():.4g} ms); {len(queries)} other operator calls")

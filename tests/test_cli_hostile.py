@@ -722,6 +722,15 @@ def test_an_output_that_is_an_input_file_is_refused_even_with_overwrite(hostile,
     assert target.read_bytes() == before
 
 
+def _predict_queries_argv(files: Path, queries_text: str, *extra: str) -> list[str]:
+    """``perfml predict`` of models/default on ``queries_text`` (written to files/q.csv), output files/o.csv."""
+    queries = files / "q.csv"
+    queries.write_text(queries_text)
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    return ["predict", "--model", str(model), "--queries", str(queries), "--output", str(files / "o.csv"),
+            "--data-home", str(SHARED), *extra]
+
+
 def _predict_argv(files: Path, *extra: str, model: Path | None = None) -> list[str]:
     queries = files / "q1.csv"
     queries.write_text("board,app_id,input_size\nGTX-980,vectorAdd,1048576\n")
@@ -906,12 +915,7 @@ def test_a_characterization_whose_curve_is_100x_too_slow_is_warned_about_where_i
 def test_a_second_size_for_a_kernel_that_takes_one_size_is_refused(hostile, capsys, row, refused):
     """vectorAdd of 1048576 on the GTX-980 with input_size_2 5 was answered (exit 0) from the
     other boards' transfer instead of its measured time: the value missed its runs."""
-    files = hostile / "in"
-    queries = files / "q.csv"
-    queries.write_text(f"board,app_id,input_size,input_size_2\n{row}\n")
-    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
-    argv = ["predict", "--model", model, "--queries", str(queries), "--output", str(files / "o.csv"),
-            "--data-home", str(SHARED)]
+    argv = _predict_queries_argv(hostile / "in", f"board,app_id,input_size,input_size_2\n{row}\n")
     code, err = _check(argv, hostile, capsys)
     assert (code == 2 and "takes one size, input_size" in err and "column input_size_2" in err) if refused \
         else code == 0, err
@@ -928,30 +932,25 @@ def test_a_kernel_whose_runs_all_take_a_second_size_refuses_a_row_without_one(ho
     1.00 ms on the GTX-980 and 0.69 ms on the GTX-680, where every measured second size gives
     0.77-0.81 and 0.98-1.04 ms: no run the model knows, the boards' order reversed."""
     files = hostile / "in"
-    queries = files / "q.csv"
-    queries.write_text(f"{header}\n{row}\n")
-    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
-    argv = ["predict", "--model", model, "--queries", str(queries), "--output", str(files / "o.csv"),
-            "--data-home", str(SHARED)]
-    code, err = _check(argv, hostile, capsys)
+    code, err = _check(_predict_queries_argv(files, f"{header}\n{row}\n"), hostile, capsys)
     assert code == 2 and "row 1 (line 2), column input_size_2: kernel calculate_temp takes a second size" in err, err
     assert "add input_size_2 to the row" in err
     # a reference of the kernel measured without one answers it
     (files / "r.csv").write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y,time_ms\n"
                                  "GTX-680,calculate_temp,1024,16,16,86,86,1.0\n")
-    queries.write_text("board,app_id,input_size,block_x,block_y,grid_x,grid_y\nGTX-980,calculate_temp,1024,16,16,86,86\n")
-    code, err = _check(argv + ["--reference", str(files / "r.csv"), "--overwrite"], hostile, capsys)
+    argv = _predict_queries_argv(files, "board,app_id,input_size,block_x,block_y,grid_x,grid_y\n"
+                                 "GTX-980,calculate_temp,1024,16,16,86,86\n", "--reference", str(files / "r.csv"),
+                                 "--overwrite")
+    code, err = _check(argv, hostile, capsys)
     assert code == 0, err
 
 
 @needs_data
 def test_a_second_size_is_taken_for_a_kernel_the_reference_measured_with_it(hostile, capsys):
     files = hostile / "in"
-    (files / "q.csv").write_text("board,app_id,input_size,input_size_2\nGTX-980,vectorAdd,1048576,5\n")
     (files / "r.csv").write_text("board,app_id,input_size,input_size_2,time_ms\nGTX-680,vectorAdd,1048576,5,0.2\n")
-    model = str(Path(__file__).resolve().parents[1] / "models" / "default")
-    argv = ["predict", "--model", model, "--queries", str(files / "q.csv"), "--reference", str(files / "r.csv"),
-            "--output", str(files / "o.csv"), "--data-home", str(SHARED)]
+    argv = _predict_queries_argv(files, "board,app_id,input_size,input_size_2\nGTX-980,vectorAdd,1048576,5\n",
+                                 "--reference", str(files / "r.csv"))
     code, err = _check(argv, hostile, capsys)
     assert code == 0, err
 

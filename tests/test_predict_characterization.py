@@ -299,13 +299,16 @@ def test_a_calibration_of_small_calls_only_charges_larger_ones_no_launch_per_byt
     the further bytes go at the board's DRAM bandwidth (the datasheet's: no call calibrates it)."""
     from pathlib import Path
 
+    from perfml.operators import operator_work
+
     root = Path(__file__).resolve().parents[1]
     calls = pd.read_csv(root / "sweeps" / "results" / "H100-SXM" / "dlops_torch.csv")
-    moved = 3 * 4 * calls["B"] * calls["H"]  # add: two float32 tensors read, one written
-    small = calls[(calls["op"] == "add") & (moved < 2e6)]
+    calls = calls[calls["op"].isin(["add", "mul", "relu", "gelu"])].reset_index(drop=True)
+    moved = operator_work(calls)["bytes"].to_numpy()
+    small = calls[(calls["op"] == "add").to_numpy() & (moved < 2e6)]
     assert len(small) >= 10
     small[["board", "op", "B", "H", "time_ms"]].to_csv(tmp_path / "adds.csv", index=False)
-    big = calls[calls["op"].isin(["mul", "relu", "gelu"]) & (moved >= 1e8)].head(40)
+    big = calls[calls["op"].isin(["mul", "relu", "gelu"]).to_numpy() & (moved >= 1e8)].head(40)
     assert len(big) >= 10
     big[["board", "op", "B", "H"]].to_csv(tmp_path / "q.csv", index=False)
     out = tmp_path / "p.csv"

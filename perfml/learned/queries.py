@@ -1044,7 +1044,7 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
     registry = getattr(model, "registry", None)
 
     def floor_at(boards):  # the call floor per row of these boards (a reference lowers its own boards' only)
-        return call_floor_ms(meta.get("training"), reference, pd.Series(boards).reset_index(drop=True), registry)
+        return call_floor_ms(meta.get("training"), reference, boards, registry)
 
     within = np.zeros(len(q), dtype=bool)  # carried from a reference on a board of the row's architecture
     here = np.zeros(len(q), dtype=bool)  # answered by a reference measured on the row's own board
@@ -1102,6 +1102,15 @@ def predict_queries(model, original: pd.DataFrame, where, *, reference: pd.DataF
                                                                  registry, carried_within=within & np.isin(basis, REFERENCE_BASES)))
 
 
+def _runs_second_sizes(model) -> tuple[pd.Series, np.ndarray] | None:
+    """Per training run of the model (its transfer table): the kernel and its second size (0 where
+    it has none); None for a model whose runs have no ``input_size_2``."""
+    table = getattr(getattr(model, "features_", None), "transfer_", None)
+    if table is None or "input_size_2" not in table.columns:
+        return None
+    return table["app_id"].astype(str), np.nan_to_num(table["input_size_2"].to_numpy(dtype=float), nan=0.0)
+
+
 def _refuse_a_missing_second_size(model, original: pd.DataFrame, where, ref_apps) -> None:
     """Refuse a row that leaves ``input_size_2`` empty (or 0) for a kernel every training run of which gives one.
 
@@ -1111,22 +1120,20 @@ def _refuse_a_missing_second_size(model, original: pd.DataFrame, where, ref_apps
     the GTX-680 for 1024, where every measured second size gives 0.77-0.81 and 0.98-1.04 ms, the
     boards' order reversed. A kernel of the ``--reference`` is left to it: its measurements say.
     """
-    table = getattr(getattr(model, "features_", None), "transfer_", None)
-    if table is None or "input_size_2" not in table.columns or "app_id" not in original.columns:
+    runs = _runs_second_sizes(model)
+    if runs is None or "app_id" not in original.columns:
         return
-    second = np.nan_to_num(table["input_size_2"].to_numpy(dtype=float), nan=0.0)
-    apps = table["app_id"].astype(str)
+    apps, second = runs
     takes = second != 0
     needs = set(apps[takes]) - set(apps[~takes]) - set(map(str, ref_apps))
     if not needs:
         return
-    given = (pd.to_numeric(original["input_size_2"].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
-             if "input_size_2" in original.columns else np.full(len(original), np.nan))
-    missing = ~(np.isfinite(given) & (given != 0))  # a value that is not a number is refused by check_queries
-    empty = (original["input_size_2"].astype(str).str.strip() == "").to_numpy() if "input_size_2" in original.columns \
-        else np.ones(len(original), dtype=bool)
-    rows = np.flatnonzero(original["app_id"].astype(str).str.strip().isin(needs).to_numpy() & missing
-                          & (empty | (given == 0)))
+    if "input_size_2" in original.columns:  # empty or 0 (a value that is not a number is refused by check_queries)
+        text = original["input_size_2"].astype(str).str.strip()
+        blank = ((text == "") | (pd.to_numeric(text, errors="coerce") == 0)).to_numpy()
+    else:
+        blank = np.ones(len(original), dtype=bool)
+    rows = np.flatnonzero(original["app_id"].astype(str).str.strip().isin(needs).to_numpy() & blank)
     if rows.size:
         i = int(rows[0])
         app = str(original["app_id"].iloc[i]).strip()
@@ -1155,12 +1162,12 @@ def _refuse_a_second_size_the_kernel_lacks(model, original: pd.DataFrame, where,
     with np.errstate(invalid="ignore"):
         rows = np.flatnonzero(np.isfinite(second) & (second > 0) & (second == np.floor(second))
                               & (second <= MAX_INPUT_SIZE) & ~above_exactly(original["input_size_2"], MAX_INPUT_SIZE))
-    table = getattr(getattr(model, "features_", None), "transfer_", None)
-    if not len(rows) or table is None or "input_size_2" not in table.columns:
+    runs = _runs_second_sizes(model)
+    if not len(rows) or runs is None:
         return
-    runs_second = np.nan_to_num(table["input_size_2"].to_numpy(dtype=float), nan=0.0) != 0
-    takes = set(table.loc[runs_second, "app_id"].astype(str))
-    known = set(table["app_id"].astype(str)) | set(described)
+    apps, second = runs
+    takes = set(apps[second != 0])
+    known = set(apps) | set(described)
     for i in rows:
         app = str(original["app_id"].iloc[i]).strip()
         if app in known and app not in takes and app not in ref_apps:
@@ -1194,7 +1201,7 @@ def beyond_dram_flags(q: pd.DataFrame, moved_bytes: np.ndarray, pred_ms: np.ndar
     recordings). A kernel the spread rule of
     :func:`~perfml.learned.features.closed_form.baseline_choice` carries by the FP32 rate was so
     predicted on a board of far more FLOP per byte than the training boards (matrix_sum_normal on
-    the L4 at 102 % of its bandwidth, a strided sum that reaches 5-50 % on every measured
+    the L4 at 102 % of its bandwidth, a strided sum that stays well under it on every measured
     board). Rows answered by a measurement of their own run on their board
     (``answered_by_measurement``) are not flagged.
     """
