@@ -12,20 +12,24 @@
 # every measured board shares). Needs python3 with CuPy, PyTorch, NumPy, pandas, pyarrow.
 set -u
 BOARD=$1; OUT=$2; CONFIGS=$3
-mkdir -p "$OUT/logs"
+# The logs are written beside OUT and join it at the end: the result store takes only a new or
+# empty --out for a new set (a logs/ folder made in OUT first stopped every spec, H200 2026-11-28)
+LOGS=$(mktemp -d)
 clocks() { nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv; }
-{ date -u; nvidia-smi; nvidia-smi -q; clocks; } > "$OUT/logs/env.txt" 2>&1
+{ date -u; nvidia-smi; nvidia-smi -q; clocks; } > "$LOGS/env.txt" 2>&1
 t0=$(date +%s)
 PYTHONPATH=. timeout -s INT "${SWEEP_S:-240}" python3 experiments/characterize_this_gpu.py \
-    --out "$OUT" --board "$BOARD" > "$OUT/logs/sweeps.log" 2>&1
+    --out "$OUT" --board "$BOARD" > "$LOGS/sweeps.log" 2>&1
 echo "sweeps: exit $? after $(( $(date +%s) - t0 )) s"; t0=$(date +%s)
 timeout -s INT "${OPS_S:-220}" python3 experiments/measure_dlops_torch.py --configs "$CONFIGS" \
-    --board "$BOARD" --out "$OUT/dlops_torch.csv" > "$OUT/logs/ops.log" 2>&1
+    --board "$BOARD" --out "$OUT/dlops_torch.csv" > "$LOGS/ops.log" 2>&1
 echo "operators: exit $? after $(( $(date +%s) - t0 )) s"; t0=$(date +%s)
 # --without-data-home: the modules that read ../shared/datasets when collected are skipped,
 # as a GPU machine may not have it (without the option that is a collection error)
 PYTHONPATH=. timeout "${TEST_S:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider \
-    --without-data-home > "$OUT/logs/gpu_tests.log" 2>&1
+    --without-data-home > "$LOGS/gpu_tests.log" 2>&1
 echo "gpu tests: exit $? after $(( $(date +%s) - t0 )) s"
-clocks >> "$OUT/logs/env.txt" 2>&1
-tail -n 3 "$OUT/logs/sweeps.log" "$OUT/logs/ops.log" "$OUT/logs/gpu_tests.log"
+clocks >> "$LOGS/env.txt" 2>&1
+tail -n 3 "$LOGS/sweeps.log" "$LOGS/ops.log" "$LOGS/gpu_tests.log"
+# a re-run's logs keep the earlier run's beside them (env.txt.~1~, ...), never overwriting them
+mkdir -p "$OUT/logs" && cp -r --backup=numbered "$LOGS/." "$OUT/logs/" && rm -rf "$LOGS"
