@@ -290,3 +290,43 @@ def test_rows_of_one_family_at_other_work_are_not_mixed_into_a_function(syntheti
     with pytest.raises(ResultSchemaError, match=r"family 'divergence' \(F_divergence\) were measured with REPS = .*"
                                                 r"specs my-divergence, synthetic-suite"):
         characterize_frame(frame, board=None, board_name="synthetic")
+
+
+def _dram_rows(times_fast, times_slow):
+    """Two synthetic DRAM rows moving 1 GB: the faster one's repetitions are ``times_fast``."""
+    import numpy as np
+    import pandas as pd
+
+    def row(kernel, times):
+        times = np.asarray(times, dtype=float)
+        cv = times.std() / times.mean()
+        return dict(kind="static", family="dram", kernel=kernel, component="DRAM", sm_clock_mhz=1000.0,
+                    max_sm_clock_mhz=1000.0, time_median_s=float(np.median(times)), sms=10, bytes=1e9,
+                    bytes_per_s=1e9 / float(np.median(times)), threads=1000, work_json="{}", energy_j=None,
+                    power_w=None, n=len(times), times_s=list(times), time_cv=cv, cv_threshold=0.05,
+                    noisy=bool(cv > 0.05))
+    return pd.DataFrame([row("dram.load", times_fast), row("dram.store", times_slow)])
+
+
+def test_one_slow_repetition_does_not_drop_a_point_whose_median_holds():
+    """19 repetitions at 1.00 ms and one at 1.30 ms: CV 6.5 % (flagged noisy), median 1.00 ms.
+    The summary takes the median, so the point stays (an H200 repeat lost its dram.load so)."""
+    from perfml.characterize.summary import summarize_results, unsteady_median
+
+    rows = _dram_rows([1e-3] * 19 + [1.3e-3], [1.05e-3] * 20)
+    assert rows["noisy"].tolist() == [True, False]
+    assert unsteady_median(rows).tolist() == [False, False]
+    (dram,) = summarize_results(rows)
+    assert dram.achieved_per_s == pytest.approx(1e12)  # the load kernel's, not the store's 0.95e12
+
+
+def test_a_point_whose_repetitions_spread_is_still_left_out():
+    from perfml.characterize.summary import summarize_results, unsteady_median
+
+    spread = [0.7e-3, 0.8e-3, 0.9e-3, 1.0e-3, 1.1e-3] * 4  # robust spread 14 % of the median
+    rows = _dram_rows(spread, [1.05e-3] * 20)
+    assert unsteady_median(rows).tolist() == [True, False]
+    (dram,) = summarize_results(rows)
+    assert dram.achieved_per_s == pytest.approx(1e9 / 1.05e-3)
+    # rows recorded without their repetitions keep the stored flag
+    assert unsteady_median(rows.drop(columns="times_s")).tolist() == rows["noisy"].tolist()

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["ClassSummary", "is_memory_component", "summarize_results"]
+__all__ = ["ClassSummary", "is_memory_component", "summarize_results", "unsteady_median"]
 
 _INSTRUCTION_SPEC_FIELD = {"FPU": "fp32_cores_per_sm", "DFU": "fp64_units_per_sm", "SFU": "sfu_per_sm"}
 _MEMORY_WORDS = ("dram", "l2", "l1", "shared", "constant", "texture", "global", "memory", "mem.")
@@ -81,6 +81,37 @@ def _numbers(values):
     return values[values > 0]
 
 
+def unsteady_median(frame):
+    """Whether each point's median time is unsteady: the spread of its repetitions, robustly
+    measured (interquartile range / 1.349, the normal-consistent estimate of the standard
+    deviation, over the median), exceeds the point's ``cv_threshold``.
+
+    Not the stored ``noisy`` flag (standard deviation over mean, the spec's definition and
+    the runner's warning): one slow repetition in twenty lifts that above 5 % while leaving
+    the median, which the summary uses, where it was. An H200 repeat run lost its
+    ``dram.load`` point so (CV 0.063, median the first run's) and its DRAM bandwidth fell to
+    the store kernel's (``sweeps/results/archive/H200-run3``). Rows without their
+    repetitions (``times_s``) keep the stored flag.
+    """
+    import numpy as np
+    import pandas as pd
+
+    def spread(times) -> float:
+        times = np.asarray(times if times is not None else [], dtype=float)
+        times = times[np.isfinite(times)]
+        if len(times) < 2 or np.median(times) <= 0:
+            return float("nan")
+        q1, q3 = np.percentile(times, [25, 75])
+        return float((q3 - q1) / 1.349 / np.median(times))
+
+    stored = frame["noisy"].astype(bool)
+    if "times_s" not in frame.columns or "cv_threshold" not in frame.columns:
+        return stored
+    robust = frame["times_s"].map(spread)
+    threshold = pd.to_numeric(frame["cv_threshold"], errors="coerce")
+    return robust.gt(threshold).where(robust.notna() & threshold.notna(), stored).astype(bool)
+
+
 def _best(values) -> float | None:
     values = _numbers(values)
     return float(values.max()) if len(values) else None
@@ -131,7 +162,8 @@ def summarize_results(frame, board: Any = None) -> tuple[ClassSummary, ...]:
         Registry entry of the measured board, for the specification and
         ``fraction_of_spec``; without it only achieved values are reported.
 
-    Noisy points are left out of a class unless every point of it is noisy. The fraction
+    Points whose median time is unsteady (:func:`unsteady_median`) are left out of a class
+    unless every point of it is so. The fraction
     compares per-cycle figures (measured SM clock) for instruction classes and shared
     memory, and bytes/s for DRAM.
     """
@@ -140,7 +172,7 @@ def summarize_results(frame, board: Any = None) -> tuple[ClassSummary, ...]:
     static = frame[frame["kind"].astype(str).str.lower() == "static"]
     out: list[ClassSummary] = []
     for family, group in static.groupby("family", sort=True):
-        quiet = group[~group["noisy"].astype(bool)]
+        quiet = group[~unsteady_median(group)]
         group = quiet if len(quiet) else group
         component = str(group["component"].iloc[0])
         memory = is_memory_component(component)
