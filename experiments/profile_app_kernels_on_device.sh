@@ -35,7 +35,7 @@ for setting in "repetitions = 1" "warmup = 0" "time_budget_s = 100000" "max_poin
     sed -i "s/^$key = .*/$setting/" "$work/spec.toml"
 done
 metrics=$(PYTHONPATH=. python3 -c "from perfml.learned.profile_import import COUNTERS as C; \
-print(','.join(sorted({n for c in C.values() for n, _ in c.ncu} | {'device__attribute_display_name', 'gpu__time_duration.sum'})))")
+print(','.join(sorted({n for c in C.values() for n, _ in c.ncu + c.ncu_alternative} | {'device__attribute_display_name', 'gpu__time_duration.sum'})))")
 kernels=$(PYTHONPATH=. python3 -c "import tomllib; s = tomllib.load(open('$work/spec.toml', 'rb')); \
 print('|'.join(f['name'] for f in s['families']))")
 { date -u; ncu --version; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$OUT/env.txt" 2>&1

@@ -92,6 +92,21 @@ def test_ncu_details_export_gives_perfml_counters_in_perfml_units(tmp_path):
     assert prof.attrs["ignored_metrics"] == ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"]
 
 
+def test_ncu_dram_bytes_give_the_dram_sectors_where_no_sector_metric_was_exported(tmp_path):
+    """dram__bytes_read/write.sum (what many exports ask for) read as sectors of 32 bytes."""
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__bytes_read.sum", "Mbyte", "3.2"),
+                                 ncu_row("dram__bytes_write.sum", "byte", "6,400")))
+    assert prof.iloc[0]["m.Device Memory Read Transactions"] == pytest.approx(1e5)
+    assert prof.iloc[0]["m.Device Memory Write Transactions"] == pytest.approx(200)
+    assert prof.attrs["ignored_metrics"] == []
+
+
+def test_ncu_dram_sectors_win_over_bytes_when_both_were_exported(tmp_path):
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "100"),
+                                 ncu_row("dram__bytes_read.sum", "byte", "3,300")))
+    assert prof.iloc[0]["m.Device Memory Read Transactions"] == 100
+
+
 def test_ncu_raw_page_with_units_line_and_repeated_launches_takes_the_median(tmp_path):
     ident = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC"'
     header = ident + ',"dram__sectors_write.sum","sm__cycles_elapsed.sum","launch__registers_per_thread"'
@@ -175,6 +190,8 @@ def test_kernel_base_name(name, base):
 @pytest.mark.parametrize(("metric", "unit", "value"), [
     ("dram__sectors_read.sum", "byte", "64"),  # a byte count is not a sector count
     ("dram__sectors_read.sum", "sector/second", "64"),
+    ("dram__bytes_read.sum", "sector", "64"),  # the bytes metric in sectors
+    ("dram__bytes_write.sum", "byte/second", "64"),
     ("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", "", "87.5"),  # a percentage needs %
 ])
 def test_an_unknown_ncu_unit_on_a_used_metric_names_file_line_metric_and_units(tmp_path, metric, unit, value):
@@ -553,7 +570,8 @@ def test_the_documented_mapping_is_the_code_mapping():
     for counter in COUNTERS.values():
         row = next(line for line in doc.splitlines() if line.startswith(f"| `{counter.column}` |"))
         assert f"`{counter.nvprof}`" in row
-        assert all(f"`{name}`" in row for name, _ in counter.ncu)
+        assert all(f"`{name}`" in row for name, _ in counter.ncu + counter.ncu_alternative)
+        assert all(f"`{unit}`" in row for unit in counter.ncu_units + counter.ncu_alternative_units)
 
 
 def test_used_counters_that_are_all_n_a_are_refused(tmp_path):

@@ -252,3 +252,39 @@ def test_an_own_kernels_profile_carries_its_streaming_runs_part_way_by_the_bandw
     assert (got["lower_ms"].to_numpy()[streaming] <= bandwidth * ref_ms[streaming]).all()
     assert (got["upper_ms"].to_numpy()[streaming] >= ref_ms[streaming]).all()
     assert (carried < ref_ms[streaming]).all()
+
+
+# -- DRAM bytes for DRAM sectors: an H200 export of both (thirty-fifth session) ---------------
+H200_BOTH = ROOT / "sweeps" / "results" / "archive" / "H200-run3" / "ncu"
+_SECTOR_METRICS = ("dram__sectors_read.sum", "dram__sectors_write.sum")
+
+
+def _without_sector_metrics(export: Path, out: Path) -> Path:
+    """The export as one that asked ncu for dram__bytes_* only (its sector metrics taken out)."""
+    with export.open(newline="") as src:
+        rows = list(csv.reader(src))
+    if "Metric Name" in rows[0]:  # details page: one line per metric
+        name = rows[0].index("Metric Name")
+        rows = [rows[0], *[r for r in rows[1:] if r[name] not in _SECTOR_METRICS]]
+    else:  # raw page: one column per metric
+        keep = [i for i, c in enumerate(rows[0]) if c not in _SECTOR_METRICS]
+        rows = [[r[i] for i in keep] for r in rows]
+    with out.open("w", newline="") as dst:
+        csv.writer(dst, quoting=csv.QUOTE_ALL).writerows(rows)
+    return out
+
+
+@pytest.mark.parametrize("page", ["details", "raw"])
+def test_dram_bytes_give_the_sectors_of_the_same_launches(tmp_path, page):
+    """The calibration spec's 18 vectorAdd points profiled with dram__bytes_* and
+    dram__sectors_* on an H200 (profile_app_kernels_on_device.sh, SPEC=calibration): read
+    from the bytes alone, every launch's DRAM counters are its sector counts (within the
+    export's auto-scaled rounding, 11.01 Kbyte for 344 sectors)."""
+    export = H200_BOTH / f"calibration_{page}.csv"
+    both = read_profile(export)
+    bytes_only = read_profile(_without_sector_metrics(export, tmp_path / export.name))
+    assert len(both) == len(bytes_only) == 18 and set(both["device"]) == {"NVIDIA H200"}
+    for column in ("m.Device Memory Read Transactions", "m.Device Memory Write Transactions"):
+        assert both[column].notna().all() and bytes_only[column].notna().all()
+        np.testing.assert_allclose(bytes_only[column], both[column], rtol=0.011, atol=1, err_msg=column)
+    assert (both["m.Device Memory Read Transactions"] * SECTOR).max() > 1e9  # DRAM-sized calls among them

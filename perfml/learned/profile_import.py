@@ -116,6 +116,12 @@ class Counter:
         Accepted Nsight Compute base units (an SI prefix is allowed for counts).
     source : str
         Where the equivalence is documented.
+    ncu_alternative : tuple of (str, float)
+        Other Nsight Compute metrics whose weighted sum is the same counter, read only where
+        no metric of ``ncu`` was exported (``dram__bytes_read.sum`` / 32 for the DRAM read
+        sectors: many exports ask for bytes).
+    ncu_alternative_units : tuple of str
+        Accepted base units of ``ncu_alternative``.
     """
 
     column: str
@@ -124,10 +130,13 @@ class Counter:
     ncu: tuple = ()
     ncu_units: tuple = ()
     source: str = ""
+    ncu_alternative: tuple = ()
+    ncu_alternative_units: tuple = ()
 
 
-def _c(column, nvprof, kind, ncu=(), units=(), source=_TABLE):
-    return column, Counter(column, nvprof, kind, tuple(ncu), tuple(units), source)
+def _c(column, nvprof, kind, ncu=(), units=(), source=_TABLE, alternative=(), alternative_units=()):
+    return column, Counter(column, nvprof, kind, tuple(ncu), tuple(units), source, tuple(alternative),
+                           tuple(alternative_units))
 
 
 #: perfml column -> how it is read. Every counter of ``PROFILE_METRICS`` plus the
@@ -148,8 +157,12 @@ COUNTERS: dict[str, Counter] = dict([
     _c("m.Global Store Transactions Per Request", "gst_transactions_per_request", "ratio",
        [("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", 1.0)], ["sector", "sector/request"]),
     _c("m.Shared Memory Load Transactions Per Request", "shared_load_transactions_per_request", "ratio", source=_NA),
-    _c("m.Device Memory Read Transactions", "dram_read_transactions", "count", [("dram__sectors_read.sum", 1.0)], ["sector"]),
-    _c("m.Device Memory Write Transactions", "dram_write_transactions", "count", [("dram__sectors_write.sum", 1.0)], ["sector"]),
+    # ncu's dram__bytes_* are its dram__sectors_* x 32 bytes (SECTOR_BYTES): an H200 export
+    # of both holds them so, launch by launch (tests/test_profile_measured.py)
+    _c("m.Device Memory Read Transactions", "dram_read_transactions", "count", [("dram__sectors_read.sum", 1.0)], ["sector"],
+       alternative=[("dram__bytes_read.sum", 1 / 32)], alternative_units=["byte"]),
+    _c("m.Device Memory Write Transactions", "dram_write_transactions", "count", [("dram__sectors_write.sum", 1.0)], ["sector"],
+       alternative=[("dram__bytes_write.sum", 1 / 32)], alternative_units=["byte"]),
     _c("m.L2 Read Transactions", "l2_read_transactions", "count",
        [("lts__t_sectors_op_read.sum", 1.0), ("lts__t_sectors_op_atom.sum", 1.0), ("lts__t_sectors_op_red.sum", 1.0)], ["sector"]),
     _c("m.Global Memory Load Efficiency", "gld_efficiency", "percent",
@@ -166,7 +179,9 @@ COUNTERS: dict[str, Counter] = dict([
 ])
 
 _BY_NVPROF = {c.nvprof: c for c in COUNTERS.values()}
-_NCU_TERMS = {name: c for c in COUNTERS.values() for name, _ in c.ncu}
+#: Nsight Compute metric -> (the counter it enters, its accepted base units)
+_NCU_TERMS = {**{name: (c, c.ncu_units) for c in COUNTERS.values() for name, _ in c.ncu},
+              **{name: (c, c.ncu_alternative_units) for c in COUNTERS.values() for name, _ in c.ncu_alternative}}
 #: SI prefixes of Nsight Compute's auto-scaled units
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 LAUNCH = ("block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z")
@@ -238,8 +253,10 @@ def _dims(text: str, path, line: int, column: str) -> tuple[float, float, float]
     return tuple(values)
 
 
-def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line: int) -> float:
-    """One Nsight Compute value in perfml's unit (strict about the unit)."""
+def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line: int, units: tuple = ()) -> float:
+    """One Nsight Compute value in perfml's unit (strict about the unit; ``units``: the metric's
+    accepted base units, the counter's by default)."""
+    units = tuple(units) or counter.ncu_units
     text = str(value).strip()
     if text.lower() in ("n/a", ""):
         return np.nan
@@ -260,11 +277,11 @@ def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line:
         scale = None
         for prefix, factor in _PREFIX.items():
             base = unit[len(prefix):] if unit.startswith(prefix) else None
-            if base is not None and (base in counter.ncu_units or (base == "" and prefix == "")):
+            if base is not None and (base in units or (base == "" and prefix == "")):
                 scale = factor
                 break
     if scale is None or not np.isfinite(number):
-        accepted = "%" if counter.kind == "percent" else ", ".join(["(none)", *counter.ncu_units]) + " with an optional K/M/G/T prefix"
+        accepted = "%" if counter.kind == "percent" else ", ".join(["(none)", *units]) + " with an optional K/M/G/T prefix"
         raise ProfileImportError(f"{path}: line {line}, metric {metric}: unknown unit {unit!r} (value {value!r}) for perfml's "
                                  f"{counter.column!r}; accepted units: {accepted}")
     return _non_negative(number * scale, metric, value, path, line)
@@ -395,16 +412,17 @@ def _read_ncu(lines, header, kind, path):
             if metric == _DEVICE_NAME:  # the GPU's name (ncu raw page, or --metrics device__attribute_display_name)
                 rec["device"] = str(value).strip() or rec["device"]
                 continue
-            counter = _NCU_TERMS.get(metric)
-            if counter is None:
+            term = _NCU_TERMS.get(metric)
+            if term is None:
                 ignored.add(metric)
                 continue
+            counter, metric_units = term
             key = (launch_id, metric)
             if key in seen:
                 raise ProfileImportError(f"{path}: line {line}: metric {metric} of launch ID {launch_id} appears again "
                                          f"(first at line {seen[key]}); give each launch's metric once")
             seen[key] = line
-            rec["values"][metric] = _ncu_value(value, unit, counter, metric, path, line)
+            rec["values"][metric] = _ncu_value(value, unit, counter, metric, path, line, metric_units)
     return launches, ignored
 
 
@@ -412,17 +430,18 @@ def _ncu_counters(values: dict, path, line: int, kernel: str) -> dict:
     """perfml's counters from one launch's Nsight Compute metrics (sums need every term)."""
     out = {}
     for counter in COUNTERS.values():
-        if not counter.ncu:
-            continue
-        present = [name for name, _ in counter.ncu if name in values]
-        if not present:
-            continue
-        missing = [name for name, _ in counter.ncu if name not in values]
-        if missing:
-            raise ProfileImportError(f"{path}: line {line}, kernel {kernel!r}: perfml's {counter.column!r} is the sum of "
-                                     f"{' + '.join(f'{w:g} * {n}' for n, w in counter.ncu)}, but {', '.join(missing)} "
-                                     "is missing; add it to the ncu --metrics list")
-        out[counter.column] = float(sum(w * values[n] for n, w in counter.ncu))
+        # the counter's own metrics where any was exported, else its alternative (bytes for sectors)
+        for terms in (counter.ncu, counter.ncu_alternative):
+            present = [name for name, _ in terms if name in values]
+            if not present:
+                continue
+            missing = [name for name, _ in terms if name not in values]
+            if missing:
+                raise ProfileImportError(f"{path}: line {line}, kernel {kernel!r}: perfml's {counter.column!r} is the sum of "
+                                         f"{' + '.join(f'{w:g} * {n}' for n, w in terms)}, but {', '.join(missing)} "
+                                         "is missing; add it to the ncu --metrics list")
+            out[counter.column] = float(sum(w * values[n] for n, w in terms))
+            break
     return out
 
 
