@@ -105,6 +105,10 @@ def test_ncu_dram_sectors_win_over_bytes_when_both_were_exported(tmp_path):
     prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "sector", "100"),
                                  ncu_row("dram__bytes_read.sum", "byte", "3,300")))
     assert prof.iloc[0]["m.Device Memory Read Transactions"] == 100
+    # a sector count exported as n/a leaves the bytes to give it
+    prof = read_profile(ncu_file(tmp_path, ncu_row("dram__sectors_read.sum", "", "n/a"),
+                                 ncu_row("dram__bytes_read.sum", "byte", "3,200")))
+    assert prof.iloc[0]["m.Device Memory Read Transactions"] == 100
 
 
 def test_ncu_raw_page_with_units_line_and_repeated_launches_takes_the_median(tmp_path):

@@ -430,7 +430,8 @@ def _ncu_counters(values: dict, path, line: int, kernel: str) -> dict:
     """perfml's counters from one launch's Nsight Compute metrics (sums need every term)."""
     out = {}
     for counter in COUNTERS.values():
-        # the counter's own metrics where any was exported, else its alternative (bytes for sectors)
+        # the counter's own metrics where they give a value, else its alternative (bytes for sectors)
+        value = None
         for terms in (counter.ncu, counter.ncu_alternative):
             present = [name for name, _ in terms if name in values]
             if not present:
@@ -440,8 +441,11 @@ def _ncu_counters(values: dict, path, line: int, kernel: str) -> dict:
                 raise ProfileImportError(f"{path}: line {line}, kernel {kernel!r}: perfml's {counter.column!r} is the sum of "
                                          f"{' + '.join(f'{w:g} * {n}' for n, w in terms)}, but {', '.join(missing)} "
                                          "is missing; add it to the ncu --metrics list")
-            out[counter.column] = float(sum(w * values[n] for n, w in terms))
-            break
+            value = float(sum(w * values[n] for n, w in terms))
+            if not np.isnan(value):  # n/a: the alternative may have it
+                break
+        if value is not None:
+            out[counter.column] = value
     return out
 
 
