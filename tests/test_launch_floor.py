@@ -8,6 +8,8 @@ construction.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -128,3 +130,48 @@ def test_the_floor_is_learned_from_the_training_rows_and_saved_with_the_model(ro
     # switched off: no floor, no feature, and the fit of before
     off = OperatorRegressor(n_jobs=1, learner_params=FAST, launch_floor=False).fit(train, train["time_ms"])
     assert off.floor_ is None and "fit_log_bound_over_floor" not in off.feature_names_
+
+
+# -- the host's floor: a note on the spec-only rows that are mostly the floor ------------------
+def _note_model():
+    """A model whose only part the note reads: its floors (synthetic, not measurements)."""
+    class Model:
+        floor_ = LaunchFloor()
+
+    Model.floor_.floors_ms_ = {"add": 0.025, "softmax": 0.03}
+    Model.floor_.fallback_ms_ = 0.025
+    return Model()
+
+
+def test_the_host_floor_note_counts_the_spec_only_rows_near_the_floor():
+    from perfml.learned.operator_queries import host_floor_note
+
+    result = pd.DataFrame([
+        {"op": "add", "predicted_ms": 0.03, "basis": "training-boards", "tier": "spec"},   # near: counted
+        {"op": "softmax", "predicted_ms": 0.059, "basis": "description", "tier": "spec"},  # under 2 x 0.03
+        {"op": "add", "predicted_ms": 0.2, "basis": "training-boards", "tier": "spec"},    # far above the floor
+        {"op": "add", "predicted_ms": 0.03, "basis": "reference", "tier": "spec"},         # the user's own time
+        {"op": "add", "predicted_ms": 0.03, "basis": "measured", "tier": "spec"},
+        {"op": "add", "predicted_ms": 0.03, "basis": "training-boards", "tier": "calibrated"},
+        {"op": None, "predicted_ms": 0.01, "basis": "training-boards", "tier": "spec"},    # an application row
+    ])
+    note = host_floor_note(_note_model(), result)
+    assert note.startswith("2 operator row(s) are predicted within 2x of their launch floor (0.025-0.030 ms")
+    assert "--calibration" in note
+    assert host_floor_note(_note_model(), result.iloc[2:]) is None
+    assert host_floor_note(object(), result) is None  # a model without a floor
+
+
+def test_predict_says_when_spec_only_operator_rows_are_the_floor(tmp_path, capsys):
+    from perfml.cli import main
+
+    queries = tmp_path / "q.csv"
+    queries.write_text("board,op,B,H\nTesla-T4,add,8,10\nH100-SXM,add,4096,65536\n")
+    model = Path(__file__).resolve().parents[1] / "models" / "default"
+    args = ["predict", "--model", str(model), "--queries", str(queries), "--data-home", str(HOME.path)]
+    assert main([*args, "--output", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 operator row(s) are predicted within 2x of their launch floor" in err, err
+    queries.write_text("board,op,B,H\nH100-SXM,add,4096,65536\n")
+    assert main([*args, "--output", str(tmp_path / "p2.csv")]) == 0
+    assert "launch floor" not in capsys.readouterr().err
