@@ -222,8 +222,26 @@ def test_predict_lambda_for_unseen_board_uses_only_other_boards():
     from perfml.datasets import MIN_KERNEL_MS
 
     model_tk = out.bsp_t1_ms / out["lambda"]  # raised to the floor where below it, and flagged
-    assert np.allclose(out.bsp_tk_ms, np.maximum(model_tk, MIN_KERNEL_MS))
-    assert (out.clamped_to_bound == (model_tk < MIN_KERNEL_MS)).all()
+    floor = np.maximum(out.roofline_bound_ms, MIN_KERNEL_MS)
+    assert np.allclose(out.bsp_tk_ms, np.maximum(model_tk, floor))
+    assert (out.clamped_to_bound == (model_tk < floor)).all()
+
+
+@pytest.mark.parametrize("board", ["L4", "H100-SXM", "Tesla-T4", "GTX-980"])
+def test_predict_lambda_is_never_faster_than_the_boards_roofline_bound(board):
+    """Seed 003 eq. 3 charges cores x clock; carried by the other boards' lambda to the L4 (300 GB/s,
+    30 TFLOP/s) a 1.36 GB vectorAdd came out at 1.16 ms, 3.9x faster than its DRAM streams it."""
+    from perfml.closed_form.roofline import roofline_bound_ms
+    from perfml.learned.lambda_unseen import predict_lambda
+
+    out = predict_lambda(board, None, None, data_home=HOME)  # every described app at its median measured size
+    bound = roofline_bound_ms(out[["board", "app_id", "input_size"]])
+    np.testing.assert_allclose(out.roofline_bound_ms, bound)
+    assert (out.bsp_tk_ms >= bound * (1 - 1e-12)).all()
+    raised = out.bsp_t1_ms / out["lambda"] < bound
+    assert (out.clamped_to_bound[raised]).all()
+    if board == "L4":  # memory-bound apps carried by a compute-rich board's lambda: raised to the bound
+        assert out.loc[out.app_id == "vectorAdd", "clamped_to_bound"].all()
 
 
 def test_predict_lambda_names_only_the_boards_that_ran_the_app_and_refuses_an_app_with_none():
