@@ -331,6 +331,21 @@ def test_hand_synchronization_cost_and_active_sms():
     assert (res.active_sms, res.rep) == (10, 1)
 
 
+def test_a_grid_smaller_than_one_round_holds_its_own_blocks_per_sm():
+    """32 blocks on 132 SMs with room for 16 per SM: one block on each of 32 SMs, so N is one
+    block's warps and #Rep one round (seed 002 lines 266, 268), not N = 16 blocks' warps and a
+    sixteenth of a round."""
+    hw = replace(HAND, n_sm=132)
+    res = evaluate(_hand_kernel(blocks=32, active_blocks_per_sm=16), hw)
+    assert (res.active_sms, res.n, res.rep) == (32, 8, 1)
+    # 300 blocks: ceil(300 / 132) = 3 per SM, under the occupancy limit of 16
+    res = evaluate(_hand_kernel(blocks=300, active_blocks_per_sm=16), hw)
+    assert (res.active_sms, res.n) == (132, 24) and res.rep == pytest.approx(300 / (3 * 132))
+    # a full grid keeps the occupancy limit
+    res = evaluate(_hand_kernel(blocks=132 * 16 * 4, active_blocks_per_sm=16), hw)
+    assert (res.n, res.rep) == (128, 4)
+
+
 def test_kernel_without_memory_instructions_is_rejected():
     with pytest.raises(ValueError, match="at least one global memory instruction"):
         _hand_kernel(coal_mem_insts=0)

@@ -32,6 +32,7 @@ __all__ = [
     "computation_warp_parallelism",
     "active_sms",
     "repetitions",
+    "resident_blocks_per_sm",
     "exec_cycles_app",
     "synch_cost",
     "cycles_per_instruction",
@@ -180,6 +181,18 @@ def active_sms(n_sm, blocks):
     leaves the rest idle.
     """
     return np.minimum(n_sm, blocks)
+
+
+def resident_blocks_per_sm(blocks, active_blocks_per_sm, n_active_sms):
+    """``#Active_blocks_per_SM`` of a launch: the occupancy limit, or fewer where the grid has
+    fewer blocks than one full round of the active SMs holds (``ceil(#Blocks / #Active_SMs)``).
+
+    Seed 002 defines N as the active warps per SM (line 266) and ``#Rep`` as the rounds of
+    active blocks (line 268); a grid of 32 blocks on the H100's 132 SMs has one block on each
+    of 32 SMs, not the 16 its occupancy would allow (which gave N = 64 warps where 4 run, and
+    #Rep = 0.0625, a sixteenth of a round: helper probe, 2026-11-28).
+    """
+    return np.minimum(active_blocks_per_sm, np.ceil(np.asarray(blocks, dtype=float) / n_active_sms))
 
 
 def repetitions(blocks, active_blocks_per_sm, n_active_sms):

@@ -34,6 +34,7 @@ from perfml.closed_form.hongkim._equations import (
     mwp_peak_bw,
     mwp_without_bw,
     repetitions,
+    resident_blocks_per_sm,
     synch_cost,
 )
 from perfml.closed_form.hongkim._hardware import HongKimHardware
@@ -82,7 +83,9 @@ def evaluate_columns(cols: Mapping[str, np.ndarray], hw: HongKimHardware) -> dic
     mem_insts = coal + uncoal
     total_insts = cols["comp_insts"] + mem_insts
     warps_per_block = np.ceil(cols["threads_per_block"] / hw.threads_per_warp)
-    n = cols["active_blocks_per_sm"] * warps_per_block  # N = #Active_warps_per_SM
+    sms = active_sms(hw.n_sm, cols["blocks"])
+    blocks_per_sm = resident_blocks_per_sm(cols["blocks"], cols["active_blocks_per_sm"], sms)
+    n = blocks_per_sm * warps_per_block  # N = #Active_warps_per_SM
 
     w_u, w_c = mem_weights(coal, uncoal)
     l_u = mem_latency_uncoal(hw.mem_ld, cols["uncoal_per_mw"], hw.departure_del_uncoal)
@@ -91,16 +94,15 @@ def evaluate_columns(cols: Mapping[str, np.ndarray], hw: HongKimHardware) -> dic
     dep = departure_delay(hw.departure_del_uncoal, hw.departure_del_coal,
                           cols["uncoal_per_mw"], w_u, w_c)
     mwp_wo, mwp_wo_full = mwp_without_bw(m_l, dep, n)
-    sms = active_sms(hw.n_sm, cols["blocks"])
     bw_w = bw_per_warp(hw.freq_ghz, hw.load_bytes_per_warp, m_l)
     peak = mwp_peak_bw(hw.mem_bandwidth_gbs, bw_w, sms)
     mwp = memory_warp_parallelism(mwp_wo, peak, n)
     c_cyc = comp_cycles(hw.issue_cycles, total_insts)
     m_cyc = mem_cycles(l_u, uncoal, l_c, coal)
     cwp, cwp_full = computation_warp_parallelism(m_cyc, c_cyc, n)
-    rep = repetitions(cols["blocks"], cols["active_blocks_per_sm"], sms)
+    rep = repetitions(cols["blocks"], blocks_per_sm, sms)
     app, case = exec_cycles_app(m_cyc, c_cyc, mem_insts, m_l, mwp, cwp, n, rep)
-    sync = synch_cost(dep, mwp, cols["synch_insts"], cols["active_blocks_per_sm"], rep)
+    sync = synch_cost(dep, mwp, cols["synch_insts"], blocks_per_sm, rep)
     total = app + sync
     return {
         "n": n, "weight_uncoal": w_u, "weight_coal": w_c, "mem_l_uncoal": l_u,
