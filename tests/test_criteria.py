@@ -415,3 +415,15 @@ def test_public_names_stay_importable_from_the_old_module_path():
     assert all(callable(getattr(criteria, n)) or n.isupper() for n in old_all)
     assert diagnosis.evaluate_criteria is criteria.evaluate_criteria
     assert len(criteria.CRITERIA) == 11
+
+
+def test_the_label_says_a_given_file_was_read_when_its_functions_are_all_one():
+    """`perfml diagnose --characterization FILE` with the GTX-980 reference (seed 001 values, no
+    measured functions) said "no microbenchmark characterization of this board applied"."""
+    from perfml.characterize import Characterization, reference_characterization
+    from perfml.diagnosis.criteria._characterization import characterization_label
+
+    label = characterization_label(reference_characterization("GTX-980"))
+    assert label.startswith("the characterization of GTX-980 (seed 001") and "was read" in label
+    assert "not its rates or latencies" in label and "perfml characterize RESULT_DIR" in label
+    assert "no microbenchmark characterization" in characterization_label(Characterization.identity())

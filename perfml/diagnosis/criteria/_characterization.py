@@ -82,11 +82,19 @@ def characterization_label(char: CharacterizationLike) -> str:
         for f in (char.f_divergence, char.f_shmem, char.f_dram_thr, char.f_arith_thr)
         for x in probes
     )
+    name = getattr(char, "board", None) or getattr(char, "name", None) or type(char).__name__
+    source = getattr(char, "source", None)
+    given = not getattr(char, "is_identity", False) and name not in ("identity", "IdentityCharacterization")
+    if is_identity and given:  # a file was read, but its functions are all 1: say so, not "none applied"
+        return (
+            f"the characterization of {name}" + (f" ({source})" if source else "") + " was read; its "
+            "functions are F_Divergence = F_SHMEM = F_DRAMThr = F_ARITHThr = 1 (no sweep of the board "
+            "measured them), and the criteria read only these functions, not its rates or latencies: "
+            "characterize the board from its sweeps (perfml characterize RESULT_DIR) for measured ones"
+        )
     if is_identity:
         return (
             "identity (F_Divergence = F_SHMEM = F_DRAMThr = F_ARITHThr = 1): no microbenchmark "
             "characterization of this board applied"
         )
-    name = getattr(char, "board", None) or getattr(char, "name", None) or type(char).__name__
-    source = getattr(char, "source", None)
     return f"characterization functions of {name}" + (f" ({source})" if source else "")
