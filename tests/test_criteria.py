@@ -427,3 +427,23 @@ def test_the_label_says_a_given_file_was_read_when_its_functions_are_all_one():
     assert label.startswith("the characterization of GTX-980 (seed 001") and "was read" in label
     assert "not its rates or latencies" in label and "perfml characterize RESULT_DIR" in label
     assert "no microbenchmark characterization" in characterization_label(Characterization.identity())
+
+
+def test_diagnose_says_how_much_of_the_overall_potential_the_criteria_account_for(capsys, monkeypatch):
+    """matMul_gpu on the GTX-Titan: PotentialSpeedup 20x memory-bound (MEMTHR 0.05) while every
+    criterion is near 1 and no hint is given; the output now says the criteria account for about
+    1.04x and the rest lies outside them (helper probe of the closed-form answers)."""
+    import json
+
+    from perfml.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ["diagnose", "--board", "GTX-Titan", "--app", "matMul_gpu", "--data-home", str(HOME.path)]
+    assert main([*args, "--json"]) == 0
+    pot = json.loads(capsys.readouterr().out)["potential_speedup"]
+    assert pot["value"] > 10 and 1 <= pot["explained_by_criteria"] < 1.2
+    assert main(args) == 0
+    assert "the criteria account for 1.04x of it together" in capsys.readouterr().out
+    # a kernel whose potential its criteria explain gets no such line
+    assert main(["diagnose", "--board", "GTX-980", "--app", "vectorAdd", "--data-home", str(HOME.path)]) == 0
+    assert "lies outside them" not in capsys.readouterr().out

@@ -26,6 +26,8 @@ DataHome = Annotated[
     typer.Option("--data-home", help="Directory with the dataset tables (default: $PERFML_DATA_HOME, ../shared/datasets)."),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+#: the overall PotentialSpeedup is said to lie outside the criteria beyond this factor of theirs
+UNEXPLAINED = 2.0
 
 
 def register(app: typer.Typer) -> None:
@@ -123,6 +125,13 @@ def _print_diagnosis(d: Any) -> None:
             f"overall PotentialSpeedup (Sec. V): [bold]{_fmt(pot['value'], 2)}x[/bold] ({pot['bound']}-bound; "
             f"MEMTHR {_fmt(pot['memthr'])}, ARITHTHR {_fmt(pot['ariththr'])})"
         )
+        explained = pot["explained_by_criteria"]
+        if isinstance(pot["value"], float) and isinstance(explained, float) and pot["value"] > UNEXPLAINED * explained:
+            console.print(
+                f"  the criteria account for {_fmt(explained, 2)}x of it together; the other "
+                f"{_fmt(pot['value'] / explained, 1)}x lies outside them: the kernel runs far below the DRAM and FP32 "
+                "roofs for a reason no criterion measures (latency, cache bandwidth, work other than FP32 flops)"
+            )
     if d.hints:
         console.print("hints, by potential gain:")
         for i, h in enumerate(d.hints, 1):

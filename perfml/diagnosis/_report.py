@@ -44,6 +44,16 @@ class Diagnosis:
     hints: list[Hint]
 
     @property
+    def explained_by_criteria(self) -> float | None:
+        """The most the criteria's potential speedups give together (their product, finite ones),
+        to set beside the overall PotentialSpeedup: that one is the distance to the DRAM or FP32
+        roof (Sec. V), and a kernel far below both for a reason no criterion measures (latency,
+        cache bandwidth, integer work that ARITHTHR, counting FP32 flops, does not see) has an
+        overall potential that no criterion, and so no hint, accounts for. None without any."""
+        values = [sp.value for sp in self.speedups.values() if sp.value is not None and math.isfinite(sp.value)]
+        return float(math.prod(values)) if values else None
+
+    @property
     def unsupported(self) -> list[str]:
         """Criteria the profile cannot support."""
         return [c.name for c in self.report.criteria.values() if c.status == "unsupported"]
@@ -76,6 +86,7 @@ class Diagnosis:
                 "bound": self.overall.bound,
                 "memthr": _num(self.overall.memthr),
                 "ariththr": _num(self.overall.ariththr),
+                "explained_by_criteria": _num(self.explained_by_criteria),
             },
             "unsupported": self.unsupported,
             "hints": [
