@@ -256,6 +256,11 @@ def synch_cost(departure_delay_, mwp, synch_insts, active_blocks_per_sm, rep):
 
     A barrier makes the last of MWP overlapping memory requests wait behind the others.
     Non-negative because :func:`memory_warp_parallelism` keeps ``MWP >= 1``.
+
+    MWP grows with the board's bandwidth (``MWP_peak_BW``), and so does this term: for a
+    kernel with barriers the model's total can rise with bandwidth (dotProd, H100 -> H200,
+    the same processor with more bandwidth). That is the paper's model, kept as written; the
+    direction tests of ``tests/test_characterized_models.py`` hold barrier-free kernels.
     """
     return departure_delay_ * (mwp - 1.0) * synch_insts * active_blocks_per_sm * rep
 
