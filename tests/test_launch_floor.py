@@ -175,3 +175,16 @@ def test_predict_says_when_spec_only_operator_rows_are_the_floor(tmp_path, capsy
     queries.write_text("board,op,B,H\nH100-SXM,add,4096,65536\n")
     assert main([*args, "--output", str(tmp_path / "p2.csv")]) == 0
     assert "launch floor" not in capsys.readouterr().err
+
+
+
+def test_the_api_returns_the_floor_note_beside_the_answers():
+    """predict_any (the Python API) carries what `perfml predict` prints: result.attrs["warnings"]."""
+    from perfml.learned.bundle import load_predictor, predict_any
+
+    bundle = load_predictor(Path(__file__).resolve().parents[1] / "models" / "default", data_home=HOME)
+    small = predict_any(bundle, pd.DataFrame({"board": ["Tesla-T4"], "op": ["add"], "B": ["8"], "H": ["10"]}), "q")
+    (warning,) = small.attrs["warnings"]
+    assert warning.startswith("1 operator row(s) are predicted within 2x of their launch floor")
+    large = predict_any(bundle, pd.DataFrame({"board": ["H100-SXM"], "op": ["add"], "B": ["4096"], "H": ["65536"]}), "q")
+    assert large.attrs["warnings"] == []

@@ -268,13 +268,8 @@ def predict(
     result = predict_any(bundle, original, where, reference=ref,
                          reference_where=f"--reference {reference}", level=level)
     write_predictions(result, output, overwrite=overwrite)
-    operators = bundle.model_for("dlops")
-    if operators is not None:
-        from perfml.learned.operator_queries import host_floor_note
-
-        floor_note = host_floor_note(operators, result)
-        if floor_note:
-            typer.echo(f"warning: {floor_note}", err=True)
+    for warning in result.attrs.get("warnings", ()):
+        typer.echo(f"warning: {warning}", err=True)
     n_extra = int(result["extrapolated"].sum())
     note = f" ({n_extra} beyond the training range: see column extrapolated)" if n_extra else ""
     typer.echo(f"wrote {len(result)} predictions to {output}{note}")

@@ -716,7 +716,7 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
                                   reference_where=_reference_names(app_ref, reference_where))
         parts.append((idx, out))
     if len(parts) == 1:  # the sub-model answered a renumbered copy: give the rows back the caller's index
-        return parts[0][1].assign(tier=tiers).set_axis(original.index)
+        return _with_warnings(bundle, parts[0][1].assign(tier=tiers).set_axis(original.index))
     result = original.copy()
     for column in OUTPUT_COLUMNS:
         values = np.empty(len(original), dtype=object)
@@ -729,6 +729,18 @@ def predict_any(bundle: ModelBundle, original: pd.DataFrame, where, *, reference
             series = series.astype(bool)
         result[column] = series
     result["tier"] = tiers
+    return _with_warnings(bundle, result)
+
+
+def _with_warnings(bundle: ModelBundle, result: pd.DataFrame) -> pd.DataFrame:
+    """``result`` with ``attrs["warnings"]``: what the answers need said beside them, for API
+    callers as `perfml predict` prints it (the launch floor of spec-only operator rows,
+    :func:`perfml.learned.operator_queries.host_floor_note`)."""
+    from perfml.learned.operator_queries import host_floor_note
+
+    operators = bundle.model_for("dlops")
+    note = host_floor_note(operators, result) if operators is not None else None
+    result.attrs["warnings"] = [note] if note else []
     return result
 
 
