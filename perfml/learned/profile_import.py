@@ -253,10 +253,9 @@ def _dims(text: str, path, line: int, column: str) -> tuple[float, float, float]
     return tuple(values)
 
 
-def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line: int, units: tuple = ()) -> float:
+def _ncu_value(value: str, unit: str, counter: Counter, metric: str, path, line: int, units: tuple) -> float:
     """One Nsight Compute value in perfml's unit (strict about the unit; ``units``: the metric's
-    accepted base units, the counter's by default)."""
-    units = tuple(units) or counter.ncu_units
+    accepted base units, from :data:`_NCU_TERMS`)."""
     text = str(value).strip()
     if text.lower() in ("n/a", ""):
         return np.nan
