@@ -14,7 +14,6 @@ import os
 import platform
 import statistics
 import time
-from pathlib import Path
 
 from perfml.characterize.calibrate import calibrate_from_rows, read_runtime_rows
 

@@ -27,7 +27,6 @@ fixed seed, the same calls on every board); every call measured on both boards i
 from __future__ import annotations
 
 import argparse
-import itertools
 import time
 
 import numpy as np

@@ -73,7 +73,6 @@ Usage: PYTHONPATH=. python experiments/measured_board_check.py --board BOARD [--
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
 

@@ -24,7 +24,6 @@ import argparse
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from perfml.experiments.cli_steps import load_script, run_perfml

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfml.errors import (
-    IntervalLevelError,
     QueryValidationError,
     ModelFormatError,
     ReferenceValidationError,

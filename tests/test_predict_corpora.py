@@ -18,7 +18,6 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from perfml.errors import ModelFormatError, QueryValidationError, ReferenceValidationError, UnsupportedQueryError
 from perfml.learned.bundle import load_predictor, predict_any, read_reference_any, save_bundle

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from perfml.boards import get_board
-from perfml.characterize import Characterization, CharacterizedValue, StreamCurve, calibrate_from_rows, spec_values
+from perfml.characterize import Characterization, StreamCurve, calibrate_from_rows, spec_values
 from perfml.characterize.load import load_characterization
 from perfml.datasets import load_dlops_runtimes
 from perfml.errors import InvalidValueError, PerfmlError, ResultSchemaError
