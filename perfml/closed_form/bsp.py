@@ -163,15 +163,17 @@ class BSPModel(RegressorMixin, BaseEstimator):
         table = getattr(self, "constants_", None) or self._constants_table()
         columns = ["threads", "comp", "comm_gm", "comm_sm", "t1_ms"]
         values = np.full((len(X), len(columns)), np.nan)
-        # positional assignment per (board, app) group: no per-group .loc writes
+        # positional assignment per (board, app) group: no per-group .loc writes, and the columns read
+        # once as arrays (a per-group X.iloc took every column of the frame, its text ones too)
+        sizes = X["input_size"].to_numpy(dtype=float)
+        launches = {c: X[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in X}
         for (board, app_id), pos in X.groupby(["board", "app_id"], sort=False).indices.items():
-            part = X.iloc[pos]
             app = get_app(app_id)
             constants = table.get(board, app_id)
             if self.latencies == "characterized":
                 constants = self._characterized(board, constants)
-            n = part["input_size"].to_numpy(dtype=float)
-            launch = {c: part[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in part}
+            n = sizes[pos]
+            launch = {c: values[pos] for c, values in launches.items()}
             counts = app.bsp_counts(n, **launch)
             counts["uses_shared"] = bool(app.bsp["uses_shared"])
             cycles = bsp_cycles_per_thread(counts, constants, n)

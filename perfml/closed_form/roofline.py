@@ -101,13 +101,15 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         values = np.full((len(X), len(columns)), np.nan)
         bandwidth_tier = np.full(len(X), "spec", dtype=object)
         compute_tier = np.full(len(X), "spec", dtype=object)
-        # positional assignment per (board, app) group: no per-group .loc writes
+        # positional assignment per (board, app) group: no per-group .loc writes, and the columns read
+        # once as arrays (a per-group X.iloc took every column, the query's text ones too: most of a batch's time)
+        sizes = X["input_size"].to_numpy(dtype=float)
+        launches = {c: X[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in X}
         for (board_name, app_id), pos in X.groupby(["board", "app_id"], sort=False).indices.items():
-            part = X.iloc[pos]
             board = get_board(board_name, registry=self.registry)
             app = get_app(app_id)
-            n = part["input_size"].to_numpy(dtype=float)
-            launch = {c: part[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in part}
+            n = sizes[pos]
+            launch = {c: values[pos] for c, values in launches.items()}
             w = app.work_per_thread(n, **launch)
             ops = (w["flops"] + w["int_ops"]) * w["threads"]
             if self.traffic == "compulsory":

@@ -450,31 +450,48 @@ def extrapolation(q: pd.DataFrame, training: dict) -> tuple[np.ndarray, list[str
     ranges = (training or {}).get("input_size") or {}
     launches = (training or {}).get("launch") or {}
     extent = launch_extent(_completed_launches(q)).to_numpy(dtype=float)
-    flags, reasons, bounds = [], [], {}
-    for i, (app, n) in enumerate(zip(q["app_id"], q["input_size"])):
+    sizes = pd.to_numeric(q["input_size"], errors="coerce").to_numpy(dtype=float)
+    flags = np.zeros(len(q), dtype=bool)
+    reasons = [""] * len(q)
+    # per kernel, the comparisons as arrays; a reason is written for the flagged rows only (a query
+    # file of many rows went through a Python loop over every row)
+    codes, kernels = pd.factorize(q["app_id"], use_na_sentinel=False)
+    for j, app in enumerate(kernels):
+        pos = np.flatnonzero(codes == j)
         rng = ranges.get(str(app))
         if rng is None:
-            flags.append(True)
-            reasons.append(f"the model records no training range for app {app}")
+            flags[pos] = True
+            for i in pos:
+                reasons[i] = f"the model records no training range for app {app}"
             continue
-        if str(app) not in bounds:
-            bounds[str(app)] = _num(rng[0]), _num(rng[1])
-        lo, hi = bounds[str(app)]
-        why = []
-        if n < lo:
-            why.append(f"input_size below the training range [{lo}, {hi}] of app {app}")
-        elif n > hi:
-            why.append(f"input_size above the training range [{lo}, {hi}] of app {app}")
+        lo, hi = _num(rng[0]), _num(rng[1])
+        n = sizes[pos]
+        below, above = n < lo, n > hi
+        checks = []  # per launch extent the app's recorded range has: (k, name, range, rows outside it)
         for k, name in enumerate(("threads_per_block", "blocks")):
             seen = (launches.get(str(app)) or {}).get(name)
-            v = extent[i, k]
-            if seen is not None and np.isfinite(v) and not seen[0] <= v <= seen[1]:
-                side = "below" if v < seen[0] else "above"
-                why.append(f"{_num(v)} {name.replace('_', ' ')} {side} the training range "
-                           f"[{_num(seen[0])}, {_num(seen[1])}] of app {app}")
-        flags.append(bool(why))
-        reasons.append("; ".join(why))
-    return np.asarray(flags, dtype=bool), reasons
+            if seen is not None:
+                v = extent[pos, k]
+                checks.append((k, name, seen, np.isfinite(v) & ~((seen[0] <= v) & (v <= seen[1]))))
+        hit = below | above
+        for *_, outside in checks:
+            hit = hit | outside
+        for r in np.flatnonzero(hit):
+            i = pos[r]
+            why = []
+            if below[r]:
+                why.append(f"input_size below the training range [{lo}, {hi}] of app {app}")
+            elif above[r]:
+                why.append(f"input_size above the training range [{lo}, {hi}] of app {app}")
+            for k, name, seen, outside in checks:
+                if outside[r]:
+                    v = extent[i, k]
+                    side = "below" if v < seen[0] else "above"
+                    why.append(f"{_num(v)} {name.replace('_', ' ')} {side} the training range "
+                               f"[{_num(seen[0])}, {_num(seen[1])}] of app {app}")
+            flags[i] = True
+            reasons[i] = "; ".join(why)
+    return flags, reasons
 
 
 def unmeasured_launches(q: pd.DataFrame, runs: pd.DataFrame | None) -> list[str]:
@@ -1125,7 +1142,8 @@ def _refuse_a_missing_second_size(model, original: pd.DataFrame, where, ref_apps
         return
     apps, second = runs
     takes = second != 0
-    needs = set(apps[takes]) - set(apps[~takes]) - set(map(str, ref_apps))
+    # unique() first: a set of the training table's column iterates its every cell (tens of ms a query)
+    needs = set(apps[takes].unique()) - set(apps[~takes].unique()) - set(map(str, ref_apps))
     if not needs:
         return
     if "input_size_2" in original.columns:  # empty or 0 (a value that is not a number is refused by check_queries)

@@ -305,7 +305,7 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         # a kernel no training run measured has no time to look up; nor has a kernel without a description
         # whose row gives no launch (its run is its launch): launch_frame refused such a --reference row
         mine = np.flatnonzero(X["board"].astype(str).isin(self.train_boards_).to_numpy()
-                              & X["app_id"].astype(str).isin(set(table["app_id"].astype(str))).to_numpy()
+                              & X["app_id"].astype(str).isin(table["app_id"].astype(str).unique()).to_numpy()
                               & _launch_known(X))
         if not mine.size:  # no row of a training board (the common query): nothing to look up
             return out
