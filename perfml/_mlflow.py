@@ -130,8 +130,79 @@ def check_sqlite_store(path: str | None, uri: str) -> None:
     if tables is None:
         raise TrackingStoreError(f"MLflow tracking store {uri}: {path} is not a SQLite database; perfml leaves it "
                                  "as it is: give the store your experiments were logged to, or a new file")
+    _refuse_half_created(path, uri, tables)
     _refuse_unless_mlflows(tables, f"MLflow tracking store {uri}: {path}",
                            "give the store your experiments were logged to, or a new file")
+
+
+def _refuse_half_created(path: str, uri: str, tables: set[str]) -> None:
+    """Refuse a store whose MLflow migration stopped half-way, with the fix.
+
+    MLflow's migrations rebuild SQLite tables through ``_alembic_tmp_<table>`` copies; a
+    migration that stops (two processes migrating one new store at once, before perfml created
+    new stores under a lock; an interrupted ``mlflow db upgrade``) leaves them, and every later
+    command failed with "table _alembic_tmp_... already exists". Dropping the leftovers and
+    upgrading repairs it (seen on two such stores); a store without runs is simply made again.
+    """
+    import sqlite3
+    from pathlib import Path
+
+    leftovers = sorted(t for t in tables if t.startswith("_alembic_tmp_"))
+    if not leftovers:
+        return
+    runs = 0
+    if "runs" in tables:
+        con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            runs = con.execute("select count(*) from runs").fetchone()[0]
+        finally:
+            con.close()
+    fix = (f"it holds no run: delete {path} and run the command again" if not runs else
+           f"it holds {runs} run(s): back {path} up, drop each {leftovers[0][:13]}<table> whose <table> also exists "
+           f"(sqlite3 {path} 'drop table {leftovers[0]}'; where <table> is missing, rename the copy to it instead), "
+           f"then run `mlflow db upgrade {uri}`")
+    raise TrackingStoreError(f"MLflow tracking store {uri}: {path} was left half-created by a migration that stopped "
+                             f"(leftover tables {', '.join(leftovers)}); {fix}")
+
+
+def create_new_sqlite_store(path: str | None, uri: str) -> None:
+    """Create the tables of a new SQLite store once, holding an exclusive lock on its folder.
+
+    MLflow creates a store's tables (some forty migrations) when it first opens an empty
+    file. Several perfml commands starting together on one new store all migrated it: the
+    losers failed ("table datasets already exists", "duplicate column name: step"), and one
+    store in three was left half-created, every later command failing on it (a helper's probe
+    of concurrent ``perfml experiment run`` and ``perfml tune``). Under the lock the first
+    process creates the store; the others wait, then find its tables and only use it. A
+    store that already has tables is not locked. Without ``fcntl`` (Windows) MLflow creates
+    it unguarded, as before.
+    """
+    if path is None or _has_tables(path):
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return
+    folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)  # a lock that leaves no file behind
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        try:
+            if _has_tables(path):  # another process created it while this one waited
+                return
+            import logging
+
+            from mlflow.tracking import MlflowClient
+
+            logging.getLogger("mlflow").setLevel(logging.WARNING)  # no "creating tables" chatter on stderr
+            MlflowClient(tracking_uri=uri).search_experiments(max_results=1)  # opening the store migrates it
+        finally:
+            fcntl.flock(folder, fcntl.LOCK_UN)
+    finally:
+        os.close(folder)
+
+
+def _has_tables(path: str) -> bool:
+    return os.path.isfile(path) and os.path.getsize(path) > 0 and bool(sqlite_tables(path))
 
 
 def _refuse_unless_mlflows(tables: set[str], subject: str, advice: str) -> None:
@@ -252,6 +323,7 @@ def check_reachable(uri: str, timeout: float = CONNECT_TIMEOUT) -> None:
                                  "this command; give a file (e.g. sqlite:///mlflow.db), or (experiment run) pass --no-track")
     if parts.scheme == "sqlite":
         check_sqlite_store(local_store_path(uri), uri)
+        create_new_sqlite_store(local_store_path(uri), uri)
     if parts.scheme == "file" or local_store_path(uri) == uri:
         check_file_store(local_store_path(uri), uri)
     database = parts.scheme.split("+", 1)[0]

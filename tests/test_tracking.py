@@ -179,3 +179,83 @@ def test_a_file_system_store_this_mlflow_refuses_is_one_line_naming_the_fixes(tm
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # the user's choice: the folder is used
     assert main(["report"]) == 2
     assert "no finished perfml experiment runs" in capsys.readouterr().err
+
+
+def _half_created_store(path: Path, runs: int) -> None:
+    """A SQLite store as a stopped MLflow migration leaves it: its tables and an ``_alembic_tmp_`` copy."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    for table in ("experiments", "runs", "alembic_version", "metrics", "_alembic_tmp_metrics"):
+        con.execute(f"create table {table} (id integer)")
+    con.executemany("insert into runs values (?)", [(i,) for i in range(runs)])
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("runs", [0, 3])
+def test_a_half_created_store_is_refused_with_its_repair(tmp_path, monkeypatch, capsys, runs):
+    """Two processes migrating one new store left it with _alembic_tmp_ tables, and every later
+    command failed on "table _alembic_tmp_... already exists" (helper probe, 2026-11-28)."""
+    store = tmp_path / "mlflow.db"
+    _half_created_store(store, runs)
+    before = store.read_bytes()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{store}")
+    assert main(["report"]) == 2
+    err = capsys.readouterr().err
+    assert "half-created" in err and "_alembic_tmp_metrics" in err and "Traceback" not in err
+    if runs:
+        assert "3 run(s)" in err and "mlflow db upgrade" in err and "back" in err
+    else:
+        assert f"delete {store}" in err
+    assert store.read_bytes() == before  # left as it was
+
+
+def test_a_new_sqlite_store_is_created_under_a_lock_on_its_folder(tmp_path):
+    """While another process holds the folder's lock, a command on a new store in it waits and
+    creates nothing; released, the command creates the store once (concurrent creations broke
+    new stores: helper probe, 2026-11-28)."""
+    fcntl = pytest.importorskip("fcntl")
+    store = tmp_path / "mlflow.db"
+    code = ("from perfml._mlflow import check_reachable; import sys; check_reachable(sys.argv[1]); print('done')")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    folder = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", code, f"sqlite:///{store}"], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(8)  # long enough for the child to import MLflow and reach the store
+            assert proc.poll() is None, proc.communicate()
+            assert not store.exists() or store.stat().st_size == 0
+        finally:
+            fcntl.flock(folder, fcntl.LOCK_UN)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(folder)
+    assert proc.returncode == 0 and out.strip() == "done", err
+    from perfml._mlflow import MLFLOW_TABLES, sqlite_tables
+
+    tables = sqlite_tables(str(store))
+    assert MLFLOW_TABLES <= tables and not any(t.startswith("_alembic_tmp_") for t in tables)
+
+
+def test_commands_starting_together_on_a_new_store_all_succeed(tmp_path):
+    """Three processes open one new store at once: each succeeds, and the store is whole."""
+    store = tmp_path / "mlflow.db"
+    code = ("from perfml._mlflow import check_reachable; import sys, time; from mlflow.tracking import MlflowClient\n"
+            "while time.time() < float(sys.argv[2]): time.sleep(0.01)\n"
+            "check_reachable(sys.argv[1]); c = MlflowClient(sys.argv[1]); c.create_experiment(sys.argv[3])\n"
+            "print(len(c.search_experiments()))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    start = str(time.time() + 12)  # every process has imported MLflow by then
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"sqlite:///{store}", start, f"e{i}"], env=env,
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(3)]
+    results = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-500:] for _, err in results]
+    from perfml._mlflow import sqlite_tables
+
+    assert not any(t.startswith("_alembic_tmp_") for t in sqlite_tables(str(store)))

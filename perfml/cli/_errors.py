@@ -190,11 +190,13 @@ def translate(exc: BaseException) -> PerfmlError | None:
     for module, cls_path, library, fix in (
         ("xgboost.core", ("XGBoostError",), "xgboost", "check the learner parameters (experiment file or --learner options) and the training rows"),
         ("optuna.exceptions", ("OptunaError",), "Optuna", "check --storage, --study-name and the tuning options"),
-        ("sqlalchemy.exc", ("SQLAlchemyError",), "the database", "check the storage URL, that its directory is writable, and that no other program holds a lock"),
+        ("sqlalchemy.exc", ("SQLAlchemyError",), "the database",
+         "check the database the command uses (the MLflow tracking store: MLFLOW_TRACKING_URI or --tracking-uri; the "
+         "Optuna storage: --storage), that its directory is writable, and that no other program holds a lock"),
         # MLflow migrating a new store while another process creates the same one
         ("alembic.util.exc", ("CommandError",), "creating the MLflow store's tables",
-         "another process was creating the same new store: run the command again (create a new store with one "
-         "command first when several start together)"),
+         "another process was migrating the same store: run the command again (if the store was left "
+         "half-created, perfml names its repair; a database server's store: create it with one command first)"),
     ):
         cls = _module_class(module, *cls_path)
         if cls is not None and isinstance(exc, cls):
