@@ -289,9 +289,14 @@ def test_nested_tuning_stores_a_resumable_study(data, tmp_path):
     assert np.all(tuned.predict(data) > 0)
     (summary,) = optuna.get_all_study_summaries(storage)
     assert summary.study_name.startswith("t-") and summary.n_trials == 2
-    TunedRegressor(base, n_trials=1, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
+    again = TunedRegressor(base, n_trials=2, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
     (summary,) = optuna.get_all_study_summaries(storage)
-    assert summary.n_trials == 3  # resumed, not restarted
+    assert summary.n_trials == 2  # the study has its trials: none more, and the first fit's choice
+    assert again.best_params_ == tuned.best_params_
+    np.testing.assert_array_equal(again.predict(data), tuned.predict(data))
+    TunedRegressor(base, n_trials=3, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms)
+    (summary,) = optuna.get_all_study_summaries(storage)
+    assert summary.n_trials == 3  # resumed to its n_trials, not restarted
     # as many rows on the same boards, but other times (another app's, say): a study of its own;
     # the name hashed only the boards and the row count, and one's best parameters came from the other
     TunedRegressor(base, n_trials=1, n_splits=2, storage=storage, study_prefix="t").fit(data, data.measured_ms * 3)

@@ -38,7 +38,8 @@ def _recovery_wait_s() -> float | None:
 def run(
     file: Path = typer.Argument(..., help="Experiment TOML, e.g. experiments/unseen_boards.toml."),
     data_home: Optional[Path] = typer.Option(None, "--data-home", help="Directory with the shared datasets tables."),
-    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna storage URL for models with `tune` (default: in memory)."),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Optuna storage URL for models with `tune` (default: in memory). A re-run resumes each fold's "
+                                         "study up to the file's tune.n_trials and no further, so its figures repeat."),
     no_track: bool = typer.Option(False, "--no-track", help="Do not log to MLflow."),
     model: Optional[list[str]] = typer.Option(None, "--model", help="Run only these models of the file (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print only JSON."),

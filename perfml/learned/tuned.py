@@ -20,6 +20,11 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
     ----------
     estimator : RuntimeRegressor
     n_trials : int
+        Trials (complete or pruned) the study holds after ``fit``: a fit that resumes a study
+        runs only the missing ones, and none in a study that has them, so that a re-run with
+        the same ``storage`` gives the first run's parameters and figures (each re-run of an
+        experiment added ``n_trials`` more, seeded by its process id: in a helper's probe one
+        file gave 56.28 %, then 53.61 % against one storage).
     n_splits : int
         Inner GroupKFold splits (grouped by board).
     storage : str, optional
@@ -74,7 +79,7 @@ class TunedRegressor(RegressorMixin, BaseEstimator):
             self.estimator, X, y, n_trials=self.n_trials, n_splits=self.n_splits, storage=self.storage,
             study_name=f"{self.study_prefix}-{hashlib.sha1(f'{data}|{config}'.encode()).hexdigest()[:10]}",
             random_state=self.random_state, mlflow_tracking_uri=self.mlflow_tracking_uri,
-            context={"data": data, "estimator": config},
+            context={"data": data, "estimator": config}, total=True,
         )
         self.best_params_ = dict(study.best_params)
         self.best_value_ = float(study.best_value)

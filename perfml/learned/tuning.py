@@ -334,6 +334,7 @@ def tune(
     worker_id: int | None = None,
     progress=None,
     context: dict | None = None,
+    total: bool = False,
 ):
     """Tune ``estimator`` (a :class:`~perfml.learned.RuntimeRegressor`) and return the study.
 
@@ -346,6 +347,12 @@ def tune(
     ``progress(message)`` is called after every trial. ``context`` (e.g. the data
     selection) joins the learner and target in the study's identity (:func:`bind_study`):
     a study created for one is refused for another.
+
+    ``n_trials`` is the number of trials this call runs (``perfml tune``: this worker's), or
+    with ``total`` the number of trials that ran to a result (complete or pruned) the study
+    holds when the call returns: only the missing ones run, none in a study that has them
+    (an experiment's ``tune.n_trials``, whose figures must not depend on how often the file
+    ran against its ``--storage``).
     """
     import optuna
 
@@ -386,6 +393,11 @@ def tune(
             progress(f"trial {trial.number} {trial.state.name.lower()}{best}")
 
         callbacks.append(report_progress)
+    if total:  # failed trials (an error, a dead worker) are not counted: they are run again
+        done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+        n_trials -= len(study.get_trials(deepcopy=False, states=done))
+        if n_trials <= 0:
+            return study
     with _failed_trials_without_traceback():
         study.optimize(objective, n_trials=n_trials, timeout=timeout, callbacks=callbacks, gc_after_trial=True)
     return study
