@@ -38,7 +38,8 @@ def _store(tmp_path, monkeypatch, summary: str, per_board: str) -> None:
 @pytest.mark.parametrize("summary, per_board, message", [
     ("model,family,tier,n\nm1,f1,spec,3\n", "board,model,mape\nA,m1,1\n", "'summary.csv' of run .* lacks column(s) mape"),
     ("tier,mape,within_band\nspec,1,0.5\n", "board,model,mape\nA,m1,1\n", "'summary.csv' of run .* lacks column(s) model"),
-    ("model,family,tier,mape,within_band\nm1,f1,spec,1,0.5\n", "x\n1\n",
+    # both tiers: the report reads per_board.csv for the tiers' per-board table only
+    ("model,family,tier,mape,within_band\nm1,f1,spec,1,0.5\nm1_cal,f1,calibrated,1,0.5\n", "x\n1\n",
      "'per_board.csv' of run .* lacks column(s) board, model, mape"),
 ])
 def test_a_run_table_without_the_columns_report_reads_is_one_typed_line(tmp_path, monkeypatch, capsys, summary,

@@ -96,3 +96,22 @@ def test_each_model_run_is_tagged_with_its_tier_and_report_sets_the_tiers_side_b
     assert main(["report", "--experiment", "small_tiers"]) == 0
     text = capsys.readouterr().out
     assert "spec-only and calibrated side by side" in text
+
+
+def test_the_tiers_table_needs_models_of_both_tiers():
+    """An experiment of spec-only models has no tiers table (report printed one with empty calibrated
+    columns: helper probe); with a calibrated model it has one, and per board too."""
+    from perfml.experiments.tiers import per_board_tiers, tier_table
+
+    spec_only = pd.DataFrame({"model": ["xgb", "bsp"], "family": ["xgb", "bsp"], "tier": ["spec", "spec"],
+                              "mape": [10.0, 40.0], "within_band": [0.9, 0.3]})
+    per_board = pd.DataFrame({"model": ["xgb", "bsp"], "board": ["GTX-980", "GTX-980"], "mape": [10.0, 40.0]})
+    assert tier_table(spec_only) is None and per_board_tiers(per_board, spec_only) is None
+    calibrated_only = spec_only.assign(tier="calibrated")
+    assert tier_table(calibrated_only) is None
+    both = pd.concat([spec_only, pd.DataFrame({"model": ["xgb_characterized"], "family": ["xgb"],
+                                               "tier": ["calibrated"], "mape": [8.0], "within_band": [0.95]})])
+    table = tier_table(both).set_index("family")
+    assert table.loc["xgb", "mape_spec"] == 10.0 and table.loc["xgb", "mape_calibrated"] == 8.0
+    assert np.isnan(table.loc["bsp", "mape_calibrated"])
+    assert per_board_tiers(per_board, both) is not None

@@ -21,14 +21,13 @@ TIERS = ("spec", "calibrated")
 def tier_table(summary: pd.DataFrame) -> pd.DataFrame | None:
     """One row per model family: ``n``, ``mape_<tier>`` and ``within_band_<tier>`` for each tier.
 
-    A family without a model of some tier has NaN there. None when ``summary`` has no
-    ``tier`` column (or only published rows).
+    A family without a model of some tier has NaN there. None unless ``summary`` holds models
+    of both tiers (``perfml report`` printed the table, its calibrated columns empty, for an
+    experiment of spec-only models); None too without a ``tier`` column.
     """
-    if "tier" not in summary.columns:
+    if not _both_tiers(summary):
         return None
     rows = summary[summary["tier"].isin(TIERS)]
-    if rows.empty:
-        return None
     family = _families(rows)
     wide = rows.assign(family=family).pivot_table(index="family", columns="tier", values=["mape", "within_band"],
                                                   aggfunc="first", sort=False)
@@ -41,14 +40,19 @@ def tier_table(summary: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def per_board_tiers(per_board: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame | None:
-    """MAPE per board, one column ``<family>/<tier>`` per model (None without tiers in ``summary``)."""
-    if "tier" not in summary.columns or per_board.empty:
+    """MAPE per board, one column ``<family>/<tier>`` per model (None unless ``summary`` has both tiers)."""
+    if not _both_tiers(summary) or per_board.empty:
         return None
     rows = summary[summary["tier"].isin(TIERS)]
     label = dict(zip(rows["model"], _families(rows) + "/" + rows["tier"].astype(str)))
     part = per_board[per_board["model"].isin(label)].assign(column=lambda f: f["model"].map(label))
     wide = part.pivot_table(index="board", columns="column", values="mape", aggfunc="first")
     return wide[[c for c in dict.fromkeys(label.values()) if c in wide.columns]].reset_index()
+
+
+def _both_tiers(summary: pd.DataFrame) -> bool:
+    """Whether ``summary`` has a model of each tier of :data:`TIERS`."""
+    return "tier" in summary.columns and set(TIERS) <= set(summary["tier"].astype(str))
 
 
 def _families(rows: pd.DataFrame) -> pd.Series:
