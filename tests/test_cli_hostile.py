@@ -209,6 +209,11 @@ EMPTY_VALUES = [
     (["--boards", "", "boards", "list"], "--boards is empty: give it a value, or leave the option out (see `perfml --help`)"),
     (["sweep", "run", "", "--backend", "replay"], "an argument of `perfml sweep run` is empty"),
     (["experiment", "run", "", "--no-track"], "an argument of `perfml experiment run` is empty"),
+    # a required option or argument cannot be left out: the fix says so (it said "leave the option out")
+    (["boards", "from-properties", "{in}/queries.csv", "--name", "", "--out", "b.toml"],
+     "--name is empty: give it a value, it is required (see `perfml boards from-properties --help`)"),
+    (["boards", "show", ""], "an argument of `perfml boards show` is empty: give it a value, it is required"),
+    (["sweep", "run", "", "--backend", "replay"], "an argument of `perfml sweep run` is empty: give it a value, or leave it out"),
 ]
 
 

@@ -785,3 +785,19 @@ def test_sms_in_a_work_count_is_refused_naming_where_it_is_known(tmp_path):
     assert "work.flops: unknown name(s) sms" in message
     assert "use one of threads, blocks" in message and "use one of sms" not in message
     assert "sms (the device's SM count) is known only in launch.blocks, launch.blocks_per_sm" in message
+
+
+def test_a_sidecar_launch_expression_giving_a_negative_value_is_not_told_to_round(tmp_path):
+    """threads_per_block = -128 in a sidecar was told to wrap it in ceil() or int(), which cannot
+    mend a negative value (helper probe); a fraction still gets that fix."""
+    from perfml.errors import KernelSidecarError
+
+    sidecar = _copy_family(tmp_path / "k", "vectorAdd")
+    sidecar.write_text(sidecar.read_text().replace('threads_per_block = "TPB"', 'threads_per_block = "-128"'))
+    with pytest.raises(KernelSidecarError, match=r"gives -128, expected a non-negative integer; a negative value "
+                                                 r"has no launch: give one >= 0") as info:
+        load_family(sidecar).block({"N": 1024, "TPB": 256})
+    assert "ceil()" not in str(info.value)
+    sidecar.write_text(sidecar.read_text().replace('threads_per_block = "-128"', 'threads_per_block = "TPB / 3"'))
+    with pytest.raises(KernelSidecarError, match=r"expected a non-negative integer; wrap the expression in ceil\(\) or int\(\)"):
+        load_family(sidecar).block({"N": 1024, "TPB": 256})

@@ -186,6 +186,7 @@ def _empty_option_value(group, args: list[str]) -> str | None:
     """
     path, options = _named_command(group, args)
     owner = {opt: where for opt, (_, where) in options.items()}  # option -> the command it belongs to
+    required = {opt for opt, (param, _) in options.items() if getattr(param, "required", False)}
     previous = None
     for token in args:
         if token == "--":  # what follows is positional
@@ -195,12 +196,23 @@ def _empty_option_value(group, args: list[str]) -> str | None:
             name = token.split("=", 1)[0]
         elif token == "" and previous is not None:
             name = previous
-        if name in owner:
-            return f"{name} is empty: give it a value, or leave the option out (see `{owner[name]} --help`)"
+        if name in owner:  # "leave it out" only where that is allowed: --name of boards from-properties is required
+            fix = "it is required" if name in required else "or leave the option out"
+            return f"{name} is empty: give it a value, {fix} (see `{owner[name]} --help`)"
         if token == "":  # a positional argument: an empty path was the working directory too
-            return f"an argument of `{' '.join(path)}` is empty: give it a value, or leave it out (see `{' '.join(path)} --help`)"
+            command = " ".join(path)
+            fix = "or leave it out" if _optional_arguments(group, path) else "it is required"
+            return f"an argument of `{command}` is empty: give it a value, {fix} (see `{command} --help`)"
         previous = token
     return None
+
+
+def _optional_arguments(group, path: list[str]) -> bool:
+    """Whether every positional argument of the command at ``path`` may be left out."""
+    command = group
+    for name in path[1:]:
+        command = getattr(command, "commands", {}).get(name, command)
+    return all(not getattr(p, "required", False) for p in command.params if not getattr(p, "opts", [""])[0].startswith("-"))
 
 
 def _named_command(group, args: list[str]) -> tuple[list[str], dict]:

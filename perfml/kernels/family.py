@@ -382,9 +382,10 @@ class KernelFamily:
                     f"{self.name}: {key} = {expr!r} gives {value} with {', '.join(negative)}; "
                     "a negative parameter has no launch: give a positive value"
                 )
+            fix = ("a negative value has no launch: give one >= 0" if value < 0
+                   else "wrap the expression in ceil() or int()")  # rounding cannot mend a negative value
             raise KernelSidecarError(
-                f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a non-negative "
-                f"integer; wrap it in ceil() or int()"
+                f"{self.sidecar_path}: {key} = {expr!r} gives {value}, expected a non-negative integer; {fix}"
             )
         return int(value)
 
