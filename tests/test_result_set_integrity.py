@@ -499,3 +499,22 @@ def test_predict_refuses_a_characterization_whose_board_is_not_its_device(tmp_pa
                        str(tmp_path / "q.csv"), "--characterization", str(edited), "--output", str(tmp_path / "p.csv"))
     assert status == 2 and "is the registry's board 'H100-SXM'" in err and err.count("\n") == 1, err
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_a_manifest_with_another_memory_size_names_both_sizes_as_plain_numbers(tmp_path):
+    """The message showed total_memory_bytes = np.int64(150109880320) (helper probe)."""
+    import json
+
+    edited = _copy(H200, tmp_path / "edited")
+    manifest = edited / "manifest.json"
+    data = json.loads(manifest.read_text())
+    stored = data["device"]["total_memory_bytes"]
+    data["device"]["total_memory_bytes"] = stored - 2**20
+    data["fingerprint"]["total_memory_bytes"] = stored - 2**20  # edited together: the rows disagree
+    manifest.write_text(json.dumps(data))
+    from perfml.measure.store import ResultSet
+
+    with pytest.raises((MixedDeviceError, ResultSchemaError)) as info:
+        ResultSet.open(edited).read()
+    message = str(info.value)
+    assert "np." not in message and f"total_memory_bytes = {stored}" in message, message

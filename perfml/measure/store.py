@@ -715,7 +715,8 @@ class ResultSet:
                                         f"the part was edited or comes from elsewhere; {fix}")
             other = rows[column][rows[column] != expected]
             if len(other):
-                raise MixedDeviceError(f"{part} holds rows with {column} = {other.iloc[0]!r}, but the set was "
+                found, expected = (v.item() if hasattr(v, "item") else v for v in (other.iloc[0], expected))  # no np.int64(...)
+                raise MixedDeviceError(f"{part} holds rows with {column} = {found!r}, but the set was "
                                        f"measured on {self.device.name!r} ({column} = {expected!r}): the part comes "
                                        f"from another device's result set (or manifest.json's device entry was edited); {fix}")
         if "synthetic" in rows and (rows["synthetic"].astype(bool) != self.synthetic).any():
