@@ -863,6 +863,26 @@ def test_an_interrupted_sweep_says_how_to_go_on(tmp_path, capsys, monkeypatch):
     assert f"stored in {out}" in err and f"--out {out} --resume" in err
 
 
+def test_a_sweep_interrupted_while_logging_to_mlflow_says_how_to_log_it(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the finished set was being logged printed 'results in ...' and 'interrupted':
+    nothing said the set was not logged, nor how to log it (helper probe)."""
+    from perfml.cli import main
+    from perfml.lab import sweeps as lab_sweeps
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lab_sweeps, "log_result_set", interrupted)
+    out, store = tmp_path / "set", f"sqlite:///{tmp_path / 'mlflow.db'}"
+    measured = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H200"
+    assert main(["-q", "sweep", "run", "calibration", "--backend", "replay", "--replay", str(measured), "--out", str(out),
+                 "--tracking-uri", store]) == 130
+    err = capsys.readouterr().err
+    joined = "".join(err.split())  # the console wraps long lines, inside a path too
+    assert f"{out}iscompletebutwasnotloggedtoMLflow" in joined, err
+    assert f"--out{out}--resume--tracking-uri{store}" in joined, err
+
+
 def test_a_spec_may_not_change_the_parameter_that_defines_a_variant(tmp_path):
     """params = { OP = [0] } with variants = ["fma"] ran an add under the name and target of fp32_simple.fma."""
     from perfml.kernels.catalog import load_catalog

@@ -267,7 +267,13 @@ def run(
     if tracking_uri is not None:
         from perfml.lab.sweeps import log_result_set
 
-        run_id = log_result_set(result_set.path, tracking_uri=tracking_uri, board=board)
+        try:
+            run_id = log_result_set(result_set.path, tracking_uri=tracking_uri, board=board)
+        except KeyboardInterrupt:  # the set is whole; only its MLflow run (marked FAILED) is missing
+            console.print(f"the result set {result_set.path} is complete but was not logged to MLflow; log it with "
+                          f"`perfml sweep run ... --out {result_set.path} --resume --tracking-uri {tracking_uri}`",
+                          highlight=False)
+            raise
         console.print(f"logged as MLflow run {run_id}")
     failed = sum(len(r.failed) for r in reports)
     if failed:
