@@ -702,6 +702,9 @@ def test_sidecar_md_lists_every_work_key_perfml_reads():
     ("CHAINS = [9]", r"parameter CHAINS = 9 is not 1 to 8"),
     ("REPS = [0]", r"parameter REPS = 0 is not >= 1"),
     ("REPS = [99999999999999999999]", r"parameter REPS = 99999999999999999999 is beyond a 64-bit integer"),
+    # a -D constant without a declared max is an int's: REPS = 1e11 overflowed ilp's int loop counter
+    ("REPS = [100000000000]", r"parameter REPS = 100000000000 is beyond a 32-bit int, which the kernels' counters hold"),
+    ("REPS = [2147483648]", r"parameter REPS = 2147483648 is beyond a 32-bit int"),
 ])
 def test_a_spec_value_outside_a_parameters_declared_values_is_refused_at_planning(tmp_path, capsys, spec_params,
                                                                                   message):

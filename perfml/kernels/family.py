@@ -128,9 +128,19 @@ class Param:
         return f"any integer of magnitude <= {PARAM_LIMIT}"
 
     def problem(self, value: int) -> str | None:
-        """Why ``value`` is not a value of this parameter, or ``None``."""
+        """Why ``value`` is not a value of this parameter, or ``None``.
+
+        A compile-time constant (``define``) that the sidecar does not bound is held to a
+        32-bit ``int``: the kernels count with ``int`` (``for (int r = 0; r < REPS; ++r)``),
+        and ilp's REPS = 100000000000 was planned (its estimate capped at the point limit)
+        for a loop whose counter overflows before it ends (helper probe). A sidecar whose
+        kernel counts further declares its ``max``.
+        """
         if abs(value) > PARAM_LIMIT:
             return f"{value} is beyond a 64-bit integer"
+        if self.define and self.maximum is None and self.choices is None and abs(value) > INT32_MAX:
+            return (f"{value} is beyond a 32-bit int, which the kernels' counters hold (a sidecar whose kernel "
+                    "takes more declares the parameter's max)")
         if ((self.choices is not None and value not in self.choices)
                 or (self.minimum is not None and value < self.minimum)
                 or (self.maximum is not None and value > self.maximum)):
@@ -141,6 +151,9 @@ class Param:
 #: the largest magnitude of a parameter value: it is a ``-D`` constant and an expression
 #: operand, both 64-bit integers (a larger value was planned and failed at compile time)
 PARAM_LIMIT = 2**63 - 1
+
+#: the largest compile-time constant of a parameter without a declared ``max`` (:meth:`Param.problem`)
+INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
