@@ -384,6 +384,29 @@ def test_resume_removes_and_reports_stale_temp_parts(tmp_path, small_run):
     assert reports[0].already_done == n and len(ResultSet.open(out).read()) == n
 
 
+@pytest.mark.parametrize("change", [{"repetitions": 3}, {"warmup": 0}])
+def test_a_resume_that_would_time_points_otherwise_is_refused(tmp_path, small_run, change):
+    """A spec whose repetitions changed resumed its set: the new points were timed otherwise than
+    the first ones, without a word (helper probe)."""
+    from dataclasses import replace
+
+    from perfml.errors import ResultSchemaError
+    from perfml.measure.runner import run_sweeps
+    from perfml.measure.store import ResultSet
+
+    spec, backend, catalog = small_run
+    out = tmp_path / "rs"
+    rs, _ = run_sweeps([spec], backend, out, catalog=catalog, flush_every=1)
+    before = len(rs.read())
+    key, value = next(iter(change.items()))
+    with pytest.raises(ResultSchemaError, match=rf"spec 'synthetic-suite' now times its points otherwise than when "
+                                                rf"this set measured it \({key} {getattr(spec, key)} -> {value}\)"):
+        run_sweeps([replace(spec, **change)], backend, out, resume=True, catalog=catalog)
+    assert len(ResultSet.open(out).read()) == before
+    _, reports = run_sweeps([spec], backend, out, resume=True, catalog=catalog)  # the spec as it was resumes
+    assert reports[0].already_done == before
+
+
 def _disk_full_after(monkeypatch, store, writes: int) -> None:
     """The result store's ``os.write`` fails with ENOSPC after ``writes`` writes."""
     real_write = os.write

@@ -147,7 +147,9 @@ def run_plans(
         faulted = result_set.faulted_points()
         removed = result_set.remove_stale()  # temp files of a killed writer: never results
         result_set.record_plans({plan.spec.name: {"points": [point_id(plan.spec.name, p.launch.key) for p in plan.points],
-                                                  "kernels": _kernel_fingerprints(plan, catalog)} for plan in plans})
+                                                  "kernels": _kernel_fingerprints(plan, catalog),
+                                                  "measurement": {"repetitions": plan.spec.repetitions,
+                                                                  "warmup": plan.spec.warmup}} for plan in plans})
         if removed and on_stale is not None:
             on_stale(removed)
         try:

@@ -848,7 +848,10 @@ class ResultSet:
         spec this set already measured under another plan (other points: its grid or a
         parameter changed) or with other kernels (a sidecar or CUDA source edited since: the
         same point ids would then hold two kernels' times, or recorded times another kernel's
-        work) is refused; so a ``--resume`` continues exactly the sweep it interrupted.
+        work) is refused; so a ``--resume`` continues exactly the sweep it interrupted. So is
+        one whose ``measurement`` (repetitions, warm-up launches) changed: the resumed points
+        were timed otherwise than the first ones, without a word (helper probe); plans
+        recorded before it was kept are not compared.
         """
         known = self.plans()
         for spec, plan in planned.items():
@@ -867,7 +870,15 @@ class ResultSet:
                     f"{self.path}: the kernel(s) {', '.join(changed)} of spec {spec!r} changed (sidecar or CUDA "
                     "source) since this set measured them; a set holds one version of a kernel: restore it, or "
                     "measure into a new --out")
-        merged = {**known, **{k: {"points": sorted(v["points"]), "kernels": dict(v["kernels"])}
+            was, now = before.get("measurement"), plan.get("measurement")
+            if isinstance(was, dict) and isinstance(now, dict) and was != now:
+                shown = ", ".join(f"{k} {was.get(k)} -> {now.get(k)}" for k in sorted(set(was) | set(now))
+                                  if was.get(k) != now.get(k))
+                raise ResultSchemaError(
+                    f"{self.path}: spec {spec!r} now times its points otherwise than when this set measured it "
+                    f"({shown}); a set's points are timed alike: restore the spec's values, or measure into a new --out")
+        merged = {**known, **{k: {"points": sorted(v["points"]), "kernels": dict(v["kernels"]),
+                                  **({"measurement": dict(v["measurement"])} if "measurement" in v else {})}
                               for k, v in planned.items()}}
         data = json.dumps({"format": _PLANS_FORMAT, "version": 1, "specs": merged}, indent=1, sort_keys=True)
         path = self.path / PLANS_NAME
