@@ -155,6 +155,8 @@ def _refuse_half_created(path: str, uri: str, tables: set[str]) -> None:
         con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
         try:
             runs = con.execute("select count(*) from runs").fetchone()[0]
+        except sqlite3.DatabaseError:  # its runs table unreadable: treat it as holding runs
+            runs = "some"
         finally:
             con.close()
     fix = (f"it holds no run: delete {path} and run the command again" if not runs else

@@ -212,7 +212,8 @@ def _optional_arguments(group, path: list[str]) -> bool:
     command = group
     for name in path[1:]:
         command = getattr(command, "commands", {}).get(name, command)
-    return all(not getattr(p, "required", False) for p in command.params if not getattr(p, "opts", [""])[0].startswith("-"))
+    arguments = [p for p in command.params if not (getattr(p, "opts", None) or ["-"])[0].startswith("-")]
+    return all(not getattr(p, "required", False) for p in arguments)
 
 
 def _named_command(group, args: list[str]) -> tuple[list[str], dict]:
