@@ -259,3 +259,31 @@ def test_commands_starting_together_on_a_new_store_all_succeed(tmp_path):
     from perfml._mlflow import sqlite_tables
 
     assert not any(t.startswith("_alembic_tmp_") for t in sqlite_tables(str(store)))
+
+
+@needs_data_home()
+def test_two_runs_of_one_experiment_in_one_second_have_distinct_parent_names(tmp_path, monkeypatch, capsys):
+    """Two concurrent runs of one file got one parent run name (its time had a one-second
+    resolution; helper probe): the name also carries the host and the process id."""
+    import mlflow
+
+    import perfml.experiments.runner as runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('format = "perfml-experiment"\nversion = 1\nname = "tiny_names"\ndescription = "two runs in one second"\nprotocol = "leave-one-board-out"\n'
+                    '[data]\nsource = "gpuperfpredict-nca"\napps = ["vectorAdd"]\n'
+                    'boards = ["GTX-680", "GTX-980", "Tesla-K40"]\n'
+                    '[[models]]\nname = "bsp"\nkind = "closed_form"\nmodel = "bsp"\n')
+    monkeypatch.setattr(runner.time, "strftime", lambda fmt, *a: "20261128-191321")  # one second for both
+    for pid in (1001, 1002):
+        monkeypatch.setattr(os, "getpid", lambda pid=pid: pid)
+        assert main(["-q", "experiment", "run", str(spec)]) == 0
+    capsys.readouterr()
+    client = mlflow.tracking.MlflowClient()
+    runs = client.search_runs([client.get_experiment_by_name("tiny_names").experiment_id],
+                              filter_string="tags.`perfml.kind` = 'experiment'")
+    names = sorted(r.info.run_name for r in runs)
+    assert len(names) == 2 and names[0] != names[1], names
+    assert all(n.startswith("tiny_names-20261128-191321-") for n in names) and names[1].endswith("-1002"), names

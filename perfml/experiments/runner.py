@@ -443,13 +443,25 @@ def _run_models(spec, rt, y, selected, data_home, storage, random_state, track, 
     return result
 
 
+def parent_run_name(experiment: str) -> str:
+    """The name of an experiment's parent run: the experiment, the local time to the second,
+    the host (its first label) and the process id. Two runs of one file started within a
+    second (two processes, or two hosts of a lab sharing a server) had one name, and could
+    be told apart only by their run ids (helper probe)."""
+    import os
+    import socket
+
+    host = socket.gethostname().split(".")[0] or "host"
+    return f"{experiment}-{time.strftime('%Y%m%d-%H%M%S')}-{host}-{os.getpid()}"
+
+
 def _start_parent(spec: ExperimentSpec, rt: pd.DataFrame, track: bool, started: list[str]):
     if not track:
         return None, None
     import mlflow
 
     mlflow.set_experiment(spec.name)
-    parent = mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    parent = mlflow.start_run(run_name=parent_run_name(spec.name))
     started.append(parent.info.run_id)
     mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "experiment", "perfml.spec": spec.path})
     kernel = "op" if spec.corpus == "dlops" else "app_id"
@@ -609,7 +621,7 @@ def run_table2_experiment(spec: ExperimentSpec, *, data_home=None, track: bool =
 
         mlflow.set_experiment(spec.name)
         with failed_runs_marked(spec.name, recovery_wait_s) as guard, \
-                mlflow.start_run(run_name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}") as run:
+                mlflow.start_run(run_name=parent_run_name(spec.name)) as run:
             guard.parents.append(run.info.run_id)
             mlflow.set_tags({"perfml.experiment": spec.name, "perfml.kind": "bsp_table2"})
             mlflow.log_params({"runs": ",".join(runs), "reference_board": spec.table2.get("reference_board", "GTX-680")})
