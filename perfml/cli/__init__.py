@@ -184,7 +184,7 @@ def _empty_option_value(group, args: list[str]) -> str | None:
     once. The options of the command the arguments name (and of the groups above it) are
     read from click's public attributes (``commands``, ``params``, ``opts``, ``is_flag``).
     """
-    path, options = _named_command(group, args)
+    path, options, named = _named_command(group, args)
     owner = {opt: where for opt, (_, where) in options.items()}  # option -> the command it belongs to
     required = {opt for opt, (param, _) in options.items() if getattr(param, "required", False)}
     previous = None
@@ -201,24 +201,22 @@ def _empty_option_value(group, args: list[str]) -> str | None:
             return f"{name} is empty: give it a value, {fix} (see `{owner[name]} --help`)"
         if token == "":  # a positional argument: an empty path was the working directory too
             command = " ".join(path)
-            fix = "or leave it out" if _optional_arguments(group, path) else "it is required"
+            fix = "or leave it out" if _optional_arguments(named) else "it is required"
             return f"an argument of `{command}` is empty: give it a value, {fix} (see `{command} --help`)"
         previous = token
     return None
 
 
-def _optional_arguments(group, path: list[str]) -> bool:
-    """Whether every positional argument of the command at ``path`` may be left out."""
-    command = group
-    for name in path[1:]:
-        command = getattr(command, "commands", {}).get(name, command)
+def _optional_arguments(command) -> bool:
+    """Whether every positional argument of ``command`` (a click command) may be left out."""
     arguments = [p for p in command.params if not (getattr(p, "opts", None) or ["-"])[0].startswith("-")]
     return all(not getattr(p, "required", False) for p in arguments)
 
 
-def _named_command(group, args: list[str]) -> tuple[list[str], dict]:
-    """The command path ``args`` name and the value-taking options of it and of the groups
-    above it: option string -> (its click parameter, the command path it belongs to)."""
+def _named_command(group, args: list[str]) -> tuple[list[str], dict, object]:
+    """The command path ``args`` name, the value-taking options of it and of the groups above
+    it (option string -> (its click parameter, the command path it belongs to)), and the
+    named click command itself."""
     command, path = group, ["perfml"]
     options = _value_options(command, path)
     for token in args:
@@ -230,7 +228,7 @@ def _named_command(group, args: list[str]) -> tuple[list[str], dict]:
         command = sub
         path.append(token)
         options.update(_value_options(command, path))
-    return path, options
+    return path, options, command
 
 
 def _value_options(command, path: list[str]) -> dict[str, tuple]:
@@ -248,7 +246,7 @@ def _repeated_option(group, args: list[str]) -> str | None:
     values (``multiple``) may repeat. Read from click's command tree as
     :func:`_empty_option_value` reads it.
     """
-    _, options = _named_command(group, args)
+    _, options, _ = _named_command(group, args)
     seen: dict[int, str] = {}
     tokens = iter(args)
     for token in tokens:

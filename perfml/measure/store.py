@@ -715,7 +715,7 @@ class ResultSet:
                                         f"the part was edited or comes from elsewhere; {fix}")
             other = rows[column][rows[column] != expected]
             if len(other):
-                found, expected = (v.item() if hasattr(v, "item") else v for v in (other.iloc[0], expected))  # no np.int64(...)
+                found, expected = (v.tolist() if hasattr(v, "tolist") else v for v in (other.iloc[0], expected))  # no np.int64(...), as below
                 raise MixedDeviceError(f"{part} holds rows with {column} = {found!r}, but the set was "
                                        f"measured on {self.device.name!r} ({column} = {expected!r}): the part comes "
                                        f"from another device's result set (or manifest.json's device entry was edited); {fix}")
