@@ -172,9 +172,9 @@ def create_new_sqlite_store(path: str | None, uri: str) -> None:
 
     MLflow creates a store's tables (some forty migrations) when it first opens an empty
     file. Several perfml commands starting together on one new store all migrated it: the
-    losers failed ("table datasets already exists", "duplicate column name: step"), and one
-    store in three was left half-created, every later command failing on it (a helper's probe
-    of concurrent ``perfml experiment run`` and ``perfml tune``). Under the lock the first
+    losers failed ("table datasets already exists", "duplicate column name: step"), and in two
+    of the five races of a helper's probe (concurrent ``perfml experiment run`` and ``perfml
+    tune``) the store was left half-created, every later command failing on it. Under the lock the first
     process creates the store; the others wait, then find its tables and only use it. A
     store that already has tables is not locked. Without ``fcntl`` (Windows) MLflow creates
     it unguarded, as before.
