@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from perfml._grouping import group_positions
 from perfml.apps import get_app
 from perfml.errors import DatasetSchemaError
 from perfml.closed_form._bsp_constants import DEFAULT_SOURCES, BSPConstants, ConstantsTable
@@ -163,24 +164,26 @@ class BSPModel(RegressorMixin, BaseEstimator):
         table = getattr(self, "constants_", None) or self._constants_table()
         columns = ["threads", "comp", "comm_gm", "comm_sm", "t1_ms"]
         values = np.full((len(X), len(columns)), np.nan)
-        # positional assignment per (board, app) group: no per-group .loc writes, and the columns read
-        # once as arrays (a per-group X.iloc took every column of the frame, its text ones too)
+        # columns read once as arrays and written by position; the counts depend on the kernel, its
+        # sizes and launch only, so they are evaluated once per kernel, then split by board
         sizes = X["input_size"].to_numpy(dtype=float)
         launches = {c: X[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in X}
-        for (board, app_id), pos in X.groupby(["board", "app_id"], sort=False).indices.items():
+        boards = X["board"].to_numpy(dtype=object)
+        for app_id, app_pos in group_positions(X["app_id"]).items():
             app = get_app(app_id)
-            constants = table.get(board, app_id)
-            if self.latencies == "characterized":
-                constants = self._characterized(board, constants)
-            n = sizes[pos]
-            launch = {c: values[pos] for c, values in launches.items()}
-            counts = app.bsp_counts(n, **launch)
-            counts["uses_shared"] = bool(app.bsp["uses_shared"])
-            cycles = bsp_cycles_per_thread(counts, constants, n)
-            values[pos, 0] = counts["threads"]
-            for j, key in enumerate(("comp", "comm_gm", "comm_sm"), start=1):
-                values[pos, j] = cycles[key]
-            values[pos, 4] = bsp_time_ms(counts["threads"], cycles, constants)
+            counts = app.bsp_counts(sizes[app_pos], **{c: v[app_pos] for c, v in launches.items()})
+            for board, local in group_positions(boards[app_pos]).items():
+                pos = app_pos[local]
+                constants = table.get(board, app_id)
+                if self.latencies == "characterized":
+                    constants = self._characterized(board, constants)
+                part = {key: value[local] for key, value in counts.items()}
+                part["uses_shared"] = bool(app.bsp["uses_shared"])
+                cycles = bsp_cycles_per_thread(part, constants, sizes[pos])
+                values[pos, 0] = part["threads"]
+                for j, key in enumerate(("comp", "comm_gm", "comm_sm"), start=1):
+                    values[pos, j] = cycles[key]
+                values[pos, 4] = bsp_time_ms(part["threads"], cycles, constants)
         return pd.DataFrame(values, index=X.index, columns=columns)
 
     def latency_tiers(self, board: str) -> dict[str, str]:

@@ -17,6 +17,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from perfml._grouping import group_positions
 from perfml.apps import get_app
 from perfml.errors import DatasetSchemaError
 from perfml.closed_form._inputs import LAUNCH_COLUMNS, check_frame, check_target
@@ -101,21 +102,21 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         values = np.full((len(X), len(columns)), np.nan)
         bandwidth_tier = np.full(len(X), "spec", dtype=object)
         compute_tier = np.full(len(X), "spec", dtype=object)
-        # positional assignment per (board, app) group: no per-group .loc writes, and the columns read
-        # once as arrays (a per-group X.iloc took every column, the query's text ones too: most of a batch's time)
+        # columns read once as arrays and written by position; the work depends on the kernel, its
+        # sizes and launch only, so it is evaluated once per kernel, the peaks once per board
+        # (per (board, kernel) group, a batch of 11 boards evaluated each sidecar 11 times)
         sizes = X["input_size"].to_numpy(dtype=float)
         launches = {c: X[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in X}
-        for (board_name, app_id), pos in X.groupby(["board", "app_id"], sort=False).indices.items():
-            board = get_board(board_name, registry=self.registry)
-            app = get_app(app_id)
-            n = sizes[pos]
-            launch = {c: values[pos] for c, values in launches.items()}
-            w = app.work_per_thread(n, **launch)
-            ops = (w["flops"] + w["int_ops"]) * w["threads"]
+        for app_id, pos in group_positions(X["app_id"]).items():
+            w = get_app(app_id).work_per_thread(sizes[pos], **{c: v[pos] for c, v in launches.items()})
+            values[pos, 0] = (w["flops"] + w["int_ops"]) * w["threads"]
             if self.traffic == "compulsory":
-                moved = w["dram_bytes_total"]
+                values[pos, 1] = w["dram_bytes_total"]
             else:
-                moved = (w["gld"] + w["gst"]) * w["elem_bytes"] * w["threads"]
+                values[pos, 1] = (w["gld"] + w["gst"]) * w["elem_bytes"] * w["threads"]
+        for board_name, pos in group_positions(X["board"]).items():
+            board = get_board(board_name, registry=self.registry)
+            ops, moved = values[pos, 0], values[pos, 1]
             peak_ops = peak_flops(board, self.precision, clock=self.clock)
             peak_bw = peak_bandwidth(board)
             curve = None
@@ -123,8 +124,6 @@ class RooflineModel(RegressorMixin, BaseEstimator):
                 peak_ops, peak_bw, tiers = self._achieved(board_name, peak_ops, peak_bw)
                 bandwidth_tier[pos], compute_tier[pos] = tiers
                 curve = self._stream_curve(board_name)
-            values[pos, 0] = ops
-            values[pos, 1] = moved
             values[pos, 2] = 1e3 * ops / peak_ops
             values[pos, 3] = 1e3 * moved / peak_bw
             if curve is not None:  # the memory roof as measured at this byte count on the board
