@@ -54,9 +54,11 @@ def unmeasured_rows(q: pd.DataFrame, runs: pd.DataFrame | None):
         return np.zeros(0, dtype=int), None, None
     seen, seen_index, seen_apps = _measured_shapes(runs)
     mine = _block_shapes(q)
-    known_app = mine["app_id"].isin(seen_apps).to_numpy()
+    judged = mine["app_id"].isin(seen_apps).to_numpy() & np.isfinite(mine["block_x"].to_numpy())
+    if not judged.any():  # no row gives a block of a kernel the runs hold (a described kernel's default launch)
+        return np.zeros(0, dtype=int), mine, seen
     hit = pd.MultiIndex.from_frame(mine).isin(seen_index)
-    return np.flatnonzero(known_app & np.isfinite(mine["block_x"].to_numpy()) & ~hit), mine, seen
+    return np.flatnonzero(judged & ~hit), mine, seen
 
 
 def unmeasured_launch_mask(q: pd.DataFrame, runs: pd.DataFrame | None) -> np.ndarray:

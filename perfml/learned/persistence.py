@@ -82,15 +82,15 @@ def _directory_files(path: Path) -> tuple[list[str], list[str]]:
 
 def launch_extent(X: pd.DataFrame) -> pd.DataFrame:
     """Per row, the launch's ``threads_per_block`` and ``blocks`` (NaN where the row gives no launch)."""
-    def product(columns):
-        out = pd.Series(1.0, index=X.index)
-        given = pd.Series(False, index=X.index)
+    def product(columns):  # on arrays: a one-row query passes here too
+        out = np.ones(len(X))
+        given = np.zeros(len(X), dtype=bool)
         for c in columns:
             if c in X.columns:
-                v = pd.to_numeric(X[c], errors="coerce")
-                given |= v.notna()
-                out *= v.fillna(1.0)
-        return out.where(given)
+                v = pd.to_numeric(X[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+                given |= ~np.isnan(v)
+                out *= np.where(np.isnan(v), 1.0, v)
+        return np.where(given, out, np.nan)
 
     return pd.DataFrame({"threads_per_block": product(("block_x", "block_y", "block_z")),
                          "blocks": product(("grid_x", "grid_y", "grid_z"))}, index=X.index)

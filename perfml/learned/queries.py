@@ -122,7 +122,10 @@ def _as_integers(frame: pd.DataFrame, column: str, where, *, required: bool, low
     text = raw.astype(str).str.strip()
     empty = raw.isna().to_numpy() | (text == "").to_numpy()
     values = pd.to_numeric(text.where(~empty, None), errors="coerce").to_numpy(dtype=float)
-    for i in range(len(frame)):
+    with np.errstate(invalid="ignore"):
+        plain = ~empty & np.isfinite(values) & (values == np.floor(values)) & (values >= low) & (values < high)
+    # the rows below are the ones that may fail (a many-row file is judged on arrays, not row by row)
+    for i in np.flatnonzero(~plain & (~empty | required)).tolist():
         if empty[i]:
             if required:
                 raise _row_error(where, i, column, raw.iloc[i], "a value is required", fix)

@@ -163,10 +163,14 @@ class OtherBoardsMedian:
 
     def __call__(self, rows: pd.DataFrame) -> pd.DataFrame:
         """For each row, the median of ``value_cols`` over the boards other than the row's (NaN if none)."""
+        return pd.DataFrame(self.values(rows), index=rows.index, columns=self.value_cols)
+
+    def values(self, rows: pd.DataFrame) -> np.ndarray:
+        """:meth:`__call__`'s values as an array (rows x ``value_cols``), without the frame."""
         out = np.full((len(rows), len(self.value_cols)), np.nan)
         if self.table.empty or not len(rows):
-            return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
-        board_codes, boards = pd.factorize(rows["board"])
+            return out
+        board_codes, boards = pd.factorize(rows["board"].to_numpy(dtype=object))
         codes = self._codes(rows) if self._encodable else None
         for j, board in enumerate(boards):
             med = self._median(board)
@@ -183,7 +187,7 @@ class OtherBoardsMedian:
                 pos[target < 0] = -1
             found = pos >= 0
             out[pick[found]] = values[pos[found]]
-        return pd.DataFrame(out, index=rows.index, columns=self.value_cols)
+        return out
 
 
 #: the axes of a run (after its app) on which the nearest measured run is sought, each on a log scale

@@ -356,7 +356,9 @@ class FeatureBuilder(TransformerMixin, BaseEstimator):
         if self.characterization:
             parts.append(CharacterizationFeatures(characterizations=self._characterizations()).fit(X).transform(X))
         if self.app_identity:
-            parts.append(pd.DataFrame({f"app={a}": (X["app_id"] == a).astype(float) for a in self.apps_}, index=X.index))
+            apps = X["app_id"].to_numpy(dtype=object)[:, None]  # one comparison for every app, not a Series per app
+            parts.append(pd.DataFrame((apps == np.asarray(self.apps_, dtype=object)[None, :]).astype(float),
+                                      index=X.index, columns=[f"app={a}" for a in self.apps_]))
         return pd.concat(parts, axis=1).astype(float)
 
 

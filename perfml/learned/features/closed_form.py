@@ -274,8 +274,11 @@ def _cross_fitted(rows: pd.DataFrame, table: pd.DataFrame, keys, arch_of, names=
     row_arch = np.asarray([arch_of(b) for b in boards], dtype=object)[board_codes]
     for arch in pd.unique(row_arch):
         pick = np.flatnonzero(row_arch == arch)
-        same_arch[pick] = lookup(arch)(rows.iloc[pick])[names].to_numpy(dtype=float)
-    return pd.DataFrame(same_arch, index=rows.index, columns=names).fillna(lookup(None)(rows)[names])
+        same_arch[pick] = lookup(arch).values(rows if len(pick) == len(rows) else rows.iloc[pick])
+    missing = np.isnan(same_arch)
+    if missing.any():  # the median over every other board, where the row's architecture has none
+        same_arch = np.where(missing, lookup(None).values(rows), same_arch)
+    return pd.DataFrame(same_arch, index=rows.index, columns=names)
 
 
 #: the per-run lookups of :func:`transferred_runs`, in the order they are tried within a pool of boards
@@ -379,15 +382,15 @@ def transferred_runs(rows: pd.DataFrame, arch_of, pools: RunPools) -> pd.DataFra
                     continue
                 part = rows.iloc[pick]
                 if kind == "same-run" or not same_architecture:
-                    out[pick] = pools(kind, arch)(part)[names].to_numpy(dtype=float)
+                    lookup = pools(kind, arch)
+                    out[pick] = lookup.values(part) if kind == "same-run" else lookup(part)[names].to_numpy(dtype=float)
                     continue
                 values, nearest = pools(kind, arch).nearest(part)
                 values = values.to_numpy(dtype=float, copy=True)
                 found = np.flatnonzero(~np.isnan(values).all(axis=1))
                 if len(found):  # the architecture ran the app: move its nearest run
                     others = pools("same-run", ("other", arch))
-                    move = (others(part.iloc[found])[names].to_numpy(dtype=float)
-                            - others(nearest.iloc[found])[names].to_numpy(dtype=float))
+                    move = others.values(part.iloc[found]) - others.values(nearest.iloc[found])
                     values[found] = np.where(np.isfinite(move), values[found] + move, values[found])
                 out[pick] = values
     return pd.DataFrame(out, index=rows.index, columns=names)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from perfml._grouping import group_positions
 from perfml.apps import get_app
 from perfml.closed_form._inputs import LAUNCH_COLUMNS
 from perfml.learned.features._common import described, log_or_nan
@@ -26,7 +27,7 @@ def descriptor_features(X: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
     sizes = X["input_size"].to_numpy(dtype=float)
     any_described = False
     # positional assignment per app: no per-group .loc writes
-    for app_id, pos in X.groupby("app_id", sort=False).indices.items():
+    for app_id, pos in group_positions(X["app_id"]).items():
         dims = {c: launch_values[c][pos] for c in LAUNCH_COLUMNS}
         n = sizes[pos]
         threads = dims["block_x"] * dims["block_y"] * dims["grid_x"] * dims["grid_y"]

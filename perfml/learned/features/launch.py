@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from perfml._grouping import group_positions
 from perfml.apps import get_app
 from perfml.closed_form._inputs import LAUNCH_COLUMNS
 from perfml.learned.features._common import described
@@ -20,9 +21,12 @@ def launch_frame(X: pd.DataFrame) -> pd.DataFrame:
     UnknownAppError
         For rows of an undescribed app that lack a launch configuration.
     """
-    out = pd.DataFrame(index=X.index, columns=list(LAUNCH_COLUMNS), dtype=float)
-    for app_id, part in X.groupby("app_id", sort=False):
-        given = {c: part[c].to_numpy(dtype=float) if c in part else None for c in LAUNCH_COLUMNS}
+    # per kernel, written by position into arrays, one frame at the end (a one-row query passes here too)
+    out = {c: np.full(len(X), np.nan) for c in LAUNCH_COLUMNS}
+    given_all = {c: X[c].to_numpy(dtype=float) for c in LAUNCH_COLUMNS if c in X}
+    sizes = X["input_size"].to_numpy(dtype=float)
+    for app_id, pos in group_positions(X["app_id"]).items():
+        given = {c: given_all[c][pos] if c in given_all else None for c in LAUNCH_COLUMNS}
         if not described(app_id):
             if any(given[c] is None or not np.all(np.isfinite(given[c])) for c in ("block_x", "grid_x")):
                 from perfml.errors import UnknownAppError
@@ -32,10 +36,10 @@ def launch_frame(X: pd.DataFrame) -> pd.DataFrame:
                     "configuration; give block_x/block_y/grid_x/grid_y for every row, or describe the kernel"
                 )
             for c in LAUNCH_COLUMNS:
-                out.loc[part.index, c] = given[c] if given[c] is not None else np.nan
+                if given[c] is not None:
+                    out[c][pos] = given[c]
             continue
-        app = get_app(app_id)
-        bx, by, gx, gy = app.launch_dims(part["input_size"].to_numpy(dtype=float), **given)
-        out.loc[part.index, "block_x"], out.loc[part.index, "block_y"] = bx, by
-        out.loc[part.index, "grid_x"], out.loc[part.index, "grid_y"] = gx, gy
-    return out
+        dims = get_app(app_id).launch_dims(sizes[pos], **given)
+        for c, values in zip(LAUNCH_COLUMNS, dims):
+            out[c][pos] = values
+    return pd.DataFrame(out, index=X.index, columns=list(LAUNCH_COLUMNS))
