@@ -132,6 +132,51 @@ def test_latencies_and_launch_overhead_have_a_ceiling(quantity, value, unit, ref
         assert Characterization(board="GTX-980", values=(v,)).values_for(quantity)[0].value == value
 
 
+@pytest.mark.parametrize("quantity, value, unit", [
+    ("fp32_throughput", 1e15, "instructions/s"),  # 30x an H100's 132 SMs x 128 lanes x 1.98 GHz
+    ("fp16_throughput", 1e15, "instructions/s"),
+    ("shared_bandwidth", 1e15, "B/s"),  # 32 banks x 4 B per cycle per SM: 33 TB/s on an H100
+])
+def test_an_achieved_rate_is_held_to_the_spec_in_the_other_time_base(quantity, value, unit):
+    """The registry states the FP32 pipe per cycle per SM and DRAM per second: a value given in the
+    other time base met no specification and was used as it was (probe 37)."""
+    v = CharacterizedValue(quantity, value, unit, "measured", source="synthetic test value")
+    with pytest.raises(PhysicalLimitError, match="not physical"):
+        Characterization(board="H100-SXM", values=(v,))
+
+
+def test_the_rate_equivalents_restate_the_registry_figures():
+    from perfml.characterize.spec import rate_equivalents, spec_values
+
+    board = get_board("H100-SXM")
+    specs = spec_values(board)
+    derived = {(v.quantity, v.unit): v.value for v in rate_equivalents(board, specs)}
+    scale = board.sms * board.boost_clock_mhz * 1e6
+    assert derived[("fp32_throughput", "instructions/s")] == pytest.approx(board.fp32_cores_per_sm * scale)
+    assert derived[("shared_bandwidth", "B/s")] == pytest.approx(board.shared_banks * 4 * scale)
+    assert ("sfu_throughput", "instructions/s") not in derived  # the registry states it already
+    assert not any(q == "dram_bandwidth" for q, _ in derived)  # DRAM runs on its own clock: no bound per SM cycle
+    held = Characterization(board="H100-SXM", values=(CharacterizedValue(
+        "fp32_throughput", 0.9 * board.fp32_cores_per_sm * scale, "instructions/s", "measured", source="t"),))
+    assert not held.values[0].warnings  # within the specification: kept without a note
+
+
+@pytest.mark.parametrize("quantity, value, unit, refused", [
+    ("shared_latency", 0.01, "cycles", True),  # was used: the BSP lambda of matMul_gpu fitted 1,000x low (probe 37)
+    ("dram_latency", 0.5, "cycles", True),
+    ("dram_latency", 1e-12, "s", True),
+    ("shared_latency", 23.0, "cycles", False),
+    ("dram_latency", 4e-7, "s", False),
+])
+def test_latencies_have_a_floor(quantity, value, unit, refused):
+    v = CharacterizedValue(quantity, value, unit, "measured", source="synthetic test value")
+    if refused:
+        with pytest.raises(PhysicalLimitError, match="shorter than any memory level answers"):
+            Characterization(board="H100-SXM", values=(v,))
+    else:
+        assert Characterization(board="H100-SXM", values=(v,)).values_for(quantity)[0].value == value
+
+
 def test_a_published_value_above_the_papers_spec_is_refused():
     with pytest.raises(PhysicalLimitError):
         Characterization(values=(CharacterizedValue(

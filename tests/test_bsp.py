@@ -208,3 +208,21 @@ def test_band_shares_refuse_a_reference_board_without_runs(board):
 
 def test_band_shares_take_a_registry_alias_of_the_reference_board():
     assert band_shares(data_home=HOME, reference_board="gtx680").equals(band_shares(data_home=HOME))
+
+
+def test_bsp_table2_bands_follow_the_runs_option(capsys):
+    """``bsp-table2 --runs script --bands`` gave the curated runs' bands under the script runs' table,
+    and its JSON did not say which runs either used (probe 37)."""
+    import json
+
+    from perfml.cli import main
+
+    def cell(runs):
+        assert main(["bsp-table2", "--runs", runs, "--bands", "--json", "--data-home", str(HOME.path)]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["runs"] == runs
+        return next(b["lambda_per_board"] for b in printed["bands"] if (b["board"], b["app_id"]) == ("GT-630", "matMul_gpu"))
+
+    shares = band_shares(data_home=HOME, runs="script").set_index(["board", "app_id"])
+    assert cell("script") == pytest.approx(shares.loc[("GT-630", "matMul_gpu"), "lambda_per_board"])
+    assert cell("script") != pytest.approx(cell("curated"))  # the two sets of runs fit different lambdas

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -271,3 +272,49 @@ def test_a_streaming_curve_slower_than_its_own_bandwidth_is_warned_about(tmp_pat
     assert len(warnings) == len(expected)
     for warning, phrase in zip(warnings, expected):
         assert warning.startswith("t4.json: ") and phrase in warning
+
+
+# -- a result-set folder and the summary entries (probe of the thirty-seventh session) ---------------
+
+_REPO = Path(__file__).resolve().parents[1]
+_H100_SET = _REPO / "sweeps" / "results" / "H100-SXM"
+
+
+def test_a_result_set_folder_of_another_board_is_refused_as_its_file_is():
+    """``--characterization DIR`` of the H100 set applied to a GTX-980 query was used without a word."""
+    from perfml.errors import CharacterizationBoardError
+
+    with pytest.raises(CharacterizationBoardError, match="applied to 'GTX-980'"):
+        load_characterization(_H100_SET, board="GTX-980")
+    assert load_characterization(_H100_SET, board="H100-SXM").summary  # its own board: used
+
+
+def _h100_doc():
+    return json.loads((_H100_SET / "characterization.json").read_text())
+
+
+@pytest.mark.parametrize("entry, field, value, expected", [
+    ("dram", "achieved_per_cycle_per_sm", math.nan, "a finite number > 0"),
+    ("dram", "achieved_per_s", -1.0, "a finite number > 0"),
+    ("dram", "achieved_per_s", "fast", "a finite number > 0"),
+    ("fp32_simple", "fraction_of_spec", 7812.0, "at most 1.5"),
+    ("latency_global.dram", "latency_cycles", -100.0, "a finite number > 0"),
+    ("latency_shared", "latency_cycles", 0.01, "at least one cycle"),
+    ("sfu", "n_points", -3, "a whole number >= 0"),
+    ("sfu", "avg_power_w", math.inf, "a finite number >= 0"),
+])
+def test_a_summary_figure_outside_physical_limits_is_refused_naming_entry_and_field(tmp_path, entry, field, value,
+                                                                                  expected):
+    doc = _h100_doc()
+    item = next(e for e in doc["summary"] if e["name"] == entry)
+    item[field] = value
+    path = _write(tmp_path, doc)  # json writes NaN / Infinity literals, as a careless tool would
+    with pytest.raises(InvalidValueError) as info:
+        load_characterization(path, board="H100-SXM")
+    message = str(info.value)
+    assert str(path) in message and f"entry {entry!r}" in message and field in message and expected in message
+
+
+def test_the_committed_characterizations_pass_the_summary_checks():
+    entries = [len(load_characterization(path).summary) for path in sorted(_REPO.glob("sweeps/results/**/characterization.json"))]
+    assert len(entries) >= 5 and sum(entries) >= 60  # a calibration-only set has no summary; the others do

@@ -201,6 +201,30 @@ def test_cli_characterize(synthetic_recording, tmp_path, capsys, monkeypatch):
     assert main(["characterize"]) == 2
 
 
+@pytest.mark.parametrize("args, said", [
+    (["--reference", "GTX-980", "--board", "H100-SXM"], "--board does not apply to --reference"),
+    (["--board", "H100-SXM", "--source", "foo"], "--source applies to --from-runtimes only"),
+    (["--board", "H100-SXM", "--allow-incomplete"], "--allow-incomplete applies to a result set (RESULTS) only"),
+    (["--reference", "GTX-980", "--allow-incomplete"], "--allow-incomplete applies to a result set (RESULTS) only"),
+])
+def test_an_option_that_would_do_nothing_is_refused(args, said, capsys):
+    """``--reference GTX-980 --board H100-SXM`` printed the GTX-980 reference; ``--source`` and
+    ``--allow-incomplete`` beside ``--board`` alone were ignored (probe 37)."""
+    from perfml.cli import main
+
+    assert main(["characterize", *args]) == 2
+    assert "".join(said.split()) in "".join(capsys.readouterr().err.split())
+
+
+H100_SET = Path(__file__).resolve().parents[1] / "sweeps" / "results" / "H100-SXM"
+
+
+@pytest.mark.parametrize("board", [None, "H100-SXM", " h100-sxm ", "NVIDIA H100 80GB HBM3"])
+def test_a_characterized_result_set_names_its_board_by_the_registry_name(board):
+    """``--board ' H100-SXM '`` was written with its spaces, no ``--board`` as the device name (probe 37)."""
+    assert characterize_results(H100_SET, board=board).board == "H100-SXM"
+
+
 def test_sweep_summaries_become_measured_values(synthetic_recording):
     """The measured tier: each static family's best throughput as the quantity it measures."""
     ch = characterize_results(synthetic_recording, board="H100-SXM")

@@ -355,6 +355,24 @@ def test_perfml_characterize_from_runtimes_prints_the_repeat_warning(tmp_path, c
     assert "warning: " in capsys.readouterr().err
 
 
+def test_the_repeat_warning_is_kept_in_the_written_file_and_the_json(tmp_path, capsys):
+    """The warning reached the terminal only: neither ``--out`` nor ``--json`` held it (probe 37)."""
+    import json
+
+    from perfml.characterize import load_characterization
+    from perfml.cli import main
+
+    rows = _apps_rows()
+    pd.concat([rows, rows.assign(time_ms_median=rows.time_ms_median * 2.5)]).to_csv(tmp_path / "cal.csv", index=False)
+    args = ["characterize", "--from-runtimes", str(tmp_path / "cal.csv"), "--board", "GTX-980"]
+    assert main([*args, "--json", "--out", str(tmp_path / "ch.json")]) == 0
+    told = "measured more than once are more than 2x apart"
+    assert sum(told in w for w in json.loads(capsys.readouterr().out)["warnings"]) == 1
+    assert sum(told in w for w in load_characterization(tmp_path / "ch.json").warnings) == 1
+    assert main(args) == 0
+    assert "".join(capsys.readouterr().err.split()).count("".join(told.split())) == 1  # once, not twice
+
+
 # -- rows that are not what a calibration needs (fuzzing, session 18) ---------------------------------
 def test_only_large_calls_give_neither_a_launch_overhead_nor_a_curve():
     """The three largest add calls of a T4 gave a 'launch overhead' of 1.38 ms and a curve held flat

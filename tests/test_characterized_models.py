@@ -102,6 +102,15 @@ def test_bsp_takes_a_characterized_dram_latency():
     np.testing.assert_allclose(terms["comp"], base["comp"])
 
 
+def test_bsp_latency_tiers_say_paper_when_the_paper_latencies_are_used():
+    """With the default ``latencies="paper"`` a characterization is not read: the tiers said "measured" (probe 37)."""
+    ch = synthetic(dram_latency=(1000.0, "cycles"))
+    model = BSPModel(data_home=HOME, constants_sources=(), characterizations={BOARD: ch})
+    assert set(model.latency_tiers(BOARD).values()) == {"paper"}
+    np.testing.assert_allclose(model.model_terms(VECTOR)["comm_gm"],
+                               BSPModel(data_home=HOME, constants_sources=()).model_terms(VECTOR)["comm_gm"])
+
+
 def test_hongkim_characterized_hardware_changes_the_prediction_only_when_asked():
     X = rows("vectorAdd", [2**22, 2**24], board="GTX-750")
     paper = predict(HongKimRuntimeModel(), X)

@@ -447,3 +447,16 @@ def test_diagnose_says_how_much_of_the_overall_potential_the_criteria_account_fo
     # a kernel whose potential its criteria explain gets no such line
     assert main(["diagnose", "--board", "GTX-980", "--app", "vectorAdd", "--data-home", str(HOME.path)]) == 0
     assert "lies outside them" not in capsys.readouterr().out
+
+
+def test_allow_missing_says_which_criteria_no_hint_could_cover(capsys, monkeypatch):
+    """quicksort on Tesla-K40 lacks 9 of 11 criteria; ``--allow-missing`` printed "no criterion promises
+    more than 5 %" and named none of them (probe 37)."""
+    from perfml.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ["diagnose", "--board", "Tesla-K40", "--app", "quicksort", "--allow-missing", "--data-home", str(HOME.path)]
+    assert main(args) == 0
+    out = "".join(capsys.readouterr().out.split())
+    assert "missingonthisprofile,soneitherjudgednorhinted:" in out and "MEMTHR" in out and "of11criteria" in out
+    assert "hints:ofthecriteriacomputed,nonepromises" in out and "hints:nocriterion" not in out

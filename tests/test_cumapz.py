@@ -549,3 +549,28 @@ def test_a_set_name_no_description_has_is_refused(dev, run, name):
     fn = validate_seed004 if run == "validate" else transpose_sequence
     with pytest.raises(KernelDescriptionError, match=f"--set {name}: no description of this validation"):
         fn(dev, params={name: 3})
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--set", "W=4096", "--set", "W=64"], "--set W is given more than once"),
+    (["--set", "W=64", "--set", " W =64"], "--set W is given more than once"),
+    (["--board", "GTX-980", "--param", "memory_channels=8", "--param", "memory_channels=16"],
+     "--param memory_channels is given more than once"),
+])
+def test_a_name_given_twice_is_refused_not_the_last_value_taken(args, said, capsys):
+    """``--set W=4096 --set W=64`` analysed W=64 without a word (probe 37)."""
+    from perfml.cli import main
+
+    assert main(["cumapz", "analyze", "transpose_3_padded", *args]) == 2
+    assert "".join(said.split()) in "".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize("value", [10**23, 2**31, -(2**31) - 1])
+def test_a_parameter_beyond_a_cuda_int_names_the_parameter(value):
+    """``W = 99999999999999999999999`` failed with "a number is too large for the computation", naming
+    neither the file nor the parameter (probe 37)."""
+    with pytest.raises(KernelDescriptionError, match=r"\[params\] W: .* outside a CUDA int's range"):
+        _desc([_read("tx")], params={"W": value})
+    desc = _desc([_read("tx")], params={"W": 4})
+    with pytest.raises(KernelDescriptionError, match=r"--set W: .* outside a CUDA int's range"):
+        desc.with_params({"W": value})

@@ -199,14 +199,16 @@ def _l2_size(board: Any, device: Mapping[str, Any]) -> tuple[float | None, list[
 
 
 def _lookup_board(name: str | None, device_name: str) -> tuple[Any, str]:
-    """The registry board (or ``None``) and its name."""
+    """The registry board (or ``None``) and its name: the registry's own name where it has the board
+    (``' h100-sxm '`` and the device name "NVIDIA H100 80GB HBM3" were written as given)."""
     try:
         from perfml import boards
     except ImportError:
         return None, name or device_name
     for candidate in ([name] if name else [device_name]):
         try:
-            return boards.get_board(candidate), candidate
+            found = boards.get_board(candidate.strip())
+            return found, found.name
         except PerfmlError:
             if name:
                 raise

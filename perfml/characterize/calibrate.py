@@ -983,7 +983,15 @@ def calibrate_from_runtimes(
 ) -> Characterization:
     """Read ``path`` (:func:`read_runtime_rows`) and calibrate ``board`` from its rows.
 
-    ``frame`` may pass the rows already read (several boards from one file).
+    ``frame`` may pass the rows already read (several boards from one file). Repeats of a
+    run far apart (:func:`repeat_spread_warning`) are among the result's ``warnings``, so
+    that a file written from it (``--out``) and its JSON keep them, not only the terminal.
     """
+    from dataclasses import replace
+
     rows = read_runtime_rows(path) if frame is None else frame
-    return calibrate_from_rows(rows, board, file=path, source=source, command=command)
+    ch = calibrate_from_rows(rows, board, file=path, source=source, command=command)
+    if source is not None and "source" in rows.columns:
+        rows = rows[rows["source"].astype(str) == source]
+    spread = repeat_spread_warning(rows, board, path)
+    return replace(ch, warnings=(*ch.warnings, spread)) if spread else ch

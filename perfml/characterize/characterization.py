@@ -86,15 +86,17 @@ def _flag(value: Any, field_name: str) -> bool:
 
 
 def _registry_spec_values(board: str) -> tuple:
-    """The registry's ``spec`` tier of ``board`` (empty for a board it does not know)."""
+    """The registry's ``spec`` tier of ``board`` in both time bases (empty for a board it does not know)."""
     from perfml.boards import get_board
-    from perfml.characterize.spec import spec_values
+    from perfml.characterize.spec import rate_equivalents, spec_values
     from perfml.errors import UnknownBoardError
 
     try:
-        return tuple(spec_values(get_board(board)))
+        entry = get_board(board)
     except UnknownBoardError:
         return ()
+    specs = tuple(spec_values(entry))
+    return specs + rate_equivalents(entry, specs)  # per second and per cycle per SM: either unit is held
 
 
 @dataclass(frozen=True)
@@ -332,6 +334,8 @@ class Characterization:
             try:
                 summary.append(ClassSummary.from_dict(item))
             except (TypeError, ValueError, AttributeError) as exc:
+                if isinstance(exc, PerfmlError):  # a checked figure: its message names the entry and field
+                    raise
                 raise ResultSchemaError(f"characterization summary entry is malformed ({exc!r})") from None
         if data["format"] == CHARACTERIZATION_FORMAT and "values" not in data:
             # the writer always gives it (the legacy format predates it): a file without it was

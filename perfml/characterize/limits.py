@@ -103,8 +103,9 @@ def check_physical_limits(values: Iterable[CharacterizedValue]) -> tuple[Charact
     Raises
     ------
     PhysicalLimitError
-        An achieved value above 1.5 x its specification or below 0.001 x, or a latency or launch overhead
-        beyond :data:`MAX_LATENCY_CYCLES`, :data:`MAX_LATENCY_S` or :data:`MAX_OVERHEAD_S`.
+        An achieved value above 1.5 x its specification or below 0.001 x, a latency or launch overhead
+        beyond :data:`MAX_LATENCY_CYCLES`, :data:`MAX_LATENCY_S` or :data:`MAX_OVERHEAD_S`, or a latency
+        under :data:`MIN_LATENCY_CYCLES` or :data:`MIN_LATENCY_S`.
     """
     values = list(values)
     specs = [v for v in values if v.tier == "spec"]
@@ -159,6 +160,12 @@ MAX_LATENCY_S = 1e-3
 #: events around a PyTorch call included; 5 us written as ms is 5 ms, and predicted every
 #: operator call at 6.6 ms or more). Below it: :data:`MIN_MEASURED_MS`, as for a measured time.
 MAX_OVERHEAD_S = 1e-3
+#: the floor of a memory latency: no memory level answers in under one cycle (the fastest, shared
+#: memory, takes about 20-30: sweeps/results/H200), nor in under 0.1 ns (a cycle at 10 GHz). A
+#: latency of 0.01 cycles was taken as it was and fitted the BSP lambda of matMul_gpu 1,000x low
+MIN_LATENCY_CYCLES = 1.0
+#: :data:`MIN_LATENCY_CYCLES` for a latency given in time
+MIN_LATENCY_S = 1e-10
 _SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 
 
@@ -168,6 +175,14 @@ def _check_ceiling(value: CharacterizedValue) -> None:
     kind = QUANTITIES[value.quantity].kind
     if kind not in ("latency", "overhead"):
         return
+    if kind == "latency":
+        cycles = value.unit == "cycles"
+        short = value.value < MIN_LATENCY_CYCLES if cycles else value.value * _SECONDS[value.unit] < MIN_LATENCY_S
+        if short:
+            floor = f"{MIN_LATENCY_CYCLES:g} cycle" if cycles else f"{MIN_LATENCY_S:g} s"
+            raise PhysicalLimitError(
+                f"{value.quantity} ({value.tier}) = {value.value:.4g} {value.unit} is shorter than any memory level "
+                f"answers (at least {floor}): check the unit and the source of the value ({value.source})")
     if value.unit == "cycles":
         over, limit = value.value > MAX_LATENCY_CYCLES, f"{MAX_LATENCY_CYCLES:.0e} cycles"
     else:

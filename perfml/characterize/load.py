@@ -21,7 +21,10 @@ def load_characterization(path: str | os.PathLike[str], *, board: str | None = N
     """
     path = Path(path)
     if path.is_dir():
-        return characterize_results(path)
+        characterization = characterize_results(path)
+        if board is not None:  # a result set of another board is refused as its JSON file is
+            check_board(characterization, board, path)
+        return characterization
     why = not_a_file(path)
     if why is not None and why != "does not exist":
         raise ResultSchemaError(f"{path} {why}; give a characterization JSON file or a sweep result-set folder")

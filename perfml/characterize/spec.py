@@ -14,7 +14,7 @@ from typing import Any
 from perfml.characterize.values import CharacterizedValue
 from perfml.errors import MissingBoardParameterError
 
-__all__ = ["spec_values"]
+__all__ = ["rate_equivalents", "spec_values"]
 
 #: bytes one shared-memory bank serves per cycle (32-bit banks)
 _BANK_WIDTH_BYTES = 4
@@ -92,4 +92,35 @@ def spec_values(board: Any) -> tuple[CharacterizedValue, ...]:
     if board.shared_banks:
         out.append(_value(board, "shared_bandwidth", board.shared_banks * _BANK_WIDTH_BYTES, "B/cycle/SM",
                           "shared_banks x 4 bytes", ("shared_banks",)))
+    return tuple(out)
+
+
+#: per-SM-per-cycle unit -> the per-second unit of the same count (x sms x boost clock)
+_PER_SECOND = {"instructions/cycle/SM": "instructions/s", "B/cycle/SM": "B/s"}
+
+
+def rate_equivalents(board: Any, specs) -> tuple[CharacterizedValue, ...]:
+    """The per-cycle-per-SM values of ``specs`` (the board's spec tier) restated per second:
+    ``x sms x boost_clock_mhz x 1e6``.
+
+    Not part of the spec tier a characterization shows: they let the physical limits
+    (:func:`perfml.characterize.limits.check_physical_limits`) hold an achieved rate given
+    per second against a pipe width the registry gives per cycle (an FP32 rate of 1e15
+    instructions/s, 30x an H100's, met no specification of its dimension and was used as
+    it was). Only this direction: an SM pipe (and shared memory) runs on the SM clock, so
+    the boost clock bounds its rate per second; DRAM runs on its own clock, and its bytes per
+    SM cycle grow as the SM clock falls during a measurement, so the datasheet's bytes per
+    second give no bound per SM cycle. Empty where the registry lacks the SM count or the
+    boost clock.
+    """
+    if not getattr(board, "sms", None) or not getattr(board, "boost_clock_mhz", None):
+        return ()
+    scale = board.sms * board.boost_clock_mhz * 1e6  # SM cycles per second
+    out = []
+    for spec in specs:
+        unit = _PER_SECOND.get(spec.unit)
+        if unit is None or any(o.quantity == spec.quantity and o.unit == unit for o in specs):
+            continue  # not per cycle, or the registry states it per second already
+        formula = f"{spec.provenance.get('formula', spec.source)} x sms x boost_clock_mhz x 1e6"
+        out.append(_value(board, spec.quantity, spec.value * scale, unit, formula, ("sms", "boost_clock_mhz")))
     return tuple(out)

@@ -19,6 +19,7 @@ L2 and constant memory have no registry figure, so no fraction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -70,8 +71,53 @@ class ClassSummary:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClassSummary:
+        """An entry as read from a characterization file, its figures checked (a file is user input).
+
+        Raises
+        ------
+        InvalidValueError
+            A rate, specification, latency or footprint that is not a finite number > 0; a
+            power or energy that is not a finite number >= 0; ``n_points`` not a whole number
+            >= 0; a latency under one cycle, or an achieved rate above 1.5x its specification
+            (issue 11 §5: values outside physical limits are refused, never used).
+        """
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
+        entry = cls(**{k: v for k, v in data.items() if k in known})
+        entry._check()
+        return entry
+
+    def _check(self) -> None:
+        from perfml.errors import InvalidValueError
+
+        def refuse(field: str, expected: str) -> None:
+            raise InvalidValueError(f"characterization summary entry {self.name!r}: {field} = {getattr(self, field)!r}; "
+                                    f"expected {expected}; characterize the results again (`perfml characterize`)")
+
+        for field, low, strict in _CHECKED_FIGURES:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value < low or (strict and value == low):
+                refuse(field, f"a finite number {'>' if strict else '>='} {low:g}, or null")
+        if not isinstance(self.n_points, int) or isinstance(self.n_points, bool) or self.n_points < 0:
+            refuse("n_points", "a whole number >= 0")
+        if self.latency_cycles is not None and self.latency_cycles < 1:
+            refuse("latency_cycles", "at least one cycle (no memory access completes in less)")
+        if self.fraction_of_spec is not None and self.fraction_of_spec > MAX_FRACTION_OF_SPEC:
+            refuse("fraction_of_spec", f"at most {MAX_FRACTION_OF_SPEC:g} (an achieved rate above 1.5x the "
+                                       "specification is a measurement or unit error)")
+
+
+#: the largest achieved / specification ratio a summary entry may carry (issue 11 §5)
+MAX_FRACTION_OF_SPEC = 1.5
+#: (field, lower limit, limit excluded) of the figures :meth:`ClassSummary.from_dict` checks
+_CHECKED_FIGURES = (
+    ("achieved_per_cycle_per_sm", 0.0, True), ("achieved_per_s", 0.0, True), ("spec_per_cycle_per_sm", 0.0, True),
+    ("spec_per_s", 0.0, True), ("fraction_of_spec", 0.0, True), ("latency_cycles", 0.0, True),
+    ("footprint_bytes", 0.0, True), ("avg_power_w", 0.0, False), ("max_power_w", 0.0, False),
+    ("energy_j", 0.0, False), ("nj_per_op", 0.0, False),
+)
 
 
 def _numbers(values):

@@ -66,6 +66,14 @@ def characterize(
     from perfml.characterize import characterize_results, reference_characterization
 
     given = [x for x in (results, reference, from_runtimes) if x is not None]
+    # options that do nothing where they are given are refused, not ignored (probe 37)
+    if source is not None and from_runtimes is None:
+        raise PerfmlError("--source applies to --from-runtimes only; leave it out or give --from-runtimes FILE")
+    if allow_incomplete and results is None:
+        raise PerfmlError("--allow-incomplete applies to a result set (RESULTS) only; leave it out")
+    if reference is not None and board is not None:
+        raise PerfmlError(f"--board does not apply to --reference (the reference data are of {reference}); "
+                          f"give one of them: --reference {reference}, or --board {board}")
     if not given and board:  # everything perfml knows about the board, every tier
         from perfml.characterize import board_characterization
 
@@ -82,8 +90,6 @@ def characterize(
             "give exactly one of RESULTS (a result set directory), --reference BOARD or "
             "--from-runtimes FILE --board BOARD (or only --board BOARD: every tier perfml has for it)"
         )
-    if source is not None and from_runtimes is None:
-        raise PerfmlError("--source applies to --from-runtimes only")
     folder = results if results is not None else from_runtimes
     from perfml.measure.store import MANIFEST_NAME
 
@@ -94,19 +100,14 @@ def characterize(
         raise PerfmlError(f"--out {out} lies inside the result set {folder}; write the characterization "
                           "outside it (a result set holds only what its sweeps wrote)")
     if from_runtimes is not None:
-        from perfml.characterize.calibrate import calibrate_from_runtimes, read_runtime_rows, repeat_spread_warning
+        from perfml.characterize.calibrate import calibrate_from_runtimes
 
         if not board:
             raise PerfmlError("--from-runtimes needs --board BOARD (the board the rows were measured on)")
         command = f"perfml characterize --from-runtimes {from_runtimes} --board {board}"
         if source is not None:
             command += f" --source {source}"
-        rows = read_runtime_rows(from_runtimes)
-        ch = calibrate_from_runtimes(from_runtimes, board, source=source, command=command, frame=rows)
-        warning = repeat_spread_warning(rows if source is None or "source" not in rows.columns
-                                        else rows[rows["source"].astype(str) == source], board, from_runtimes)
-        if warning:
-            typer.echo(f"warning: {warning}", err=True)
+        ch = calibrate_from_runtimes(from_runtimes, board, source=source, command=command)  # its warnings: printed below
     elif reference is not None:
         ch = reference_characterization(reference)
     else:

@@ -77,11 +77,15 @@ def _parse_sets(items: list[str] | None) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
+        key = key.strip()
+        if key and key in out:
+            raise KernelDescriptionError(f"--set {key} is given more than once; only one value would be used: "
+                                         "give each name once")
         try:
-            out[key.strip()] = int(value)
+            out[key] = int(value)
         except ValueError:
             sep = ""
-        if not sep or not key.strip():
+        if not sep or not key:
             raise KernelDescriptionError(f"--set expects NAME=INTEGER (e.g. MAX=512), found {item!r}")
     return out
 

@@ -136,8 +136,13 @@ def _print_diagnosis(d: Any) -> None:
         console.print("hints, by potential gain:")
         for i, h in enumerate(d.hints, 1):
             console.print(f"  {i}. {h.text}")
-    else:
-        console.print("hints: no criterion promises more than 5 %")
+    missing = [name for name, c in info["criteria"].items() if c["status"] == "missing"]
+    if missing:  # a hint list without them is no clean bill of health (--allow-missing)
+        console.print(f"missing on this profile, so neither judged nor hinted: {', '.join(missing)} "
+                      f"({len(missing)} of {len(info['criteria'])} criteria)")
+    if not d.hints:
+        judged = "of the criteria computed, none" if missing else "no criterion"
+        console.print(f"hints: {judged} promises more than 5 %")
     if d.unsupported:
         console.print(f"unsupported on this profile: {', '.join(d.unsupported)}")
 

@@ -187,9 +187,15 @@ class BSPModel(RegressorMixin, BaseEstimator):
         return pd.DataFrame(values, index=X.index, columns=columns)
 
     def latency_tiers(self, board: str) -> dict[str, str]:
-        """Per BSP latency (``lat_global``, ``lat_l2``, ``lat_l1``, ``lat_shared``) the tier it comes from on ``board``."""
+        """Per BSP latency (``lat_global``, ``lat_l2``, ``lat_l1``, ``lat_shared``) the tier it comes from on ``board``.
+
+        "paper" for every latency unless ``latencies="characterized"``: with the paper's
+        latencies a characterization is not read, whatever it holds.
+        """
         from perfml.closed_form._characterized import ACHIEVED_TIERS, characterization_for
 
+        if self.latencies != "characterized":
+            return dict.fromkeys(_LATENCY_QUANTITIES, "paper")
         ch = characterization_for(board, self.characterizations)
         tiers = {}
         for field, quantity in _LATENCY_QUANTITIES.items():

@@ -150,9 +150,22 @@ class KernelDescription:
                 f"description {self.name!r} has no parameter(s) {', '.join(unknown)}; "
                 f"its parameters are {', '.join(sorted(self.params)) or '(none)'}"
             )
+        for key, value in overrides.items():
+            _check_param_range(value, f"--set {key}")
         from dataclasses import replace
 
         return replace(self, params={**self.params, **overrides})
+
+
+#: the range of a ``[params]`` value: a CUDA ``int`` (a larger one overflowed the analysis with a
+#: message naming neither the file nor the parameter)
+PARAM_RANGE = (-(2**31), 2**31 - 1)
+
+
+def _check_param_range(value: int, where: str) -> None:
+    if not PARAM_RANGE[0] <= value <= PARAM_RANGE[1]:
+        raise KernelDescriptionError(f"{where}: {value} is outside a CUDA int's range [{PARAM_RANGE[0]}, "
+                                     f"{PARAM_RANGE[1]}]; give a value within it")
 
 
 def _where_in(path: str | None) -> Callable[[str], str]:
@@ -256,6 +269,7 @@ def _parse_description(raw: dict[str, Any], path: str | None) -> KernelDescripti
     for key, value in params_raw.items():
         if isinstance(value, bool) or not isinstance(value, int):
             raise KernelDescriptionError(f"{w(f'[params] {key}')}: expected an integer, found {value!r}")
+        _check_param_range(value, w(f"[params] {key}"))
         if key in BUILTIN_NAMES:
             raise KernelDescriptionError(f"{w(f'[params] {key}')}: {key!r} is a reserved index name")
         params[key] = value

@@ -106,6 +106,9 @@ def parse_param_overrides(items: list[str] | None) -> dict[str, Any]:
             raise PerfmlError(f"--param expects FIELD=VALUE (e.g. memory_channels=8), found {item!r}")
         key, _, value = item.partition("=")
         key = key.strip()
+        if key in out:
+            raise PerfmlError(f"--param {key} is given more than once; only one value would be used: give each "
+                              "field once")
         try:
             out[key] = int(value)
         except ValueError:
