@@ -468,3 +468,11 @@ def test_a_calibration_file_of_a_header_alone_says_so(tmp_path, capsys):
     assert main(["characterize", "--from-runtimes", str(tmp_path / "cal.csv"), "--board", "GTX-980"]) == 2
     err = capsys.readouterr().err
     assert "cal.csv: no rows under the header; add the runs measured on GTX-980" in err and "Traceback" not in err
+
+
+def test_a_source_no_row_has_is_refused_listing_the_rows_sources():
+    """``--source BSPGPU`` for GTX-980 said only that no row had it (probe 37); ``fit-lambda`` lists them."""
+    rows = _apps_rows()
+    rows = rows.assign(source=np.where(np.arange(len(rows)) % 2 == 0, "gpuperfpredict-nca", "own-runs"))
+    with pytest.raises(CalibrationDataError, match="with source 'BSPGPU'; its rows' sources: gpuperfpredict-nca, own-runs$"):
+        calibrate_from_rows(rows, "GTX-980", source="BSPGPU")

@@ -630,10 +630,13 @@ def calibrate_from_rows(
     if source is not None:
         if "source" not in rows.columns:
             raise CalibrationDataError(f"--source {source!r} given, but the rows have no source column")
-        rows = rows[rows["source"].astype(str) == source]
+        sources = rows["source"].astype(str)
+        rows = rows[sources == source]
         filters["source"] = source
         if len(rows) == 0:
-            raise CalibrationDataError(f"no row of board {board!r} with source {source!r}")
+            present = sorted(sources.unique())
+            raise CalibrationDataError(f"no row of board {board!r} with source {source!r}; its rows' sources: "
+                                       f"{', '.join(present[:12])}{', ...' if len(present) > 12 else ''}")
     if "gpu_config" in rows.columns and (rows["gpu_config"].astype(str) == "default").any():
         rows = rows[rows["gpu_config"].astype(str) == "default"]
         filters["gpu_config"] = "default"
