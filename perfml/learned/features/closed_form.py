@@ -96,18 +96,22 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
     from perfml.closed_form.roofline import RooflineModel
 
     peak_choice = peaks
-    out = pd.DataFrame(np.nan, index=rows.index, columns=[name for name in BASELINES if waves or name != "waves"])
+    # the columns as arrays written by position, one frame at the end (a one-row query passes here too)
+    names = [name for name in BASELINES if waves or name != "waves"]
+    out = {name: np.full(len(rows), np.nan) for name in names}
     is_described = rows["app_id"].isin(list_apps()).to_numpy()
     part = rows if is_described.all() else rows[is_described]  # one frame for both models: checked once
     if len(part):
+        at = np.flatnonzero(is_described)
         terms = BSPModel(constants_sources=(), data_home=data_home, registry=registry).model_terms(part)
         roof = RooflineModel(traffic="requested", registry=registry, peaks=peaks,
                              characterizations=characterizations).roofline_terms(part)
-        out.loc[part.index, "bsp"] = log_or_nan(terms["t1_ms"])
-        out.loc[part.index, "roof_memory"] = log_or_nan(roof["memory_ms"])
-        out.loc[part.index, "roof_compute"] = log_or_nan(roof["compute_ms"])
+        out["bsp"][at] = log_or_nan(terms["t1_ms"])
+        out["roof_memory"][at] = log_or_nan(roof["memory_ms"])
+        out["roof_compute"][at] = log_or_nan(roof["compute_ms"])
     part = rows[~is_described]
     if len(part):
+        at = np.flatnonzero(~is_described)
         # No description: the work is unknown, so each model keeps only how it scales
         # with the board and the launch: threads / (cores x clock) for BSP (seed 003 eq. 3
         # with unit work) and the compute roof, threads / bandwidth for the memory roof.
@@ -128,9 +132,9 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
         if "work_dram_bytes" in part:
             dram = part["work_dram_bytes"].to_numpy(dtype=float)
             memory = np.where(np.isfinite(dram) & (dram > 0), dram / peaks["bandwidth"].to_numpy(), memory)
-        out.loc[part.index, "bsp"] = log_or_nan(threads / peaks["compute"])
-        out.loc[part.index, "roof_compute"] = log_or_nan(compute)
-        out.loc[part.index, "roof_memory"] = log_or_nan(memory)
+        out["bsp"][at] = log_or_nan(threads / peaks["compute"])
+        out["roof_compute"][at] = log_or_nan(compute)
+        out["roof_memory"][at] = log_or_nan(memory)
     if waves:
         out["waves"] = wave_logs(rows, registry)
     if compute_rate == "issue":
@@ -141,7 +145,7 @@ def closed_form_logs(rows: pd.DataFrame, *, data_home=None, registry=None, peaks
             # an achieved FP32 rate (measured, calibrated, published) already is what the board reaches
             factor = np.where(_has_achieved_fp32(rows["board"], characterizations), 0.0, factor)
         out["roof_compute"] = out["roof_compute"] + factor
-    return out
+    return pd.DataFrame(out, index=rows.index, columns=names)
 
 
 def wave_logs(rows: pd.DataFrame, registry=None) -> np.ndarray:

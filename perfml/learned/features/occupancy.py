@@ -66,9 +66,9 @@ class OccupancyFeatures(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "registers_")
         cache = self._lookups()
         rows = pd.concat([X[["board", "app_id", "input_size"]], launch], axis=1)
-        regs = cache["registers"](rows)["registers"].to_numpy()
+        regs = cache["registers"].values(rows)[:, 0]
         block = (launch["block_x"] * launch["block_y"].fillna(1)).to_numpy()
-        all_board_codes, board_names = pd.factorize(X["board"])
+        all_board_codes, board_names = pd.factorize(X["board"].to_numpy(dtype=object))
         # A row whose registers are unknown (NaN) gets no occupancy (NaN), as before.
         occ = np.full(len(X), np.nan)
         known = np.isfinite(regs)
@@ -89,7 +89,4 @@ class OccupancyFeatures(TransformerMixin, BaseEstimator):
                     memo[key] = self._occupancy(*key)
                 values[j] = memo[key]
             occ[known] = values[codes]
-        out = pd.DataFrame(index=X.index, dtype=float)
-        out["occ_fraction"] = occ
-        out["occ_registers"] = regs
-        return out
+        return pd.DataFrame({"occ_fraction": occ, "occ_registers": regs}, index=X.index, dtype=float)
