@@ -19,7 +19,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "perfml"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("_safe_output",),  # writes files for every other module, _files included
-    ("<root>", "_expr", "_files", "_progress", "_mlflow", "_secrets", "_csv_header"),
+    ("<root>", "_expr", "_files", "_progress", "_mlflow", "_secrets", "_csv_header", "_grouping"),
     ("boards", "datasets", "kernels"),
     ("apps", "operators"),
     ("closed_form",),
