@@ -318,3 +318,12 @@ def test_a_summary_figure_outside_physical_limits_is_refused_naming_entry_and_fi
 def test_the_committed_characterizations_pass_the_summary_checks():
     entries = [len(load_characterization(path).summary) for path in sorted(_REPO.glob("sweeps/results/**/characterization.json"))]
     assert len(entries) >= 5 and sum(entries) >= 60  # a calibration-only set has no summary; the others do
+
+
+def test_a_summary_entry_is_checked_when_made_so_every_file_written_reads_back():
+    from perfml.characterize.summary import ClassSummary
+
+    with pytest.raises(InvalidValueError, match="entry 'dram': achieved_per_s = inf"):
+        ClassSummary(name="dram", kind="memory", unit="B/cycle/SM", achieved_per_s=math.inf)
+    entry = ClassSummary(name="dram", kind="memory", unit="B/cycle/SM", achieved_per_s=3.0e12, n_points=4)
+    assert ClassSummary.from_dict(json.loads(json.dumps(entry.to_dict()))) == entry

@@ -71,7 +71,8 @@ class ClassSummary:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClassSummary:
-        """An entry as read from a characterization file, its figures checked (a file is user input).
+        """An entry as read from a characterization file, its figures checked as every entry's are
+        (:meth:`__post_init__`; a file is user input).
 
         Raises
         ------
@@ -82,16 +83,19 @@ class ClassSummary:
             (issue 11 §5: values outside physical limits are refused, never used).
         """
         known = set(cls.__dataclass_fields__)
-        entry = cls(**{k: v for k, v in data.items() if k in known})
-        entry._check()
-        return entry
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def __post_init__(self) -> None:
+        # checked when made, not only when read back: a file perfml writes is one it can read
+        self._check()
 
     def _check(self) -> None:
         from perfml.errors import InvalidValueError
 
         def refuse(field: str, expected: str) -> None:
             raise InvalidValueError(f"characterization summary entry {self.name!r}: {field} = {getattr(self, field)!r}; "
-                                    f"expected {expected}; characterize the results again (`perfml characterize`)")
+                                    f"expected {expected}; check the sweep's points of this class, or rebuild the file with "
+                                    "`perfml characterize`")
 
         for field, low, strict in _CHECKED_FIGURES:
             value = getattr(self, field)
