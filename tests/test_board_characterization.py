@@ -115,18 +115,26 @@ def test_achieved_against_spec(ratio):
     assert bool(kept.warnings) == (ratio > WARN_OVER_SPEC)
 
 
+CEILING, FLOOR = "beyond any GPU's", "shorter than any memory level answers"
+
+
 @pytest.mark.parametrize("quantity, value, unit, refused", [
-    ("launch_overhead", 1e300, "ms", True),  # was accepted: no spec to compare with
-    ("launch_overhead", 2.0, "s", True),
-    ("launch_overhead", 0.025, "ms", False),
-    ("dram_latency", 2e5, "cycles", True),
-    ("dram_latency", 657.0, "cycles", False),
-    ("l2_latency", 5.0, "ms", True),
+    ("launch_overhead", 1e300, "ms", CEILING),  # was accepted: no spec to compare with
+    ("launch_overhead", 2.0, "s", CEILING),
+    ("launch_overhead", 0.025, "ms", None),
+    ("dram_latency", 2e5, "cycles", CEILING),
+    ("dram_latency", 657.0, "cycles", None),
+    ("l2_latency", 5.0, "ms", CEILING),
+    ("shared_latency", 0.01, "cycles", FLOOR),  # was used: the BSP lambda of matMul_gpu fitted 1,000x low (probe 37)
+    ("dram_latency", 0.5, "cycles", FLOOR),
+    ("dram_latency", 1e-12, "s", FLOOR),
+    ("shared_latency", 23.0, "cycles", None),
+    ("dram_latency", 4e-7, "s", None),
 ])
-def test_latencies_and_launch_overhead_have_a_ceiling(quantity, value, unit, refused):
+def test_latencies_and_launch_overhead_have_a_ceiling_and_latencies_a_floor(quantity, value, unit, refused):
     v = CharacterizedValue(quantity, value, unit, "calibrated", source="synthetic test value")
     if refused:
-        with pytest.raises(PhysicalLimitError, match="beyond any GPU's"):
+        with pytest.raises(PhysicalLimitError, match=refused):
             Characterization(board="GTX-980", values=(v,))
     else:
         assert Characterization(board="GTX-980", values=(v,)).values_for(quantity)[0].value == value
@@ -159,22 +167,6 @@ def test_the_rate_equivalents_restate_the_registry_figures():
     held = Characterization(board="H100-SXM", values=(CharacterizedValue(
         "fp32_throughput", 0.9 * board.fp32_cores_per_sm * scale, "instructions/s", "measured", source="t"),))
     assert not held.values[0].warnings  # within the specification: kept without a note
-
-
-@pytest.mark.parametrize("quantity, value, unit, refused", [
-    ("shared_latency", 0.01, "cycles", True),  # was used: the BSP lambda of matMul_gpu fitted 1,000x low (probe 37)
-    ("dram_latency", 0.5, "cycles", True),
-    ("dram_latency", 1e-12, "s", True),
-    ("shared_latency", 23.0, "cycles", False),
-    ("dram_latency", 4e-7, "s", False),
-])
-def test_latencies_have_a_floor(quantity, value, unit, refused):
-    v = CharacterizedValue(quantity, value, unit, "measured", source="synthetic test value")
-    if refused:
-        with pytest.raises(PhysicalLimitError, match="shorter than any memory level answers"):
-            Characterization(board="H100-SXM", values=(v,))
-    else:
-        assert Characterization(board="H100-SXM", values=(v,)).values_for(quantity)[0].value == value
 
 
 def test_a_published_value_above_the_papers_spec_is_refused():

@@ -90,6 +90,7 @@ class ClassSummary:
         self._check()
 
     def _check(self) -> None:
+        from perfml.characterize.limits import MAX_OVER_SPEC, MIN_LATENCY_CYCLES
         from perfml.errors import InvalidValueError
 
         def refuse(field: str, expected: str) -> None:
@@ -106,15 +107,14 @@ class ClassSummary:
                 refuse(field, f"a finite number {'>' if strict else '>='} {low:g}, or null")
         if not isinstance(self.n_points, int) or isinstance(self.n_points, bool) or self.n_points < 0:
             refuse("n_points", "a whole number >= 0")
-        if self.latency_cycles is not None and self.latency_cycles < 1:
+        # the limits of the characterized values (perfml.characterize.limits), here on the summary's figures
+        if self.latency_cycles is not None and self.latency_cycles < MIN_LATENCY_CYCLES:
             refuse("latency_cycles", "at least one cycle (no memory access completes in less)")
-        if self.fraction_of_spec is not None and self.fraction_of_spec > MAX_FRACTION_OF_SPEC:
-            refuse("fraction_of_spec", f"at most {MAX_FRACTION_OF_SPEC:g} (an achieved rate above 1.5x the "
+        if self.fraction_of_spec is not None and self.fraction_of_spec > MAX_OVER_SPEC:
+            refuse("fraction_of_spec", f"at most {MAX_OVER_SPEC:g} (an achieved rate above {MAX_OVER_SPEC:g}x the "
                                        "specification is a measurement or unit error)")
 
 
-#: the largest achieved / specification ratio a summary entry may carry (issue 11 §5)
-MAX_FRACTION_OF_SPEC = 1.5
 #: (field, lower limit, limit excluded) of the figures :meth:`ClassSummary.from_dict` checks
 _CHECKED_FIGURES = (
     ("achieved_per_cycle_per_sm", 0.0, True), ("achieved_per_s", 0.0, True), ("spec_per_cycle_per_sm", 0.0, True),
